@@ -1,0 +1,25 @@
+"""Typed models of the ACP v1 stable schema, generated from the official JSON Schema.
+
+Attributes are snake_case; on the wire every field has the schema's exact
+camelCase name. Optional fields default to :data:`UNSET` and are omitted when
+unset (an explicit ``None`` is sent as ``null``). Unions are open: a member
+this version does not know arrives as an ``Unknown...`` value holding the raw
+JSON (see :mod:`acpwire.schema._base`).
+"""
+
+from ._base import UNSET, AcpModel, UnknownVariant, UnsetType
+from ._generated_models import *  # noqa: F403
+from ._generated_models import __all__ as _models_all
+from .codec import convert, decode, encode, to_json
+
+__all__ = [
+    "UNSET",
+    "AcpModel",
+    "UnknownVariant",
+    "UnsetType",
+    "convert",
+    "decode",
+    "encode",
+    "to_json",
+    *_models_all,
+]

@@ -1,0 +1,663 @@
+"""Generate acpwire's typed models and method table from the official ACP JSON Schema.
+
+Usage::
+
+    python tools/gen_schema.py            # rewrite src/acpwire/schema/_generated_*.py
+    python tools/gen_schema.py --check    # exit 1 if the committed files differ
+
+The schema is found by ``tools/schema_source.py`` (npm package
+``@agentclientprotocol/sdk`` or ``$ACPWIRE_SCHEMA_DIR``). The output carries
+names, types and links to the spec; it copies no descriptive text. The only
+hand-kept facts here are the capability gates of the methods (the schema does
+not state them) and a few class names for union members the schema leaves
+anonymous.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import keyword
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from schema_source import ROOT, find_schema  # noqa: E402
+
+OUT_DIR = ROOT / "src" / "acpwire" / "schema"
+MODELS_OUT = OUT_DIR / "_generated_models.py"
+METHODS_OUT = OUT_DIR / "_generated_methods.py"
+SPEC_URL = re.compile(r"https://agentclientprotocol\.com/[^\s)\]>\"']+")
+PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
+
+# Which capability a peer must have advertised before a method may be called.
+# (side that advertises, dotted wire path, how to read it). Source: each
+# method's page under docs/protocol/v1 (see shared/spec/FEATURES.md §1-2).
+CAPABILITY_GATES: dict[str, tuple[str, str, str]] = {
+    "session/load": ("agent", "loadSession", "bool"),
+    "session/list": ("agent", "sessionCapabilities.list", "marker"),
+    "session/resume": ("agent", "sessionCapabilities.resume", "marker"),
+    "session/close": ("agent", "sessionCapabilities.close", "marker"),
+    "session/delete": ("agent", "sessionCapabilities.delete", "marker"),
+    "logout": ("agent", "auth.logout", "marker"),
+    "fs/read_text_file": ("client", "fs.readTextFile", "bool"),
+    "fs/write_text_file": ("client", "fs.writeTextFile", "bool"),
+    "terminal/create": ("client", "terminal", "bool"),
+    "terminal/output": ("client", "terminal", "bool"),
+    "terminal/release": ("client", "terminal", "bool"),
+    "terminal/wait_for_exit": ("client", "terminal", "bool"),
+    "terminal/kill": ("client", "terminal", "bool"),
+    "elicitation/create": ("client", "elicitation", "mode"),
+    "elicitation/complete": ("client", "elicitation.url", "marker"),
+}
+
+# Names for union members that the schema does not name (inline variants), or
+# whose natural name is taken by another definition.
+VARIANT_NAMES: dict[tuple[str, str], str] = {
+    ("SessionUpdate", "tool_call"): "ToolCallStart",
+    ("SessionUpdate", "tool_call_update"): "ToolCallProgress",
+    ("SessionUpdate", "plan"): "PlanUpdate",
+    ("RequestPermissionOutcome", "cancelled"): "CancelledPermissionOutcome",
+    ("CreateElicitationResponse", "decline"): "ElicitationDeclineAction",
+    ("CreateElicitationResponse", "cancel"): "ElicitationCancelAction",
+}
+
+# Python method names for wire methods whose schema type name does not give a good one.
+PYTHON_NAMES = {"session/update": "session_update"}
+
+
+def snake(name: str) -> str:
+    if name == "_meta":
+        return "meta"
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    s = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s).lower().lstrip("_")
+    if keyword.iskeyword(s):
+        s += "_"
+    return s
+
+
+def pascal(tag: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_\-/ ]", tag) if part)
+
+
+def ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def only_ref(s: dict[str, Any]) -> str | None:
+    """The definition a property or variant stands for, if it is just one $ref."""
+    if "$ref" in s:
+        return ref_name(s["$ref"])
+    all_of = s.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and "$ref" in all_of[0]:
+        return ref_name(all_of[0]["$ref"])
+    return None
+
+
+@dataclass
+class Variant:
+    tag: str | None
+    ref: str | None
+    props: dict[str, Any]
+    required: list[str]
+    title: str | None
+    catch_all: bool
+
+
+@dataclass
+class UnionPlan:
+    name: str
+    field: str | None  # discriminator; None = untagged
+    members: list[str] = field(default_factory=list)  # class names (type-check union)
+    tags: dict[str, str] = field(default_factory=dict)  # tag -> class
+    default: str | None = None
+    untagged_choices: list[str] = field(default_factory=list)  # type expressions
+    open: bool = True
+
+
+@dataclass
+class ClassPlan:
+    name: str
+    props: dict[str, Any]
+    required: set[str]
+    doc_source: str
+    base: str = "AcpModel"
+    markers: list[str] = field(default_factory=list)
+    tag_field: str | None = None
+    tag: str | None = None
+
+
+class Generator:
+    def __init__(self, schema: dict[str, Any], stable: dict[str, Any]) -> None:
+        # Models come from the unstable schema (a superset), so fields and
+        # members that only unstable peers send still round-trip; the stable
+        # schema says which of them are stable.
+        self.defs: dict[str, Any] = schema["$defs"]
+        self.stable_defs: dict[str, Any] = stable["$defs"]
+        self.unmodelled: list[str] = []
+        self.split_aliases: dict[str, tuple[str, str]] = {}  # name -> (run time, typing)
+        text = json.dumps(self.defs)
+        self.refcount = Counter(re.findall(r"#/\$defs/(\w+)", text))
+        self.aliases: dict[str, str] = {}  # name -> type expression (runtime and typing)
+        self.enums: dict[str, tuple[list[str], bool]] = {}
+        self.unions: dict[str, UnionPlan] = {}
+        self.classes: dict[str, ClassPlan] = {}
+        self.extra_classes: list[ClassPlan] = []
+        self.skipped: set[str] = set()
+
+    # -- classification -------------------------------------------------
+
+    def variants(self, d: dict[str, Any]) -> list[Variant]:
+        out = []
+        for v in d.get("oneOf") or d.get("anyOf") or []:
+            props = dict(v.get("properties", {}))
+            tag = None
+            tag_field = None
+            for key, p in list(props.items()):
+                if isinstance(p, dict) and "const" in p and p.get("type") == "string":
+                    tag, tag_field = p["const"], key
+                    del props[key]
+            required = [r for r in v.get("required", []) if r != tag_field]
+            out.append(
+                Variant(
+                    tag=tag,
+                    ref=only_ref(v),
+                    props=props,
+                    required=required,
+                    title=v.get("title"),
+                    catch_all="not" in v,
+                )
+            )
+        return out
+
+    def tag_field(self, d: dict[str, Any]) -> str | None:
+        for v in d.get("oneOf") or d.get("anyOf") or []:
+            for key, p in v.get("properties", {}).items():
+                if isinstance(p, dict) and "const" in p and p.get("type") == "string":
+                    return str(key)
+        return None
+
+    def classify(self) -> None:
+        for name, d in self.defs.items():
+            saved = copy.deepcopy(
+                (self.aliases, self.enums, self.unions, self.classes, self.extra_classes,
+                 self.class_tags, self.common_props, self._pending_markers)
+            )
+            try:
+                self.classify_one(name, d)
+            except (AssertionError, KeyError, SystemExit):
+                (self.aliases, self.enums, self.unions, self.classes, self.extra_classes,
+                 self.class_tags, self.common_props, self._pending_markers) = saved
+                if name in self.stable_defs:
+                    raise
+                # An unstable-only shape this generator does not model: plain JSON.
+                self.unmodelled.append(name)
+                self.aliases[name] = "Any"
+
+    def classify_one(self, name: str, d: dict[str, Any]) -> None:
+        if True:
+            if d.get("x-docs-ignore"):
+                self.skipped.add(name)
+                return
+            if name.startswith("Ext") and not d.keys() - {"description"}:
+                self.aliases[name] = "Any"
+                return
+            branches = d.get("oneOf") or d.get("anyOf")
+            if d.get("type") == "object" and "properties" in d:
+                if branches and any(v.get("allOf") and self.tag_of(v) for v in branches):
+                    self.plan_tagged_union(name, d, common=d["properties"], common_req=d.get("required", []))
+                elif branches:
+                    self.plan_flat_class(name, d)
+                else:
+                    self.classes[name] = ClassPlan(name, dict(d["properties"]), set(d.get("required", [])), name)
+                return
+            if d.get("type") == "object":
+                self.classes[name] = ClassPlan(name, {}, set(), name)
+                return
+            if branches:
+                self.classify_union(name, d, branches)
+                return
+            t = d.get("type")
+            if isinstance(t, str) and t in PRIMITIVES:
+                self.aliases[name] = PRIMITIVES[t]
+                return
+            raise SystemExit(f"gen_schema: don't know how to model {name}: {sorted(d)}")
+
+    def tag_of(self, v: dict[str, Any]) -> str | None:
+        for p in v.get("properties", {}).values():
+            if isinstance(p, dict) and "const" in p and p.get("type") == "string":
+                return str(p["const"])
+        return None
+
+    def classify_union(self, name: str, d: dict[str, Any], branches: list[dict[str, Any]]) -> None:
+        kinds = {b.get("type") for b in branches}
+        if all("const" in b for b in branches if b.get("title") != "other") and kinds <= {"string"}:
+            values = [b["const"] for b in branches if "const" in b]
+            self.enums[name] = (values, any(b.get("title") == "other" for b in branches))
+            return
+        if kinds <= {"integer"}:
+            self.aliases[name] = "int"
+            return
+        if all(b.get("type") in PRIMITIVES or b.get("type") in ("null", "array") for b in branches):
+            parts = []
+            for b in branches:
+                if b.get("type") == "null":
+                    parts.append("None")
+                elif b.get("type") == "array":
+                    parts.append(f"list[{self.pytype(b['items'])}]")
+                else:
+                    parts.append(PRIMITIVES[b["type"]])
+            arrays = [b for b in branches if b.get("type") == "array"]
+            if len(arrays) <= 1:
+                self.aliases[name] = " | ".join(parts)
+                return
+            # Several list shapes: decide per item, type the whole as a union of lists.
+            items = [only_ref(b["items"]) for b in arrays]
+            assert all(items) and len(arrays) == len(branches), name
+            plan = UnionPlan(f"{name}Item", None, open=False)
+            plan.untagged_choices = [str(i) for i in items]
+            plan.members = [str(i) for i in items]
+            for item in items:
+                self.add_marker(str(item), f"{name}Item")
+            self.unions[plan.name] = plan
+            self.split_aliases[name] = (f"list[{plan.name}]", " | ".join(parts))
+            return
+        if self.tag_field(d):
+            self.plan_tagged_union(name, d, common={}, common_req=[])
+            return
+        plan = UnionPlan(name, None)
+        for v in self.variants(d):
+            assert v.ref, name
+            plan.untagged_choices.append(v.ref)
+            plan.members.append(v.ref)
+            self.add_marker(v.ref, name)
+        self.unions[name] = plan
+
+    def add_marker(self, cls: str, union: str) -> None:
+        self._pending_markers.setdefault(cls, []).append(union)
+
+    _pending_markers: dict[str, list[str]]
+
+    def plan_tagged_union(
+        self, name: str, d: dict[str, Any], common: dict[str, Any], common_req: list[str]
+    ) -> None:
+        field_name = self.tag_field(d)
+        assert field_name
+        plan = UnionPlan(name, field_name)
+        common = {k: v for k, v in common.items()}
+        for v in self.variants(d):
+            if v.catch_all:
+                continue
+            if v.tag is None:
+                # A member told by the absence of the discriminator.
+                assert v.ref, name
+                plan.default = v.ref
+                plan.members.append(v.ref)
+                self.add_marker(v.ref, name)
+                self.add_common(v.ref, common, common_req)
+                continue
+            if v.ref and self.refcount[v.ref] == 1 and (name, v.tag) not in VARIANT_NAMES:
+                cls = v.ref
+                self.class_tags[cls] = (field_name, v.tag)
+                self.add_common(cls, common, common_req)
+            elif v.ref:
+                cls = VARIANT_NAMES.get((name, v.tag)) or pascal(v.tag)
+                if cls in self.defs:
+                    cls = pascal(v.tag) + name
+                self.extra_classes.append(
+                    ClassPlan(cls, dict(common), set(common_req), v.ref, base=v.ref, tag_field=field_name, tag=v.tag)
+                )
+            else:
+                cls = VARIANT_NAMES.get((name, v.tag)) or pascal(v.tag) + name
+                props = dict(common)
+                props.update(v.props)
+                self.extra_classes.append(
+                    ClassPlan(cls, props, set(common_req) | set(v.required), name, tag_field=field_name, tag=v.tag)
+                )
+            plan.tags[v.tag] = cls
+            plan.members.append(cls)
+            self.add_marker(cls, name)
+        self.unions[name] = plan
+
+    def add_common(self, cls: str, common: dict[str, Any], common_req: list[str]) -> None:
+        if common:
+            self.common_props.setdefault(cls, ({}, set()))
+            self.common_props[cls][0].update(common)
+            self.common_props[cls][1].update(common_req)
+
+    def plan_flat_class(self, name: str, d: dict[str, Any]) -> None:
+        props = dict(d["properties"])
+        required = set(d.get("required", []))
+        variants = self.variants(d)
+        variant_props: list[tuple[dict[str, Any], set[str]]] = []
+        for v in variants:
+            vp = dict(v.props)
+            vr = set(v.required)
+            if v.ref:
+                rd = self.defs[v.ref]
+                vp.update(rd.get("properties", {}))
+                vr |= set(rd.get("required", []))
+            if v.tag is not None:
+                vp[self.tag_field(d) or "type"] = {"type": "string"}
+            variant_props.append((vp, vr))
+        all_keys: dict[str, list[Any]] = {}
+        for vp, _ in variant_props:
+            for k, s in vp.items():
+                all_keys.setdefault(k, []).append(s)
+        for k, schemas in all_keys.items():
+            if k in props:
+                continue
+            unique = []
+            for s in schemas:
+                if s not in unique:
+                    unique.append(s)
+            props[k] = unique[0] if len(unique) == 1 else {"anyOf": unique}
+            if all(k in vr for _, vr in variant_props):
+                required.add(k)
+        self.classes[name] = ClassPlan(name, props, required, name)
+
+    # -- types ------------------------------------------------------------
+
+    def pytype(self, s: dict[str, Any]) -> str:
+        if s is True or s == {} or not isinstance(s, dict):
+            return "Any"
+        r = only_ref(s)
+        if r:
+            return r
+        if "anyOf" in s or "oneOf" in s:
+            parts = []
+            for b in s.get("anyOf") or s.get("oneOf"):
+                parts.append(self.pytype(b))
+            return " | ".join(dict.fromkeys(parts))
+        t = s.get("type")
+        if "const" in s:
+            return "str" if t == "string" else "Any"
+        if isinstance(t, list):
+            parts = [self.pytype({**s, "type": x}) for x in t]
+            return " | ".join(dict.fromkeys(parts))
+        if t == "null":
+            return "None"
+        if t in PRIMITIVES:
+            return PRIMITIVES[t]
+        if t == "array":
+            return f"list[{self.pytype(s.get('items', {}))}]"
+        if t == "object":
+            ap = s.get("additionalProperties", True)
+            value = "Any" if ap is True or ap == {} else self.pytype(ap)
+            return f"dict[str, {value}]"
+        return "Any"
+
+    # -- emission ---------------------------------------------------------
+
+    def run(self) -> tuple[str, str]:
+        self._pending_markers = {}
+        self.class_tags: dict[str, tuple[str, str]] = {}
+        self.common_props: dict[str, tuple[dict[str, Any], set[str]]] = {}
+        self.classify()
+        self.drop_unmodelled()
+        for cls, (props, req) in self.common_props.items():
+            plan = self.classes[cls]
+            merged = dict(props)
+            merged.update(plan.props)
+            plan.props = merged
+            plan.required |= req
+        for cls, (tf, tag) in self.class_tags.items():
+            self.classes[cls].tag_field, self.classes[cls].tag = tf, tag
+        all_plans = {p.name: p for p in [*self.classes.values(), *self.extra_classes]}
+        for cls, unions in self._pending_markers.items():
+            if cls in all_plans:
+                all_plans[cls].markers.extend(f"_{u}Marker" for u in unions)
+        return self.emit_models(), self.emit_methods()
+
+    def drop_unmodelled(self) -> None:
+        """Unions keep only members that became classes; the rest arrive as Unknown."""
+        gone = set(self.unmodelled)
+        while True:
+            extra = [p for p in self.extra_classes if p.base in gone]
+            if not extra:
+                break
+            gone |= {p.name for p in extra}
+            self.extra_classes = [p for p in self.extra_classes if p.base not in gone]
+        for plan in self.unions.values():
+            plan.members = [m for m in plan.members if m not in gone]
+            plan.tags = {t: c for t, c in plan.tags.items() if c not in gone}
+            plan.untagged_choices = [c for c in plan.untagged_choices if c not in gone]
+            if plan.default in gone:
+                plan.default = None
+        for cls in gone:
+            self.class_tags.pop(cls, None)
+            self.common_props.pop(cls, None)
+
+    def emit_models(self) -> str:
+        out: list[str] = [
+            "# Generated by tools/gen_schema.py from the official ACP v1 JSON Schema. Do not edit.",
+            f"# Schema sha256: {self.digest}",
+            '"""ACP v1 protocol models (generated; see :mod:`acpwire.schema`)."""',
+            "",
+            "from __future__ import annotations",
+            "",
+            "from typing import TYPE_CHECKING, Any, Literal, Union",
+            "",
+            "from msgspec import UNSET, UnsetType",
+            "from msgspec import field as _field",
+            "from typing_extensions import TypeAlias",
+            "",
+            "from ._base import AcpModel, UnionMarker, UnknownVariant, register_tagged_union, register_untagged_union",
+            "",
+            "",
+        ]
+        exported: list[str] = []
+        for name, expr in self.aliases.items():
+            out.append(f"{name}: TypeAlias = {expr}")
+            exported.append(name)
+        out.append("")
+        for name, (values, _open) in self.enums.items():
+            lit = ", ".join(json.dumps(v) for v in values)
+            out.append("if TYPE_CHECKING:")
+            out.append(f"    {name}: TypeAlias = Union[Literal[{lit}], str]")
+            out.append("else:")
+            out.append(f"    {name} = str")
+            exported.append(name)
+        out.append("")
+        out.append("")
+        # markers
+        for name, plan in self.unions.items():
+            out.append(f"class _{name}Marker(UnionMarker):")
+            out.append("    __slots__ = ()")
+            out.append("")
+            out.append("")
+            if plan.open:
+                out.append(f"class Unknown{name}(UnknownVariant, _{name}Marker):")
+                out.append(f'    """A ``{name}`` member this version does not know; ``raw`` holds it whole."""')
+                out.append("")
+                out.append("    __slots__ = ()")
+                out.append("")
+                out.append("")
+                exported.append(f"Unknown{name}")
+        emitted: set[str] = set()
+        plans = list(self.classes.values())
+        pending_extra = list(self.extra_classes)
+        for plan in plans:
+            out += self.emit_class(plan)
+            emitted.add(plan.name)
+            exported.append(plan.name)
+        for plan in pending_extra:
+            out += self.emit_class(plan)
+            exported.append(plan.name)
+        # union aliases
+        for name, plan in self.unions.items():
+            members = list(plan.members)
+            if plan.open:
+                members.append(f"Unknown{name}")
+            out.append("if TYPE_CHECKING:")
+            out.append(f"    {name}: TypeAlias = Union[{', '.join(members)}]")
+            out.append("else:")
+            out.append(f"    {name} = _{name}Marker")
+            exported.append(name)
+        for name, (runtime, typing_expr) in self.split_aliases.items():
+            out.append("if TYPE_CHECKING:")
+            out.append(f"    {name}: TypeAlias = {typing_expr}")
+            out.append("else:")
+            out.append(f"    {name} = {runtime}")
+            exported.append(name)
+        out.append("")
+        for name, plan in self.unions.items():
+            if plan.field:
+                tags = ", ".join(f"{json.dumps(t)}: {c}" for t, c in plan.tags.items())
+                default = f", default={plan.default}" if plan.default else ""
+                out.append(
+                    f"register_tagged_union(_{name}Marker, {json.dumps(plan.field)}, {{{tags}}}, "
+                    f"Unknown{name}{default})"
+                )
+            else:
+                choices = ", ".join(plan.untagged_choices)
+                unknown = f", Unknown{name}" if plan.open else ""
+                out.append(f"register_untagged_union(_{name}Marker, [{choices}]{unknown})")
+        out.append("")
+        out.append("__all__ = [")
+        for name in sorted(set(exported)):
+            out.append(f"    {json.dumps(name)},")
+        out.append("]")
+        return "\n".join(out) + "\n"
+
+    def emit_class(self, plan: ClassPlan) -> list[str]:
+        bases = [plan.base, *plan.markers]
+        kwargs = ", kw_only=True"
+        if plan.tag_field:
+            kwargs += f", tag_field={json.dumps(plan.tag_field)}, tag={json.dumps(plan.tag)}"
+        lines = [f"class {plan.name}({', '.join(bases)}{kwargs}):"]
+        doc = f"Schema: ``{plan.doc_source}``"
+        if plan.doc_source not in self.stable_defs:
+            doc = "Unstable (opt-in). " + doc
+        if plan.tag:
+            doc = f"``{plan.tag_field}: {plan.tag}`` member. " + doc
+        url = self.spec_url(plan.doc_source)
+        if url:
+            doc += f"; spec: {url}"
+        lines.append(f'    """{doc}."""')
+        lines.append("")
+        body = 0
+        for wire, s in plan.props.items():
+            if plan.tag_field and wire == plan.tag_field:
+                continue
+            attr = snake(wire)
+            typ = self.pytype(s)
+            name_arg = f"name={json.dumps(wire)}" if attr != wire else ""
+            if wire in plan.required:
+                if name_arg:
+                    lines.append(f"    {attr}: {typ} = _field({name_arg})")
+                else:
+                    lines.append(f"    {attr}: {typ}")
+            else:
+                args = ", ".join(x for x in ("default=UNSET", name_arg) if x)
+                lines.append(f"    {attr}: {typ} | UnsetType = _field({args})")
+            if self.is_unstable_field(plan, wire):
+                lines[-1] += "  # unstable"
+            body += 1
+        if body == 0 and lines[-1] == "":
+            lines.pop()
+        lines += ["", ""]
+        return lines
+
+    def is_unstable_field(self, plan: ClassPlan, wire: str) -> bool:
+        stable = self.stable_defs.get(plan.doc_source)
+        if stable is None:
+            return False
+        known = set(stable.get("properties", {}))
+        for branch in stable.get("oneOf") or stable.get("anyOf") or []:
+            known |= set(branch.get("properties", {}))
+            ref = only_ref(branch)
+            if ref and ref in self.stable_defs:
+                known |= set(self.stable_defs[ref].get("properties", {}))
+        return wire not in known
+
+    def spec_url(self, name: str) -> str | None:
+        d = self.defs.get(name, {})
+        m = SPEC_URL.search(d.get("description", ""))
+        return m.group(0).rstrip(".") if m else None
+
+    def emit_methods(self) -> str:
+        requests: dict[str, tuple[str, str]] = {}
+        responses: dict[str, str] = {}
+        for name, d in self.stable_defs.items():  # unstable methods: not routed yet
+            method = d.get("x-method")
+            if not method:
+                continue
+            if name.endswith("Response"):
+                responses[method] = name
+            else:
+                requests[method] = (name, d["x-side"])
+        out = [
+            "# Generated by tools/gen_schema.py from the official ACP v1 JSON Schema. Do not edit.",
+            f"# Schema sha256: {self.digest}",
+            '"""The ACP v1 method table (generated; see :mod:`acpwire.schema.methods`)."""',
+            "",
+            "from __future__ import annotations",
+            "",
+            "from . import _generated_models as m",
+            "from ._method_spec import CapabilityGate, MethodSpec",
+            "",
+            "METHODS: tuple[MethodSpec, ...] = (",
+        ]
+        order = {"agent": 0, "client": 1, "protocol": 2}
+        for method, (params, side) in sorted(requests.items(), key=lambda kv: (order[kv[1][1]], kv[0])):
+            result = responses.get(method)
+            kind = "request" if result else "notification"
+            handled_by = {"agent": "agent", "client": "client", "protocol": "both"}[side]
+            pyname = PYTHON_NAMES.get(method) or snake(re.sub(r"(Request|Notification)$", "", params))
+            gate = CAPABILITY_GATES.get(method)
+            gate_expr = f"CapabilityGate({json.dumps(gate[0])}, {json.dumps(gate[1])}, {json.dumps(gate[2])})" if gate else "None"
+            out.append("    MethodSpec(")
+            out.append(f"        name={json.dumps(method)},")
+            out.append(f"        handled_by={json.dumps(handled_by)},")
+            out.append(f"        kind={json.dumps(kind)},")
+            out.append(f"        python_name={json.dumps(pyname)},")
+            out.append(f"        params=m.{params},")
+            out.append(f"        result={'m.' + result if result else 'None'},")
+            out.append(f"        gate={gate_expr},")
+            stability = "stable" if params in self.stable_defs and self.stable_defs[params].get("x-method") == method else "unstable"
+            out.append(f"        stability={json.dumps(stability)},")
+            out.append("    ),")
+        out.append(")")
+        return "\n".join(out) + "\n"
+
+
+def generate(schema_path: Path) -> dict[Path, str]:
+    """``schema_path`` is the stable ``v1/schema.json``; its unstable sibling is read too."""
+    raw = schema_path.read_bytes()
+    unstable_raw = schema_path.with_name("schema.unstable.json").read_bytes()
+    gen = Generator(json.loads(unstable_raw), json.loads(raw))
+    gen.digest = hashlib.sha256(raw + unstable_raw).hexdigest()
+    models, methods = gen.run()
+    return {MODELS_OUT: models, METHODS_OUT: methods}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if the committed output is stale")
+    parser.add_argument("--schema", type=Path, help="path to v1/schema.json")
+    args = parser.parse_args()
+    schema = args.schema or find_schema("v1/schema.json")
+    if schema is None:
+        print("gen_schema: ACP schema not found (run bin/test once, or set ACPWIRE_SCHEMA_DIR)", file=sys.stderr)
+        return 2
+    outputs = generate(schema)
+    stale = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]
+    if args.check:
+        for p in stale:
+            print(f"gen_schema: {p.relative_to(ROOT)} is out of date", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in outputs.items():
+        p.write_text(text)
+    print(f"gen_schema: wrote {', '.join(str(p.relative_to(ROOT)) for p in outputs)} from {schema}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
