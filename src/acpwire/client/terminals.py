@@ -1,0 +1,408 @@
+"""The client's terminals behind ``terminal/*``: real child processes with captured output.
+
+Spec (terminals.mdx): ``terminal/create`` starts ``command`` with ``args``, ``env``,
+``cwd`` and an optional ``outputByteLimit`` and answers a ``terminalId`` at once while
+the command runs. ``terminal/output`` answers the output so far, whether it was
+``truncated`` and, once the command has exited, its ``exitStatus``. When the limit is
+exceeded the client drops output from the beginning, only at character boundaries
+(TERM-003). ``terminal/wait_for_exit`` answers ``exitCode``/``signal``;
+``terminal/kill`` stops the command but the terminal stays usable;
+``terminal/release`` kills the command if it still runs and makes the id invalid.
+
+SDK policy (not spec text), enforced by :class:`TerminalManager`:
+
+* The command is executed directly (no shell), with ``env`` laid over this process's
+  environment and standard input connected to ``/dev/null``. Standard output and
+  standard error share one pipe, so the output interleaves as in a terminal.
+* Each command leads its own session and process group, so killing reaches the
+  children it started: SIGTERM to the group, SIGKILL after ``kill_grace`` seconds.
+  A descendant that starts its own session (a daemon) escapes the group and is not killed.
+* Output is kept as bytes, at most ``outputByteLimit`` (and at most the manager's
+  ``max_output_bytes``), and decoded as UTF-8 when asked; only genuinely invalid bytes
+  become U+FFFD. A character still being written is held back until it is complete.
+* The exit status becomes visible once the command has exited and its output pipe
+  is drained, or ``exit_drain_timeout`` seconds after the exit when a background child
+  keeps the pipe open (its later output is still collected).
+* Every method takes the ``session_id`` as well: a terminal id of another session, an
+  unknown id and a released id all answer -32002 (:class:`ResourceNotFound`) with
+  ``data == {"terminalId": ...}``. Bad arguments answer -32602 (:class:`InvalidParams`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import signal
+import subprocess
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+
+from acpwire.protocol.errors import InternalError, InvalidParams, ResourceNotFound
+
+__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "ExitStatus", "TerminalManager", "TerminalOutput"]
+
+DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+"""Output kept per terminal when the agent gives no smaller ``outputByteLimit`` (16 MiB)."""
+
+_SIGKILL_WAIT = 5.0
+"""How long to wait for a process to vanish after SIGKILL before giving up on it."""
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    """How a command ended: ``exit_code`` if it exited, ``signal`` (e.g. ``"SIGTERM"``) if killed."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+@dataclass(frozen=True)
+class TerminalOutput:
+    """A snapshot of a terminal: ``exit_status`` is ``None`` while the command runs."""
+
+    output: str
+    truncated: bool
+    exit_status: ExitStatus | None
+
+
+def _exit_status(returncode: int) -> ExitStatus:
+    if returncode >= 0:
+        return ExitStatus(exit_code=returncode)
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"SIG{-returncode}"
+    return ExitStatus(signal=name)
+
+
+def _complete_prefix_length(data: bytes | bytearray) -> int:
+    """Length of ``data`` without a trailing, still incomplete UTF-8 sequence."""
+    size = len(data)
+    for back in range(1, min(4, size) + 1):
+        byte = data[size - back]
+        if byte & 0xC0 == 0x80:  # continuation byte: look further back for the lead
+            continue
+        if byte < 0xC0:  # ASCII: nothing pending
+            return size
+        needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+        return size - back if needed > back else size
+    return size
+
+
+class _Terminal:
+    """One command, its output buffer and its lifecycle events (loop-thread only)."""
+
+    def __init__(self, terminal_id: str, session_id: str, limit: int, drain_timeout: float) -> None:
+        self.id = terminal_id
+        self.session_id = session_id
+        self.limit = limit
+        self.pid = 0
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.returncode: int | None = None
+        self._buffer = bytearray()
+        self._truncated = False
+        self._eof = False
+        self._drain_timeout = drain_timeout
+        self._drain_timer: asyncio.TimerHandle | None = None
+        self.quiet = asyncio.Event()  # exited and output pipe closed
+        self.finished = asyncio.Event()  # exited and output drained (or drain timeout)
+        self.kill_lock = asyncio.Lock()
+
+    # Called by the subprocess protocol.
+
+    def on_data(self, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        excess = len(buffer) - self.limit
+        if excess > 0:
+            del buffer[:excess]
+            # Do not start in the middle of a character: drop its remaining continuation bytes.
+            skip = 0
+            while skip < 3 and skip < len(buffer) and buffer[skip] & 0xC0 == 0x80:
+                skip += 1
+            del buffer[:skip]
+            self._truncated = True
+
+    def on_eof(self) -> None:
+        self._eof = True
+        if self.returncode is not None:
+            self._finish()
+
+    def on_exit(self, returncode: int | None) -> None:
+        self.returncode = -signal.SIGKILL if returncode is None else returncode
+        if self._eof:
+            self._finish()
+        else:
+            loop = asyncio.get_running_loop()
+            self._drain_timer = loop.call_later(self._drain_timeout, self.finished.set)
+
+    def _finish(self) -> None:
+        if self._drain_timer is not None:
+            self._drain_timer.cancel()
+            self._drain_timer = None
+        self.quiet.set()
+        self.finished.set()
+
+    # Queries.
+
+    @property
+    def exit_status(self) -> ExitStatus | None:
+        if not self.finished.is_set() or self.returncode is None:
+            return None
+        return _exit_status(self.returncode)
+
+    def snapshot(self) -> TerminalOutput:
+        data = bytes(self._buffer)
+        if not self._eof:
+            data = data[: _complete_prefix_length(data)]
+        return TerminalOutput(
+            output=data.decode("utf-8", errors="replace"),
+            truncated=self._truncated,
+            exit_status=self.exit_status,
+        )
+
+    # Control.
+
+    def signal_group(self, sig: signal.Signals) -> None:
+        if self.quiet.is_set():
+            return  # the command and everything holding its output are gone
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    async def kill(self, grace: float) -> None:
+        async with self.kill_lock:
+            if self.quiet.is_set():
+                return
+            self.signal_group(signal.SIGTERM)
+            if await _wait_event(self.quiet, grace):
+                return
+            self.signal_group(signal.SIGKILL)
+            await _wait_event(self.finished, _SIGKILL_WAIT)
+
+    async def close(self, grace: float) -> None:
+        try:
+            await self.kill(grace)
+        finally:
+            if self.transport is not None:
+                self.transport.close()
+            if self._drain_timer is not None and self.returncode is not None:
+                self._drain_timer.cancel()
+                self._drain_timer = None
+                self.finished.set()
+
+
+async def _wait_event(event: asyncio.Event, timeout: float) -> bool:
+    try:
+        await asyncio.wait_for(event.wait(), timeout)
+    except asyncio.TimeoutError:
+        return False
+    return True
+
+
+class _Protocol(asyncio.SubprocessProtocol):
+    def __init__(self, terminal: _Terminal) -> None:
+        self._terminal = terminal
+        self._transport: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self._transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self._terminal.on_data(data.encode() if isinstance(data, str) else data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self._terminal.on_eof()
+
+    def process_exited(self) -> None:
+        assert self._transport is not None
+        self._terminal.on_exit(self._transport.get_returncode())
+
+
+class TerminalManager:
+    """Runs the commands of ``terminal/create`` and answers the other ``terminal/*`` calls.
+
+    Use it as an async context manager, or call :meth:`aclose`, so that no command
+    outlives the client.
+    """
+
+    def __init__(
+        self,
+        *,
+        kill_grace: float = 2.0,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        exit_drain_timeout: float = 0.5,
+    ) -> None:
+        if kill_grace < 0 or exit_drain_timeout < 0 or max_output_bytes < 0:
+            raise ValueError(
+                "kill_grace, exit_drain_timeout and max_output_bytes must not be negative"
+            )
+        self._kill_grace = kill_grace
+        self._max_output_bytes = max_output_bytes
+        self._drain_timeout = exit_drain_timeout
+        self._terminals: dict[str, _Terminal] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def __aenter__(self) -> TerminalManager:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def terminal_ids(self, session_id: str) -> list[str]:
+        """The live (not yet released) terminal ids of ``session_id``."""
+        return [t.id for t in self._terminals.values() if t.session_id == session_id]
+
+    async def create(
+        self,
+        session_id: str,
+        command: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+    ) -> str:
+        """Start ``command`` and return its new terminal id without waiting for it."""
+        if self._closed:
+            raise InternalError("terminal manager is shut down")
+        _check_arguments(command, args, cwd, output_byte_limit)
+        if cwd is not None and not await asyncio.to_thread(os.path.isdir, cwd):
+            raise InvalidParams(
+                "cwd is not an existing directory", {"cwd": cwd, "reason": "cwd_not_found"}
+            )
+        child_env = _build_env(env)
+        limit = self._max_output_bytes
+        if output_byte_limit is not None:
+            limit = min(limit, output_byte_limit)
+        terminal_id = f"term_{uuid.uuid4().hex}"
+        while terminal_id in self._terminals:  # pragma: no cover - 128 random bits
+            terminal_id = f"term_{uuid.uuid4().hex}"
+        terminal = _Terminal(terminal_id, session_id, limit, self._drain_timeout)
+        loop = asyncio.get_running_loop()
+        try:
+            transport, _ = await loop.subprocess_exec(
+                lambda: _Protocol(terminal),
+                command,
+                *args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=child_env,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise InvalidParams(
+                f"command not found: {command}", {"command": command, "reason": "command_not_found"}
+            ) from None
+        except PermissionError:
+            raise InvalidParams(
+                f"command is not executable: {command}",
+                {"command": command, "reason": "not_executable"},
+            ) from None
+        except OSError as exc:
+            name = errno.errorcode.get(exc.errno, "unknown") if exc.errno is not None else "unknown"
+            raise InternalError(
+                f"could not start command: {command}", {"command": command, "errno": name}
+            ) from None
+        terminal.transport = transport
+        terminal.pid = transport.get_pid()
+        if self._closed:  # aclose() ran while we were starting it
+            await self._shutdown(terminal)
+            raise InternalError("terminal manager is shut down")
+        self._terminals[terminal_id] = terminal
+        return terminal_id
+
+    async def output(self, session_id: str, terminal_id: str) -> TerminalOutput:
+        """The output kept so far, whether some was dropped, and the exit status once exited."""
+        return self._get(session_id, terminal_id).snapshot()
+
+    async def wait_for_exit(self, session_id: str, terminal_id: str) -> ExitStatus:
+        """Wait until the command has exited and return how it ended."""
+        terminal = self._get(session_id, terminal_id)
+        await terminal.finished.wait()
+        status = terminal.exit_status
+        assert status is not None
+        return status
+
+    async def kill(self, session_id: str, terminal_id: str) -> None:
+        """Stop the command (SIGTERM, then SIGKILL); the terminal stays valid."""
+        await self._get(session_id, terminal_id).kill(self._kill_grace)
+
+    async def release(self, session_id: str, terminal_id: str) -> None:
+        """Kill the command if it still runs and forget the terminal; its id becomes invalid."""
+        terminal = self._get(session_id, terminal_id)
+        del self._terminals[terminal_id]
+        await self._shutdown(terminal)
+
+    async def release_session(self, session_id: str) -> None:
+        """Release every terminal of ``session_id`` (e.g. when the session ends)."""
+        terminals = [t for t in self._terminals.values() if t.session_id == session_id]
+        for terminal in terminals:
+            del self._terminals[terminal.id]
+        await asyncio.gather(*(self._shutdown(t) for t in terminals))
+
+    async def aclose(self) -> None:
+        """Release every terminal and refuse new ones; no command is left running."""
+        self._closed = True
+        terminals = list(self._terminals.values())
+        self._terminals.clear()
+        await asyncio.gather(*(self._shutdown(t) for t in terminals))
+        while self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    def _get(self, session_id: str, terminal_id: str) -> _Terminal:
+        terminal = self._terminals.get(terminal_id)
+        if terminal is None or terminal.session_id != session_id:
+            raise ResourceNotFound("unknown terminal", {"terminalId": terminal_id})
+        return terminal
+
+    async def _shutdown(self, terminal: _Terminal) -> None:
+        # Shielded so that a cancelled release still kills and reaps the process.
+        task = asyncio.ensure_future(terminal.close(self._kill_grace))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        await asyncio.shield(task)
+
+
+def _build_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    merged = dict(os.environ)
+    if env:
+        for name, value in env.items():
+            if not name or "=" in name or "\x00" in name:
+                raise InvalidParams(
+                    "invalid environment variable name", {"name": name, "reason": "invalid_env"}
+                )
+            if "\x00" in value:
+                raise InvalidParams(
+                    "environment variable value contains a NUL character",
+                    {"name": name, "reason": "invalid_env"},
+                )
+            merged[name] = value
+    return merged
+
+
+def _check_arguments(
+    command: str, args: Sequence[str], cwd: str | None, output_byte_limit: int | None
+) -> None:
+    if not command or "\x00" in command:
+        raise InvalidParams("command must be a non-empty string", {"reason": "invalid_command"})
+    if any("\x00" in arg for arg in args):
+        raise InvalidParams("arguments must not contain NUL characters", {"reason": "invalid_args"})
+    if output_byte_limit is not None and output_byte_limit < 0:
+        raise InvalidParams(
+            "outputByteLimit must not be negative",
+            {"outputByteLimit": output_byte_limit, "reason": "invalid_limit"},
+        )
+    if cwd is not None and ("\x00" in cwd or not os.path.isabs(cwd)):
+        raise InvalidParams("cwd must be an absolute path", {"cwd": cwd, "reason": "relative_cwd"})
