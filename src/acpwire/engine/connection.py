@@ -1,0 +1,382 @@
+"""The asyncio runtime both roles share: one :class:`Connection` per peer.
+
+Guarantees (tested in ``tests/engine``):
+
+* **Ordering.** Incoming notifications are handled one at a time, in the order
+  they arrived. A response is delivered to the awaiting caller only after every
+  notification that arrived before it has been handled, so an agent's
+  ``session/update`` messages are all seen before its ``session/prompt``
+  answer resolves.
+* **Concurrency.** Every incoming request runs in its own task, so a long
+  ``session/prompt`` never blocks ``session/cancel``, permission answers or
+  other sessions. Both sides may have many requests in flight at once.
+* **Cancellation.** Each incoming request's task is keyed by its id; a
+  ``$/cancel_request`` for that id cancels the task and the request is
+  answered ``-32800`` (unless the handler still produces its own answer).
+  A caller that abandons an outgoing request (its task is cancelled) makes the
+  connection send ``$/cancel_request`` for it.
+* **Closing.** When the transport ends, cleanly or not, every pending outgoing
+  call fails at once with :class:`ConnectionClosedError`, and running handlers
+  are cancelled. Nothing waits forever.
+* **Errors.** A handler's :class:`RequestError` goes to the peer as is; any
+  other exception is logged here and answered ``-32603`` without its text.
+  Malformed input is answered ``-32700``/``-32600`` (id null when unknown) and
+  the connection carries on.
+
+Notification handlers must not await requests to the peer themselves (the
+answer would queue behind them): start a task for that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from ..protocol import messages as wire
+from ..protocol.errors import (
+    ConnectionClosedError,
+    InternalError,
+    InvalidParams,
+    MethodNotFound,
+    RequestCancelled,
+    RequestError,
+)
+from ..protocol.framing import Oversize
+from ..schema._base import dec_hook
+from ..transports.base import Transport
+
+log = logging.getLogger("acpwire.engine")
+
+CANCEL_REQUEST = "$/cancel_request"
+
+Handler = Callable[[Any], Awaitable[Any]]
+ExtRequestHandler = Callable[[str, Any], Awaitable[Any]]
+ExtNotificationHandler = Callable[[str, Any], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How to serve one method: the params type to decode into and the handler."""
+
+    params_type: Any
+    handler: Handler
+
+
+@dataclass(slots=True)
+class Router:
+    """What a connection serves: routes by method name plus extension fallbacks."""
+
+    requests: Mapping[str, Route]
+    notifications: Mapping[str, Route]
+    ext_request: ExtRequestHandler | None = None
+    ext_notification: ExtNotificationHandler | None = None
+
+
+@dataclass(slots=True)
+class _Pending:
+    future: asyncio.Future[Any]
+    method: str
+    result_type: Any
+
+
+_any_decoder = msgspec.json.Decoder()
+
+
+class _Decoders:
+    """One msgspec decoder per params/result type, made on first use."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+    def decode(self, raw: msgspec.Raw, tp: Any) -> Any:
+        dec = self._cache.get(tp)
+        if dec is None:
+            dec = self._cache[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)
+        return dec.decode(raw)
+
+
+_decoders = _Decoders()
+
+
+def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
+    text = str(exc)
+    message, _, path = text.rpartition(" - at `")
+    if not message:
+        message, path = text, ""
+    data: dict[str, Any] = {"message": message}
+    if path:
+        data["path"] = path.rstrip("`")
+    return InvalidParams("Invalid params", data)
+
+
+class Connection:
+    """A JSON-RPC 2.0 peer over one :class:`~acpwire.transports.base.Transport`."""
+
+    def __init__(self, transport: Transport, router: Router, *, name: str = "acp") -> None:
+        self.transport = transport
+        self.router = router
+        self.name = name
+        self._ids = itertools.count()
+        self._pending: dict[Any, _Pending] = {}
+        self._incoming: dict[Any, asyncio.Task[None]] = {}
+        self._cancelled_by_peer: set[Any] = set()
+        self._inbox: deque[Callable[[], Awaitable[None] | None]] = deque()
+        self._inbox_ready = asyncio.Event()
+        self._inbox_busy = False
+        self._reader: asyncio.Task[None] | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._closed: ConnectionClosedError | None = None
+        self._done = asyncio.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- lifecycle -------------------------------------------------------
+
+    def start(self) -> None:
+        """Start reading from the transport. Idempotent."""
+        if self._reader is None:
+            self._reader = asyncio.ensure_future(self._read_loop())
+            self._worker = asyncio.ensure_future(self._inbox_loop())
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    async def wait_closed(self) -> None:
+        """Wait until the peer hangs up or :meth:`close` is called."""
+        self.start()
+        await self._done.wait()
+
+    async def close(self) -> None:
+        """Close the transport and fail everything still pending."""
+        self._shutdown(ConnectionClosedError("connection closed"))
+        with contextlib.suppress(Exception):
+            await self.transport.close()
+        await self._stop_tasks()
+
+    async def __aenter__(self) -> Connection:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def _shutdown(self, reason: ConnectionClosedError) -> None:
+        if self._closed is not None:
+            return
+        self._closed = reason
+        pending, self._pending = self._pending, {}
+        for p in pending.values():
+            if not p.future.done():
+                p.future.set_exception(reason)
+        for task in list(self._incoming.values()):
+            task.cancel()
+        self._done.set()
+        self._inbox_ready.set()
+
+    async def _stop_tasks(self) -> None:
+        current = asyncio.current_task()
+        tasks = [t for t in (self._reader, self._worker, *self._incoming.values(), *self._tasks) if t]
+        tasks = [t for t in tasks if t is not current and not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- outgoing --------------------------------------------------------
+
+    async def request(self, method: str, params: Any, result_type: Any = None) -> Any:
+        """Send a request and wait for its answer, decoded into ``result_type``.
+
+        Raises the peer's :class:`RequestError`, or :class:`ConnectionClosedError`.
+        Cancelling the awaiting task sends ``$/cancel_request`` to the peer.
+        """
+        if self._closed is not None:
+            raise ConnectionClosedError(str(self._closed), broken=self._closed.broken)
+        self.start()
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = _Pending(future, method, result_type)
+        try:
+            await self.transport.send(wire.encode_request(request_id, method, params))
+            return await future
+        except asyncio.CancelledError:
+            if self._pending.pop(request_id, None) is not None and self._closed is None:
+                self._spawn(self._send_quietly(wire.encode_notification(CANCEL_REQUEST, {"requestId": request_id})))
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification."""
+        if self._closed is not None:
+            raise ConnectionClosedError(str(self._closed), broken=self._closed.broken)
+        await self.transport.send(wire.encode_notification(method, params))
+
+    async def _send_quietly(self, line: bytes) -> None:
+        with contextlib.suppress(ConnectionClosedError, ConnectionError, OSError):
+            await self.transport.send(line)
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- incoming --------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        reason = ConnectionClosedError("peer closed the connection")
+        try:
+            while True:
+                line = await self.transport.receive()
+                if line is None:
+                    break
+                if isinstance(line, Oversize):
+                    log.error("%s: dropped an incoming message of %d bytes (over the size limit)", self.name, line.size)
+                    continue
+                self._dispatch(wire.parse(line))
+        except ConnectionClosedError as exc:
+            reason = exc
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a transport bug must not hang callers
+            log.exception("%s: transport failed", self.name)
+            reason = ConnectionClosedError(f"transport failed: {exc}", broken=True)
+        # Let notifications that arrived before the end be handled first.
+        self._inbox.append(lambda: self._shutdown(reason))
+        self._inbox_ready.set()
+
+    def _dispatch(self, msg: wire.Message) -> None:
+        if isinstance(msg, wire.Notification):
+            if msg.method == CANCEL_REQUEST:
+                self._on_cancel_request(msg.params)
+                return
+            self._inbox.append(lambda: self._handle_notification(msg))
+            self._inbox_ready.set()
+        elif isinstance(msg, wire.Request):
+            if msg.id in self._incoming:
+                log.warning("%s: duplicate request id %r", self.name, msg.id)
+            task = asyncio.ensure_future(self._handle_request(msg))
+            self._incoming[msg.id] = task
+        elif isinstance(msg, wire.Response):
+            pending = self._pending.get(msg.id)
+            if pending is None:
+                log.warning("%s: response to unknown request id %r", self.name, msg.id)
+                return
+            if self._inbox or self._inbox_busy:
+                self._inbox.append(lambda: self._resolve(msg))
+                self._inbox_ready.set()
+            else:
+                self._resolve(msg)
+        else:
+            log.warning("%s: invalid message: %s", self.name, msg.error.message)
+            if msg.respond:
+                self._spawn(self._send_quietly(wire.encode_error(msg.id, msg.error)))
+
+    def _resolve(self, msg: wire.Response) -> None:
+        pending = self._pending.pop(msg.id, None)
+        if pending is None or pending.future.done():
+            return
+        if msg.error is not None:
+            pending.future.set_exception(msg.error)
+            return
+        assert msg.result is not None
+        try:
+            if pending.result_type is None:
+                value = _any_decoder.decode(msg.result)
+            else:
+                value = _decoders.decode(msg.result, pending.result_type)
+        except msgspec.ValidationError as exc:
+            error = InvalidParams(f"peer's answer to {pending.method} does not match the schema", str(exc))
+            error.from_peer = True
+            pending.future.set_exception(error)
+            return
+        pending.future.set_result(value)
+
+    async def _inbox_loop(self) -> None:
+        inbox = self._inbox
+        while True:
+            if not inbox:
+                self._inbox_ready.clear()
+                await self._inbox_ready.wait()
+                continue
+            item = inbox.popleft()
+            self._inbox_busy = True
+            try:
+                result = item()
+                if result is not None:
+                    await result
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: notification handler failed", self.name)
+            finally:
+                self._inbox_busy = False
+            if self._closed is not None and not inbox:
+                return
+
+    async def _handle_notification(self, msg: wire.Notification) -> None:
+        route = self.router.notifications.get(msg.method)
+        if route is None:
+            if msg.method.startswith("_") and self.router.ext_notification is not None:
+                await self.router.ext_notification(msg.method, _any_decoder.decode(msg.params))
+            # Unknown notifications (and any "$/..." one) are ignored, as the spec asks.
+            return
+        try:
+            params = _decoders.decode(msg.params, route.params_type)
+        except msgspec.ValidationError as exc:
+            log.warning("%s: ignored %s with invalid params: %s", self.name, msg.method, exc)
+            return
+        await route.handler(params)
+
+    def _on_cancel_request(self, raw: msgspec.Raw) -> None:
+        try:
+            params = _any_decoder.decode(raw)
+            request_id = params["requestId"]
+        except (msgspec.DecodeError, KeyError, TypeError):
+            return
+        task = self._incoming.get(request_id)
+        if task is not None and not task.done():
+            self._cancelled_by_peer.add(request_id)
+            task.cancel()
+
+    async def _handle_request(self, msg: wire.Request) -> None:
+        request_id = msg.id
+        try:
+            try:
+                result = await self._call_handler(msg)
+                line = wire.encode_result(request_id, result)
+            except RequestError as exc:
+                line = wire.encode_error(request_id, exc)
+            except asyncio.CancelledError:
+                if request_id not in self._cancelled_by_peer or self._closed is not None:
+                    raise
+                line = wire.encode_error(request_id, RequestCancelled())
+            except Exception:
+                log.exception("%s: handler for %s failed", self.name, msg.method)
+                line = wire.encode_error(request_id, InternalError())
+            if self._closed is None:
+                await self._send_quietly(line)
+        finally:
+            self._cancelled_by_peer.discard(request_id)
+            if self._incoming.get(request_id) is asyncio.current_task():
+                del self._incoming[request_id]
+
+    async def _call_handler(self, msg: wire.Request) -> Any:
+        route = self.router.requests.get(msg.method)
+        if route is None:
+            if msg.method.startswith("_") and self.router.ext_request is not None:
+                return await self.router.ext_request(msg.method, _any_decoder.decode(msg.params))
+            raise MethodNotFound(f"Method not found: {msg.method}", {"method": msg.method})
+        try:
+            params = _decoders.decode(msg.params, route.params_type)
+        except msgspec.ValidationError as exc:
+            raise _invalid_params(exc) from None
+        return await route.handler(params)

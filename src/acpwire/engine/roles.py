@@ -1,0 +1,109 @@
+"""What the agent and client roles share: routing from the method table,
+capability gates, and the base of the typed peers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from ..protocol.errors import CapabilityError
+from ..schema import to_json
+from ..schema.methods import BY_NAME, METHODS, CapabilityGate, MethodSpec
+from .connection import Connection, Route, Router
+
+Side = Literal["agent", "client"]
+
+
+def build_router(
+    handler: Any,
+    side: Side,
+    overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None,
+) -> Router:
+    """Route every method the table assigns to ``side`` to ``handler.<python_name>``."""
+    requests: dict[str, Route] = {}
+    notifications: dict[str, Route] = {}
+    overrides = overrides or {}
+    for spec in METHODS:
+        if spec.handled_by != side:
+            continue
+        fn = overrides.get(spec.name) or getattr(handler, spec.python_name)
+        (requests if spec.is_request else notifications)[spec.name] = Route(spec.params, fn)
+    return Router(
+        requests,
+        notifications,
+        ext_request=getattr(handler, "ext_method", None),
+        ext_notification=getattr(handler, "ext_notification", None),
+    )
+
+
+def capability_value(capabilities: Any, path: str) -> Any:
+    """The JSON value at a dotted wire path inside a capabilities object (None if absent)."""
+    node = to_json(capabilities) if capabilities is not None else None
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def gate_allows(gate: CapabilityGate, capabilities: Any, mode: str | None = None) -> bool:
+    """Whether ``capabilities`` (of ``gate.advertised_by``) permit the gated call."""
+    value = capability_value(capabilities, gate.path)
+    if gate.kind == "bool":
+        return value is True
+    if gate.kind == "marker":
+        return isinstance(value, dict)
+    # "mode": the elicitation container must hold a non-null object for the mode used.
+    return isinstance(value, dict) and isinstance(value.get(mode or ""), dict)
+
+
+class Peer:
+    """Base of the typed peers: the other side, as seen from this one.
+
+    ``remote_capabilities`` is filled in by ``initialize``; calls whose method
+    is gated by a capability the peer did not advertise raise
+    :class:`CapabilityError` before anything is sent.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.remote_capabilities: Any = None
+        self.check_capabilities = True
+
+    def _spec(self, method: str) -> MethodSpec:
+        return BY_NAME[method]
+
+    def _check(self, spec: MethodSpec, mode: str | None = None) -> None:
+        gate = spec.gate
+        if gate is None or not self.check_capabilities:
+            return
+        if not gate_allows(gate, self.remote_capabilities, mode):
+            what = f"{gate.path}.{mode}" if gate.kind == "mode" else gate.path
+            raise CapabilityError(
+                f"{spec.name} needs the {gate.advertised_by} capability `{what}`, "
+                f"which the {gate.advertised_by} did not advertise"
+            )
+
+    async def _call(self, method: str, params: Any, mode: str | None = None) -> Any:
+        spec = self._spec(method)
+        self._check(spec, mode)
+        if spec.is_request:
+            return await self.connection.request(method, params, spec.result)
+        await self.connection.notify(method, params)
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> Any:
+        """Call an extension request (its name must start with ``_``)."""
+        if not method.startswith("_"):
+            raise ValueError(f"extension methods start with '_': {method!r}")
+        return await self.connection.request(method, params)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Send an extension notification (its name must start with ``_``)."""
+        if not method.startswith("_"):
+            raise ValueError(f"extension notifications start with '_': {method!r}")
+        await self.connection.notify(method, params)
+
+    async def cancel_request(self, request_id: int | str) -> None:
+        """Send ``$/cancel_request`` for one of this side's outgoing requests."""
+        await self.connection.notify("$/cancel_request", {"requestId": request_id})

@@ -1,0 +1,29 @@
+"""The transport contract: send a message, receive a message, close.
+
+A message is one JSON text as bytes, without framing. :meth:`Transport.receive`
+returns the next message, an :class:`~acpwire.protocol.framing.Oversize`
+marker for a message that was too large and was dropped, or ``None`` at a
+clean end of input. A transport that breaks raises
+:class:`~acpwire.protocol.errors.ConnectionClosedError` with ``broken=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from ..protocol.framing import Oversize
+
+
+@runtime_checkable
+class Transport(Protocol):
+    async def send(self, message: bytes) -> None:
+        """Send one message; waits while the peer is not reading (back-pressure)."""
+        ...
+
+    async def receive(self) -> bytes | Oversize | None:
+        """The next message, an oversize marker, or ``None`` at end of input."""
+        ...
+
+    async def close(self) -> None:
+        """Stop sending and release resources. Idempotent."""
+        ...
