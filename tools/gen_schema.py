@@ -620,6 +620,8 @@ class Generator:
             out.append(f"        python_name={json.dumps(pyname)},")
             out.append(f"        params=m.{params},")
             out.append(f"        result={'m.' + result if result else 'None'},")
+            out.append(f"        params_def={json.dumps(params)},")
+            out.append(f"        result_def={json.dumps(result) if result else None},")
             out.append(f"        gate={gate_expr},")
             stability = "stable" if params in self.stable_defs and self.stable_defs[params].get("x-method") == method else "unstable"
             out.append(f"        stability={json.dumps(stability)},")

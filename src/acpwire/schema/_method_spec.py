@@ -30,6 +30,10 @@ class MethodSpec(NamedTuple):
     result: Any
     gate: CapabilityGate | None
     stability: Literal["stable", "unstable"]
+    params_def: str
+    """Name of the params definition in the JSON Schema (``$defs``)."""
+    result_def: str | None
+    """Name of the result definition, for requests."""
 
     @property
     def is_request(self) -> bool:

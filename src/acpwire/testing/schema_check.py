@@ -1,0 +1,86 @@
+"""Validate JSON-RPC messages against the official ACP v1 JSON Schema.
+
+Needs the ``jsonschema`` package. Each message is checked as a JSON-RPC 2.0
+envelope, and its params or result against the exact schema definition the
+method table names for it (the schema's catch-all ``anyOf`` would accept any
+params through its extension branch, so it is not enough on its own).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..schema.methods import BY_NAME
+
+
+def load_official_schema(path: str | Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(Path(path).read_text())
+    return data
+
+
+class SchemaValidator:
+    """Checks messages one at a time; remembers request ids to check results."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        try:
+            import jsonschema
+        except ImportError as exc:  # pragma: no cover - dev dependency
+            raise ImportError("SchemaValidator needs jsonschema: pip install jsonschema") from exc
+        self._jsonschema = jsonschema
+        self._schema = schema
+        self._validators: dict[str, Any] = {}
+        self._methods: dict[Any, str] = {}
+        self._error = self._validator("Error")
+
+    def _validator(self, definition: str) -> Any:
+        v = self._validators.get(definition)
+        if v is None:
+            sub = {"$ref": f"#/$defs/{definition}", "$defs": self._schema["$defs"]}
+            cls = self._jsonschema.validators.validator_for(self._schema)
+            v = self._validators[definition] = cls(sub)
+        return v
+
+    def note_request(self, message: Any) -> None:
+        """Record a request sent by the *other* side, so this side's answer can be checked."""
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            self._methods[message["id"]] = message["method"]
+
+    def validate(self, message: Any) -> None:
+        """Raise ``jsonschema.ValidationError`` (or ``AssertionError``) if ``message`` is not valid ACP."""
+        assert isinstance(message, dict), f"not a JSON object: {message!r}"
+        assert message.get("jsonrpc") == "2.0", f"missing jsonrpc 2.0: {message!r}"
+        if "method" in message:
+            method = message["method"]
+            assert isinstance(method, str)
+            if "id" in message:
+                rid = message["id"]
+                assert isinstance(rid, (int, str)) and not isinstance(rid, bool), f"bad id in {message!r}"
+            spec = BY_NAME.get(method)
+            if spec is not None:
+                self._validator(spec.params_def).validate(message.get("params"))
+            elif method.startswith("_") or method.startswith("$/"):
+                params = message.get("params")
+                assert params is None or isinstance(params, (dict, list)), f"bad params in {message!r}"
+            else:
+                raise AssertionError(f"unknown method sent: {method}")
+            return
+        assert "id" in message, f"response without id: {message!r}"
+        if "error" in message:
+            assert "result" not in message
+            self._error.validate(message["error"])
+            return
+        assert "result" in message, f"neither result nor error: {message!r}"
+        method = self._methods.pop(message["id"], None)
+        spec = BY_NAME.get(method) if method else None
+        if spec is not None and spec.result_def:
+            self._validator(spec.result_def).validate(message["result"])
+
+    def validate_conversation(self, sent: Iterable[Any], received: Iterable[Any]) -> None:
+        """Validate everything in ``sent``, using ``received`` to know what each result answers."""
+        for m in received:
+            self.note_request(m)
+        for m in sent:
+            self.validate(m)

@@ -1,0 +1,38 @@
+"""Shared fixtures: the official schema and a validator for every message we emit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from schema_source import find_schema  # noqa: E402
+
+from acpwire.testing import SchemaValidator, load_official_schema  # noqa: E402
+
+CAPTURES = ROOT.parent / "shared" / "captures"
+
+
+@pytest.fixture(scope="session")
+def official_schema() -> dict[str, Any]:
+    path = find_schema("v1/schema.json")
+    if path is None:
+        pytest.skip("official ACP schema not found (npm @agentclientprotocol/sdk not installed, no ../shared)")
+    return load_official_schema(path)
+
+
+@pytest.fixture
+def schema_validator(official_schema: dict[str, Any]) -> SchemaValidator:
+    """A fresh validator: ``schema_validator.validate_conversation(log.sent, log.received)``."""
+    return SchemaValidator(official_schema)
+
+
+@pytest.fixture(scope="session")
+def captures_dir() -> Path:
+    if not CAPTURES.is_dir():
+        pytest.skip(f"wire captures not found at {CAPTURES}")
+    return CAPTURES
