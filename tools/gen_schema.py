@@ -68,6 +68,9 @@ VARIANT_NAMES: dict[tuple[str, str], str] = {
     ("CreateElicitationResponse", "cancel"): "ElicitationCancelAction",
 }
 
+# Unstable-only definitions whose names would take a stable member's name.
+UNSTABLE_RENAMES = {"PlanUpdate": "PlanOperationUpdate"}
+
 # Python method names for wire methods whose schema type name does not give a good one.
 PYTHON_NAMES = {"session/update": "session_update"}
 
@@ -634,7 +637,13 @@ def generate(schema_path: Path) -> dict[Path, str]:
     """``schema_path`` is the stable ``v1/schema.json``; its unstable sibling is read too."""
     raw = schema_path.read_bytes()
     unstable_raw = schema_path.with_name("schema.unstable.json").read_bytes()
-    gen = Generator(json.loads(unstable_raw), json.loads(raw))
+    unstable_text = unstable_raw.decode()
+    for old, new in UNSTABLE_RENAMES.items():
+        unstable_text = unstable_text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
+    unstable = json.loads(unstable_text)
+    for old, new in UNSTABLE_RENAMES.items():
+        unstable["$defs"][new] = unstable["$defs"].pop(old)
+    gen = Generator(unstable, json.loads(raw))
     gen.digest = hashlib.sha256(raw + unstable_raw).hexdigest()
     models, methods = gen.run()
     return {MODELS_OUT: models, METHODS_OUT: methods}

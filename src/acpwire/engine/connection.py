@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 from collections import deque
@@ -265,6 +266,7 @@ class Connection:
                 log.warning("%s: duplicate request id %r", self.name, msg.id)
             task = asyncio.ensure_future(self._handle_request(msg))
             self._incoming[msg.id] = task
+            task.add_done_callback(functools.partial(self._request_done, msg.id))
         elif isinstance(msg, wire.Response):
             pending = self._pending.get(msg.id)
             if pending is None:
@@ -350,24 +352,26 @@ class Connection:
     async def _handle_request(self, msg: wire.Request) -> None:
         request_id = msg.id
         try:
-            try:
-                result = await self._call_handler(msg)
-                line = wire.encode_result(request_id, result)
-            except RequestError as exc:
-                line = wire.encode_error(request_id, exc)
-            except asyncio.CancelledError:
-                if request_id not in self._cancelled_by_peer or self._closed is not None:
-                    raise
-                line = wire.encode_error(request_id, RequestCancelled())
-            except Exception:
-                log.exception("%s: handler for %s failed", self.name, msg.method)
-                line = wire.encode_error(request_id, InternalError())
-            if self._closed is None:
-                await self._send_quietly(line)
-        finally:
-            self._cancelled_by_peer.discard(request_id)
-            if self._incoming.get(request_id) is asyncio.current_task():
-                del self._incoming[request_id]
+            result = await self._call_handler(msg)
+            line = wire.encode_result(request_id, result)
+        except RequestError as exc:
+            line = wire.encode_error(request_id, exc)
+        except asyncio.CancelledError:
+            raise  # answered by _request_done when the peer asked for it
+        except Exception:
+            log.exception("%s: handler for %s failed", self.name, msg.method)
+            line = wire.encode_error(request_id, InternalError())
+        if self._closed is None:
+            await self._send_quietly(line)
+
+    def _request_done(self, request_id: Any, task: asyncio.Task[None]) -> None:
+        if self._incoming.get(request_id) is task:
+            del self._incoming[request_id]
+        by_peer = request_id in self._cancelled_by_peer
+        self._cancelled_by_peer.discard(request_id)
+        # Cancelled at the peer's request (even before it started): still answer, with -32800.
+        if task.cancelled() and by_peer and self._closed is None:
+            self._spawn(self._send_quietly(wire.encode_error(request_id, RequestCancelled())))
 
     async def _call_handler(self, msg: wire.Request) -> Any:
         route = self.router.requests.get(msg.method)

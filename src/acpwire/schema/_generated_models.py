@@ -1129,13 +1129,6 @@ class PlanMarkdown(AcpModel, _PlanUpdateContentMarker, kw_only=True, tag_field="
     meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
 
 
-class PlanUpdate(AcpModel, _SessionUpdateMarker, kw_only=True, tag_field="sessionUpdate", tag="plan_update"):
-    """``sessionUpdate: plan_update`` member. Unstable (opt-in). Schema: ``PlanUpdate``."""
-
-    plan: PlanUpdateContent
-    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
-
-
 class PlanRemoved(AcpModel, _SessionUpdateMarker, kw_only=True, tag_field="sessionUpdate", tag="plan_removed"):
     """``sessionUpdate: plan_removed`` member. Unstable (opt-in). Schema: ``PlanRemoved``."""
 
@@ -1757,6 +1750,13 @@ class ProxySuccessorNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
 
 
+class PlanOperationUpdate(AcpModel, _SessionUpdateMarker, kw_only=True, tag_field="sessionUpdate", tag="plan_update"):
+    """``sessionUpdate: plan_update`` member. Unstable (opt-in). Schema: ``PlanOperationUpdate``."""
+
+    plan: PlanUpdateContent
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
+
+
 class UserMessageChunk(ContentChunk, _SessionUpdateMarker, kw_only=True, tag_field="sessionUpdate", tag="user_message_chunk"):
     """``sessionUpdate: user_message_chunk`` member. Schema: ``ContentChunk``."""
 
@@ -1777,7 +1777,7 @@ class ToolCallProgress(ToolCallUpdate, _SessionUpdateMarker, kw_only=True, tag_f
     """``sessionUpdate: tool_call_update`` member. Schema: ``ToolCallUpdate``; spec: https://agentclientprotocol.com/protocol/v1/draft/tool-calls#updating."""
 
 
-class PlanSessionUpdate(Plan, _SessionUpdateMarker, kw_only=True, tag_field="sessionUpdate", tag="plan"):
+class PlanUpdate(Plan, _SessionUpdateMarker, kw_only=True, tag_field="sessionUpdate", tag="plan"):
     """``sessionUpdate: plan`` member. Schema: ``Plan``; spec: https://agentclientprotocol.com/protocol/v1/draft/agent-plan."""
 
 
@@ -1834,7 +1834,7 @@ if TYPE_CHECKING:
 else:
     SessionConfigSelectOptionsItem = _SessionConfigSelectOptionsItemMarker
 if TYPE_CHECKING:
-    SessionUpdate: TypeAlias = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, PlanSessionUpdate, PlanUpdate, PlanRemoved, AvailableCommandsUpdate, CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate, UsageUpdate, Notice, CompactionUpdate, CompactionSummaryChunk, SubagentUpdate, SessionMessage, SessionMessageChunk, UnknownSessionUpdate]
+    SessionUpdate: TypeAlias = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, PlanUpdate, PlanOperationUpdate, PlanRemoved, AvailableCommandsUpdate, CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate, UsageUpdate, Notice, CompactionUpdate, CompactionSummaryChunk, SubagentUpdate, SessionMessage, SessionMessageChunk, UnknownSessionUpdate]
 else:
     SessionUpdate = _SessionUpdateMarker
 if TYPE_CHECKING:
@@ -1875,7 +1875,7 @@ register_tagged_union(_MultiSelectItemsMarker, "type", {"string": StringMultiSel
 register_tagged_union(_AuthMethodMarker, "type", {"terminal": AuthMethodTerminal}, UnknownAuthMethod, default=AuthMethodAgent)
 register_tagged_union(_SessionConfigOptionMarker, "type", {"select": SessionConfigSelect, "boolean": SessionConfigBoolean}, UnknownSessionConfigOption)
 register_untagged_union(_SessionConfigSelectOptionsItemMarker, [SessionConfigSelectOption, SessionConfigSelectGroup])
-register_tagged_union(_SessionUpdateMarker, "sessionUpdate", {"user_message_chunk": UserMessageChunk, "agent_message_chunk": AgentMessageChunk, "agent_thought_chunk": AgentThoughtChunk, "tool_call": ToolCallStart, "tool_call_update": ToolCallProgress, "plan": PlanSessionUpdate, "plan_update": PlanUpdate, "plan_removed": PlanRemoved, "available_commands_update": AvailableCommandsUpdate, "current_mode_update": CurrentModeUpdate, "config_option_update": ConfigOptionUpdate, "session_info_update": SessionInfoUpdate, "usage_update": UsageUpdate, "notice": Notice, "compaction_update": CompactionUpdate, "compaction_summary_chunk": CompactionSummaryChunk, "subagent_update": SubagentUpdate, "session_message": SessionMessage, "session_message_chunk": SessionMessageChunk}, UnknownSessionUpdate)
+register_tagged_union(_SessionUpdateMarker, "sessionUpdate", {"user_message_chunk": UserMessageChunk, "agent_message_chunk": AgentMessageChunk, "agent_thought_chunk": AgentThoughtChunk, "tool_call": ToolCallStart, "tool_call_update": ToolCallProgress, "plan": PlanUpdate, "plan_update": PlanOperationUpdate, "plan_removed": PlanRemoved, "available_commands_update": AvailableCommandsUpdate, "current_mode_update": CurrentModeUpdate, "config_option_update": ConfigOptionUpdate, "session_info_update": SessionInfoUpdate, "usage_update": UsageUpdate, "notice": Notice, "compaction_update": CompactionUpdate, "compaction_summary_chunk": CompactionSummaryChunk, "subagent_update": SubagentUpdate, "session_message": SessionMessage, "session_message_chunk": SessionMessageChunk}, UnknownSessionUpdate)
 register_tagged_union(_PlanUpdateContentMarker, "type", {"items": PlanItems, "file": PlanFile, "markdown": PlanMarkdown}, UnknownPlanUpdateContent)
 register_untagged_union(_AvailableCommandInputMarker, [UnstructuredCommandInput], UnknownAvailableCommandInput)
 register_tagged_union(_StateUpdateMarker, "state", {"running": RunningStateUpdate, "requires_action": RequiresActionStateUpdate, "unknown": UnknownStateUpdate}, UnknownStateUpdate)
@@ -2021,8 +2021,8 @@ __all__ = [
     "PlanId",
     "PlanItems",
     "PlanMarkdown",
+    "PlanOperationUpdate",
     "PlanRemoved",
-    "PlanSessionUpdate",
     "PlanUpdate",
     "PlanUpdateContent",
     "PromptCapabilities",

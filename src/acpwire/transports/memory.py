@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from ..protocol.errors import ConnectionClosedError
-from ..protocol.framing import Oversize
+from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 
 _EOF = None
 
@@ -13,7 +13,13 @@ _EOF = None
 class MemoryTransport:
     """One end of a :func:`memory_pair`. Bounded, so a slow reader slows the writer."""
 
-    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]) -> None:
+    def __init__(
+        self,
+        inbox: asyncio.Queue[bytes | None],
+        outbox: asyncio.Queue[bytes | None],
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        self.max_message_size = max_message_size
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False
@@ -30,6 +36,8 @@ class MemoryTransport:
         item = await self._inbox.get()
         if item is _EOF:
             self._eof = True
+        elif len(item) > self.max_message_size:
+            return Oversize(len(item))
         return item
 
     async def close(self) -> None:
@@ -44,8 +52,17 @@ class MemoryTransport:
             self._outbox.put_nowait(_EOF)
 
 
-def memory_pair(maxsize: int = 1024) -> tuple[MemoryTransport, MemoryTransport]:
-    """Two connected transports: what one sends, the other receives."""
+def memory_pair(
+    maxsize: int = 1024, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+) -> tuple[MemoryTransport, MemoryTransport]:
+    """Two connected transports: what one sends, the other receives.
+
+    ``maxsize`` bounds the messages in flight each way; ``max_message_size``
+    applies the same per-message limit as the stream transports.
+    """
     a_to_b: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize)
     b_to_a: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize)
-    return MemoryTransport(b_to_a, a_to_b), MemoryTransport(a_to_b, b_to_a)
+    return (
+        MemoryTransport(b_to_a, a_to_b, max_message_size),
+        MemoryTransport(a_to_b, b_to_a, max_message_size),
+    )
