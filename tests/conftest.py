@@ -21,7 +21,9 @@ CAPTURES = ROOT.parent / "shared" / "captures"
 def official_schema() -> dict[str, Any]:
     path = find_schema("v1/schema.json")
     if path is None:
-        pytest.skip("official ACP schema not found (npm @agentclientprotocol/sdk not installed, no ../shared)")
+        pytest.skip(
+            "official ACP schema not found (npm @agentclientprotocol/sdk not installed, no ../shared)"
+        )
     return load_official_schema(path)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from schema_source import ROOT, find_schema  # noqa: E402
+from schema_source import ROOT, find_schema
 
 OUT_DIR = ROOT / "src" / "acpwire" / "schema"
 MODELS_OUT = OUT_DIR / "_generated_models.py"
@@ -189,14 +189,30 @@ class Generator:
     def classify(self) -> None:
         for name, d in self.defs.items():
             saved = copy.deepcopy(
-                (self.aliases, self.enums, self.unions, self.classes, self.extra_classes,
-                 self.class_tags, self.common_props, self._pending_markers)
+                (
+                    self.aliases,
+                    self.enums,
+                    self.unions,
+                    self.classes,
+                    self.extra_classes,
+                    self.class_tags,
+                    self.common_props,
+                    self._pending_markers,
+                )
             )
             try:
                 self.classify_one(name, d)
             except (AssertionError, KeyError, SystemExit):
-                (self.aliases, self.enums, self.unions, self.classes, self.extra_classes,
-                 self.class_tags, self.common_props, self._pending_markers) = saved
+                (
+                    self.aliases,
+                    self.enums,
+                    self.unions,
+                    self.classes,
+                    self.extra_classes,
+                    self.class_tags,
+                    self.common_props,
+                    self._pending_markers,
+                ) = saved
                 if name in self.stable_defs:
                     raise
                 # An unstable-only shape this generator does not model: plain JSON.
@@ -214,11 +230,15 @@ class Generator:
             branches = d.get("oneOf") or d.get("anyOf")
             if d.get("type") == "object" and "properties" in d:
                 if branches and any(v.get("allOf") and self.tag_of(v) for v in branches):
-                    self.plan_tagged_union(name, d, common=d["properties"], common_req=d.get("required", []))
+                    self.plan_tagged_union(
+                        name, d, common=d["properties"], common_req=d.get("required", [])
+                    )
                 elif branches:
                     self.plan_flat_class(name, d)
                 else:
-                    self.classes[name] = ClassPlan(name, dict(d["properties"]), set(d.get("required", [])), name)
+                    self.classes[name] = ClassPlan(
+                        name, dict(d["properties"]), set(d.get("required", [])), name
+                    )
                 return
             if d.get("type") == "object":
                 self.classes[name] = ClassPlan(name, {}, set(), name)
@@ -314,14 +334,29 @@ class Generator:
                 if cls in self.defs:
                     cls = pascal(v.tag) + name
                 self.extra_classes.append(
-                    ClassPlan(cls, dict(common), set(common_req), v.ref, base=v.ref, tag_field=field_name, tag=v.tag)
+                    ClassPlan(
+                        cls,
+                        dict(common),
+                        set(common_req),
+                        v.ref,
+                        base=v.ref,
+                        tag_field=field_name,
+                        tag=v.tag,
+                    )
                 )
             else:
                 cls = VARIANT_NAMES.get((name, v.tag)) or pascal(v.tag) + name
                 props = dict(common)
                 props.update(v.props)
                 self.extra_classes.append(
-                    ClassPlan(cls, props, set(common_req) | set(v.required), name, tag_field=field_name, tag=v.tag)
+                    ClassPlan(
+                        cls,
+                        props,
+                        set(common_req) | set(v.required),
+                        name,
+                        tag_field=field_name,
+                        tag=v.tag,
+                    )
                 )
             plan.tags[v.tag] = cls
             plan.members.append(cls)
@@ -418,6 +453,11 @@ class Generator:
                 all_plans[cls].markers.extend(f"_{u}Marker" for u in unions)
         return self.emit_models(), self.emit_methods()
 
+    def unknown_name(self, union: str) -> str:
+        """The class for members of ``union`` this version does not know."""
+        name = f"Unknown{union}"
+        return f"Unrecognized{union}" if name in self.defs else name
+
     def drop_unmodelled(self) -> None:
         """Unions keep only members that became classes; the rest arrive as Unknown."""
         gone = set(self.unmodelled)
@@ -476,13 +516,15 @@ class Generator:
             out.append("")
             out.append("")
             if plan.open:
-                out.append(f"class Unknown{name}(UnknownVariant, _{name}Marker):")
-                out.append(f'    """A ``{name}`` member this version does not know; ``raw`` holds it whole."""')
+                out.append(f"class {self.unknown_name(name)}(UnknownVariant, _{name}Marker):")
+                out.append(
+                    f'    """A ``{name}`` member this version does not know; ``raw`` holds it whole."""'
+                )
                 out.append("")
                 out.append("    __slots__ = ()")
                 out.append("")
                 out.append("")
-                exported.append(f"Unknown{name}")
+                exported.append(self.unknown_name(name))
         emitted: set[str] = set()
         plans = list(self.classes.values())
         pending_extra = list(self.extra_classes)
@@ -497,7 +539,7 @@ class Generator:
         for name, plan in self.unions.items():
             members = list(plan.members)
             if plan.open:
-                members.append(f"Unknown{name}")
+                members.append(self.unknown_name(name))
             out.append("if TYPE_CHECKING:")
             out.append(f"    {name}: TypeAlias = Union[{', '.join(members)}]")
             out.append("else:")
@@ -516,11 +558,11 @@ class Generator:
                 default = f", default={plan.default}" if plan.default else ""
                 out.append(
                     f"register_tagged_union(_{name}Marker, {json.dumps(plan.field)}, {{{tags}}}, "
-                    f"Unknown{name}{default})"
+                    f"{self.unknown_name(name)}{default})"
                 )
             else:
                 choices = ", ".join(plan.untagged_choices)
-                unknown = f", Unknown{name}" if plan.open else ""
+                unknown = f", {self.unknown_name(name)}" if plan.open else ""
                 out.append(f"register_untagged_union(_{name}Marker, [{choices}]{unknown})")
         out.append("")
         out.append("__all__ = [")
@@ -609,13 +651,21 @@ class Generator:
             "METHODS: tuple[MethodSpec, ...] = (",
         ]
         order = {"agent": 0, "client": 1, "protocol": 2}
-        for method, (params, side) in sorted(requests.items(), key=lambda kv: (order[kv[1][1]], kv[0])):
+        for method, (params, side) in sorted(
+            requests.items(), key=lambda kv: (order[kv[1][1]], kv[0])
+        ):
             result = responses.get(method)
             kind = "request" if result else "notification"
             handled_by = {"agent": "agent", "client": "client", "protocol": "both"}[side]
-            pyname = PYTHON_NAMES.get(method) or snake(re.sub(r"(Request|Notification)$", "", params))
+            pyname = PYTHON_NAMES.get(method) or snake(
+                re.sub(r"(Request|Notification)$", "", params)
+            )
             gate = CAPABILITY_GATES.get(method)
-            gate_expr = f"CapabilityGate({json.dumps(gate[0])}, {json.dumps(gate[1])}, {json.dumps(gate[2])})" if gate else "None"
+            gate_expr = (
+                f"CapabilityGate({json.dumps(gate[0])}, {json.dumps(gate[1])}, {json.dumps(gate[2])})"
+                if gate
+                else "None"
+            )
             out.append("    MethodSpec(")
             out.append(f"        name={json.dumps(method)},")
             out.append(f"        handled_by={json.dumps(handled_by)},")
@@ -626,7 +676,11 @@ class Generator:
             out.append(f"        params_def={json.dumps(params)},")
             out.append(f"        result_def={json.dumps(result) if result else None},")
             out.append(f"        gate={gate_expr},")
-            stability = "stable" if params in self.stable_defs and self.stable_defs[params].get("x-method") == method else "unstable"
+            stability = (
+                "stable"
+                if params in self.stable_defs and self.stable_defs[params].get("x-method") == method
+                else "unstable"
+            )
             out.append(f"        stability={json.dumps(stability)},")
             out.append("    ),")
         out.append(")")
@@ -651,12 +705,17 @@ def generate(schema_path: Path) -> dict[Path, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the committed output is stale")
+    parser.add_argument(
+        "--check", action="store_true", help="fail if the committed output is stale"
+    )
     parser.add_argument("--schema", type=Path, help="path to v1/schema.json")
     args = parser.parse_args()
     schema = args.schema or find_schema("v1/schema.json")
     if schema is None:
-        print("gen_schema: ACP schema not found (run bin/test once, or set ACPWIRE_SCHEMA_DIR)", file=sys.stderr)
+        print(
+            "gen_schema: ACP schema not found (run bin/test once, or set ACPWIRE_SCHEMA_DIR)",
+            file=sys.stderr,
+        )
         return 2
     outputs = generate(schema)
     stale = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]

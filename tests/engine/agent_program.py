@@ -13,10 +13,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from acpwire import schema as s  # noqa: E402
-from acpwire.agent.connection import Agent, run_agent  # noqa: E402
-from acpwire.protocol.errors import ResourceNotFound  # noqa: E402
-from acpwire.protocol.version import negotiate  # noqa: E402
+from acpwire import schema as s
+from acpwire.agent.connection import Agent, run_agent
+from acpwire.protocol.errors import ResourceNotFound
+from acpwire.protocol.version import negotiate
 
 
 class EngineTestAgent(Agent):
@@ -47,9 +47,13 @@ class EngineTestAgent(Agent):
         try:
             if command == "stream":
                 for i in range(int(arg)):
-                    await self.client.session_update(sid, s.AgentMessageChunk(content=s.TextContent(text=f"chunk {i}")))
+                    await self.client.session_update(
+                        sid, s.AgentMessageChunk(content=s.TextContent(text=f"chunk {i}"))
+                    )
             elif command == "echo":
-                await self.client.session_update(sid, s.AgentMessageChunk(content=s.TextContent(text=arg), meta=params.meta))
+                await self.client.session_update(
+                    sid, s.AgentMessageChunk(content=s.TextContent(text=arg), meta=params.meta)
+                )
             elif command == "slow":
                 await asyncio.sleep(60)
             elif command == "ask":
@@ -59,16 +63,26 @@ class EngineTestAgent(Agent):
                     [s.PermissionOption(option_id="yes", name="Yes", kind="allow_once")],
                 )
                 outcome = answer.outcome
-                label = outcome.option_id if isinstance(outcome, s.SelectedPermissionOutcome) else "cancelled"
-                await self.client.session_update(sid, s.AgentMessageChunk(content=s.TextContent(text=label)))
+                label = (
+                    outcome.option_id
+                    if isinstance(outcome, s.SelectedPermissionOutcome)
+                    else "cancelled"
+                )
+                await self.client.session_update(
+                    sid, s.AgentMessageChunk(content=s.TextContent(text=label))
+                )
             elif command == "boom":
                 raise RuntimeError("secret internal detail")
             elif command == "print":
                 print("stray output that must not reach the protocol stream")
-                await self.client.session_update(sid, s.AgentMessageChunk(content=s.TextContent(text="printed")))
+                await self.client.session_update(
+                    sid, s.AgentMessageChunk(content=s.TextContent(text="printed"))
+                )
             elif command == "read":
                 result = await self.client.read_text_file(sid, arg)
-                await self.client.session_update(sid, s.AgentMessageChunk(content=s.TextContent(text=result.content)))
+                await self.client.session_update(
+                    sid, s.AgentMessageChunk(content=s.TextContent(text=result.content))
+                )
         except asyncio.CancelledError:
             self.cancelled_handlers += 1
             return s.PromptResponse(stop_reason="cancelled")

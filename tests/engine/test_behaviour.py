@@ -42,15 +42,21 @@ class RecordingClient(Client):
         self.notes: list[tuple[str, Any]] = []
 
     def capabilities(self) -> s.ClientCapabilities:
-        return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=False))
+        return s.ClientCapabilities(
+            fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=False)
+        )
 
     async def session_update(self, params: s.SessionNotification) -> None:
         self.updates.append(params.update)
 
-    async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
         if self.permission_gate is not None:
             await self.permission_gate.wait()
-        return s.RequestPermissionResponse(outcome=s.SelectedPermissionOutcome(option_id=params.options[0].option_id))
+        return s.RequestPermissionResponse(
+            outcome=s.SelectedPermissionOutcome(option_id=params.options[0].option_id)
+        )
 
     async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         return s.ReadTextFileResponse(content=Path(params.path).read_text())
@@ -59,7 +65,11 @@ class RecordingClient(Client):
         self.notes.append((method, params))
 
     def texts(self) -> list[str]:
-        return [u.content.text for u in self.updates if isinstance(u, s.AgentMessageChunk) and isinstance(u.content, s.TextContent)]
+        return [
+            u.content.text
+            for u in self.updates
+            if isinstance(u, s.AgentMessageChunk) and isinstance(u.content, s.TextContent)
+        ]
 
 
 class Link:
@@ -95,7 +105,9 @@ async def link(request: pytest.FixtureRequest) -> AsyncIterator[Link]:
 
 
 @pytest.fixture
-async def client(link: Link) -> AsyncIterator[tuple[ClientSideConnection, RecordingClient, WireLog]]:
+async def client(
+    link: Link,
+) -> AsyncIterator[tuple[ClientSideConnection, RecordingClient, WireLog]]:
     recorder = RecordingTransport(link.transport)
     handler = RecordingClient()
     conn = ClientSideConnection(handler, recorder)
@@ -108,7 +120,9 @@ async def new_session(conn: ClientSideConnection) -> str:
     return (await conn.agent.new_session("/tmp")).session_id
 
 
-async def test_updates_sent_before_a_response_are_all_handled_before_it_resolves(client: Any, schema_validator: Any) -> None:
+async def test_updates_sent_before_a_response_are_all_handled_before_it_resolves(
+    client: Any, schema_validator: Any
+) -> None:
     """PROMPT ordering: every session/update of a turn precedes its response (SESSION-UPDATE order)."""
     conn, handler, log = client
     sid = await new_session(conn)
@@ -138,7 +152,9 @@ async def test_both_sides_call_each_other_while_a_turn_is_running(client: Any) -
     sid = await new_session(conn)
     turn = asyncio.ensure_future(conn.agent.prompt(sid, "ask"))
     # The agent's permission request is pending on our side; we can still call the agent.
-    assert (await asyncio.wait_for(conn.agent.ext_method("_test/echo", [1]), TIMEOUT)) == {"echo": [1]}
+    assert (await asyncio.wait_for(conn.agent.ext_method("_test/echo", [1]), TIMEOUT)) == {
+        "echo": [1]
+    }
     handler.permission_gate.set()
     result = await asyncio.wait_for(turn, TIMEOUT)
     assert result.stop_reason == "end_turn"
@@ -149,7 +165,9 @@ async def test_cancel_request_of_an_in_flight_request_answers_request_cancelled(
     """$/cancel_request: the handler is cancelled and the request still gets exactly one answer, -32800."""
     await link.raw('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
     await link.transport.send(b'{"jsonrpc":"2.0","id":"slow-1","method":"_test/sleep","params":{}}')
-    await link.transport.send(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"slow-1"}}')
+    await link.transport.send(
+        b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"slow-1"}}'
+    )
     reply = json.loads(await asyncio.wait_for(link.transport.receive(), TIMEOUT))  # type: ignore[arg-type]
     assert reply["id"] == "slow-1"
     assert reply["error"]["code"] == ErrorCode.REQUEST_CANCELLED
@@ -181,7 +199,9 @@ async def test_unknown_method_answers_method_not_found(client: Any) -> None:
     assert info.value.from_peer
 
 
-async def test_unknown_extension_request_answers_method_not_found_and_notifications_are_ignored(client: Any) -> None:
+async def test_unknown_extension_request_answers_method_not_found_and_notifications_are_ignored(
+    client: Any,
+) -> None:
     """EXT: unknown _ requests -> -32601; unknown notifications ignored."""
     conn, _, _ = client
     with pytest.raises(MethodNotFound):
@@ -208,7 +228,9 @@ async def test_invalid_params_answer_with_the_validation_path(client: Any) -> No
     assert info.value.data["path"] == "$.sessionId"
 
 
-async def test_a_crashing_handler_answers_internal_error_without_leaking_its_text(client: Any) -> None:
+async def test_a_crashing_handler_answers_internal_error_without_leaking_its_text(
+    client: Any,
+) -> None:
     conn, _, _ = client
     sid = await new_session(conn)
     with pytest.raises(RequestError) as info:
@@ -249,30 +271,58 @@ async def test_meta_passes_through_untouched(client: Any) -> None:
         ('{"jsonrpc":"1.0","id":5,"method":"initialize","params":{}}', ErrorCode.INVALID_REQUEST),
     ],
 )
-async def test_bad_input_gets_a_clear_error_and_the_connection_stays_usable(link: Link, line: str, code: int) -> None:
+async def test_bad_input_gets_a_clear_error_and_the_connection_stays_usable(
+    link: Link, line: str, code: int
+) -> None:
     reply = await link.raw(line)
     assert reply["error"]["code"] == code
-    ok = await link.raw('{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}')
+    ok = await link.raw(
+        '{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}'
+    )
     assert ok["id"] == 7 and ok["result"]["protocolVersion"] == 1
 
 
 async def test_an_oversize_line_is_dropped_and_the_connection_stays_usable(link: Link) -> None:
-    huge = b'{"jsonrpc":"2.0","method":"_test/note","params":{"x":"' + b"a" * (65 * 1024 * 1024) + b'"}}'
+    huge = (
+        b'{"jsonrpc":"2.0","method":"_test/note","params":{"x":"'
+        + b"a" * (65 * 1024 * 1024)
+        + b'"}}'
+    )
     await link.transport.send(huge)
-    ok = await link.raw('{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":1}}')
+    ok = await link.raw(
+        '{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":1}}'
+    )
     assert ok["id"] == 8
 
 
 async def test_string_and_integer_ids_are_both_answered_with_the_same_id(link: Link) -> None:
     for rid in ("abc", 12345678901):
-        reply = await link.raw(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": {"protocolVersion": 1}}))
+        reply = await link.raw(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "method": "initialize",
+                    "params": {"protocolVersion": 1},
+                }
+            )
+        )
         assert reply["id"] == rid
 
 
 @pytest.mark.parametrize("asked", [2, 65535])
 async def test_an_agent_asked_for_a_newer_version_answers_1(link: Link, asked: int) -> None:
     """INIT version negotiation: the agent answers the latest version it supports."""
-    reply = await link.raw(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked}}))
+    reply = await link.raw(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": asked},
+            }
+        )
+    )
     assert reply["result"]["protocolVersion"] == 1
 
 
@@ -330,7 +380,7 @@ async def test_a_client_refuses_an_agent_speaking_an_unsupported_version() -> No
     side = AgentSideConnection(FutureAgent(), a)
     side.start()
     conn = ClientSideConnection(RecordingClient(), b)
-    with pytest.raises(VersionMismatchError, match="7"):
+    with pytest.raises(VersionMismatchError, match=r"7"):
         await conn.initialize()
     await conn.close()
     await side.close()

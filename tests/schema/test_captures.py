@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from acpwire import schema as s
 from acpwire.schema.methods import BY_NAME
 
@@ -51,4 +49,10 @@ def test_the_full_capture_covers_every_stable_session_update_kind(captures_dir: 
     for _, tp, payload in agent_messages(captures_dir):
         if tp is s.SessionNotification:
             kinds.add(type(s.convert(payload, tp).update).__name__)
-    assert {"AgentMessageChunk", "AgentThoughtChunk", "ToolCallStart", "ToolCallProgress", "PlanUpdate"} <= kinds
+    assert {
+        "AgentMessageChunk",
+        "AgentThoughtChunk",
+        "ToolCallStart",
+        "ToolCallProgress",
+        "PlanUpdate",
+    } <= kinds

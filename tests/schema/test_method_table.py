@@ -46,11 +46,15 @@ def test_every_client_method_is_routed_to_a_client_handler_and_nothing_else() ->
     assert set(router.notifications) == {"session/update", "elicitation/complete"}
 
 
-@pytest.mark.parametrize(("peer", "methods"), [(AgentPeer, AGENT_METHODS), (ClientPeer, CLIENT_METHODS)])
+@pytest.mark.parametrize(
+    ("peer", "methods"), [(AgentPeer, AGENT_METHODS), (ClientPeer, CLIENT_METHODS)]
+)
 def test_each_typed_peer_can_call_every_method_of_the_other_side(peer: type, methods: dict) -> None:
     for spec in methods.values():
         fn = getattr(peer, spec.python_name, None)
-        assert fn is not None and inspect.iscoroutinefunction(fn), f"{peer.__name__} lacks {spec.python_name}"
+        assert fn is not None and inspect.iscoroutinefunction(fn), (
+            f"{peer.__name__} lacks {spec.python_name}"
+        )
 
 
 def test_gated_methods_name_a_capability_of_the_side_that_handles_them() -> None:

@@ -26,7 +26,9 @@ def schema_cases(schema: dict[str, Any]) -> list[tuple[str, type[Any], Any]]:
     for name in generated.__all__:
         cls = getattr(generated, name)
         if isinstance(cls, type) and issubclass(cls, msgspec.Struct) and cls.__doc__:
-            by_doc.setdefault(cls.__doc__.split("``")[-2] if "Schema: ``" in cls.__doc__ else name, []).append(cls)
+            by_doc.setdefault(
+                cls.__doc__.split("``")[-2] if "Schema: ``" in cls.__doc__ else name, []
+            ).append(cls)
     for marker, decoder in _UNIONS.items():
         union = marker.__name__.removeprefix("_").removesuffix("Marker")
         if union not in defs or not isinstance(decoder, _Tagged):
@@ -42,7 +44,13 @@ def schema_cases(schema: dict[str, Any]) -> list[tuple[str, type[Any], Any]]:
                 continue  # an unstable-only member
             cases.append((f"{union}.{tag}", cls, _example(defs[union], defs, tag=tag)))
         if decoder.default is not None:
-            cases.append((f"{union}.default", decoder.default, _example(defs[union], defs, tag=None, default=True)))
+            cases.append(
+                (
+                    f"{union}.default",
+                    decoder.default,
+                    _example(defs[union], defs, tag=None, default=True),
+                )
+            )
     tagged = {c for _, c, _ in cases}
     for name, d in defs.items():
         for cls in by_doc.get(name, []):
@@ -51,7 +59,9 @@ def schema_cases(schema: dict[str, Any]) -> list[tuple[str, type[Any], Any]]:
     return cases
 
 
-def _example(sch: Any, defs: dict[str, Any], tag: str | None = None, default: bool = False, depth: int = 0) -> Any:
+def _example(
+    sch: Any, defs: dict[str, Any], tag: str | None = None, default: bool = False, depth: int = 0
+) -> Any:
     if not isinstance(sch, dict) or not sch:
         return {"any": [1, "two"]}
     if "$ref" in sch:
@@ -67,17 +77,35 @@ def _example(sch: Any, defs: dict[str, Any], tag: str | None = None, default: bo
     if branches:
         chosen = None
         for b in branches:
-            consts = [p.get("const") for p in b.get("properties", {}).values() if isinstance(p, dict)]
+            consts = [
+                p.get("const") for p in b.get("properties", {}).values() if isinstance(p, dict)
+            ]
             if tag is not None and tag in consts:
                 chosen = b
                 break
         if chosen is None:
-            usable = [b for b in branches if b.get("type") != "null" and b.get("title") != "other" and "not" not in b]
+            usable = [
+                b
+                for b in branches
+                if b.get("type") != "null" and b.get("title") != "other" and "not" not in b
+            ]
             if default:
-                usable = [b for b in usable if not any("const" in p for p in b.get("properties", {}).values() if isinstance(p, dict))] or usable
+                usable = [
+                    b
+                    for b in usable
+                    if not any(
+                        "const" in p
+                        for p in b.get("properties", {}).values()
+                        if isinstance(p, dict)
+                    )
+                ] or usable
             chosen = usable[0]
         value = _example(chosen, defs, depth=depth)
-        result = {**(result or {}), **value} if isinstance(value, dict) and (result is None or isinstance(result, dict)) else value
+        result = (
+            {**(result or {}), **value}
+            if isinstance(value, dict) and (result is None or isinstance(result, dict))
+            else value
+        )
     t = sch.get("type")
     if isinstance(t, list):
         t = next(x for x in t if x != "null")
@@ -98,7 +126,12 @@ def _example(sch: Any, defs: dict[str, Any], tag: str | None = None, default: bo
     if t == "array":
         return [_example(sch.get("items", {}), defs, depth=depth + 1)] if depth < 4 else []
     if t == "string":
-        return {"uri": "https://example.com/x", "date-time": "2025-01-01T00:00:00Z", "date": "2025-01-01", "email": "a@example.com"}.get(sch.get("format", ""), "/abs/text")
+        return {
+            "uri": "https://example.com/x",
+            "date-time": "2025-01-01T00:00:00Z",
+            "date": "2025-01-01",
+            "email": "a@example.com",
+        }.get(sch.get("format", ""), "/abs/text")
     if t == "integer":
         return 1
     if t == "number":
@@ -130,21 +163,38 @@ def test_model_round_trips_and_loses_nothing(cls: type[Any], wire: Any) -> None:
 
 def test_every_stable_definition_with_an_object_shape_has_a_case() -> None:
     assert _SCHEMA is not None, "official schema not found"
-    covered = {c.__doc__.split("``")[-2] for _, c, _ in CASES if c.__doc__ and "Schema: ``" in c.__doc__}
-    objects = {n for n, d in _SCHEMA["$defs"].items() if d.get("type") == "object" and not d.get("x-docs-ignore")}
+    covered = {
+        c.__doc__.split("``")[-2] for _, c, _ in CASES if c.__doc__ and "Schema: ``" in c.__doc__
+    }
+    objects = {
+        n
+        for n, d in _SCHEMA["$defs"].items()
+        if d.get("type") == "object" and not d.get("x-docs-ignore")
+    }
     covered |= {case_id.split(".")[0] for case_id, _, _ in CASES}
     assert objects - covered == set()
 
 
 @pytest.mark.parametrize(("cls", "wire"), [pytest.param(c, w, id=i) for i, c, w in CASES])
-def test_examples_are_valid_per_the_official_schema(cls: type[Any], wire: Any, official_schema: dict[str, Any]) -> None:
+def test_examples_are_valid_per_the_official_schema(
+    cls: type[Any], wire: Any, official_schema: dict[str, Any]
+) -> None:
     """Guards the example builder itself: the round-trip cases are real ACP values."""
     import jsonschema
 
-    definition = cls.__doc__.split("``")[-2] if cls.__doc__ and "Schema: ``" in cls.__doc__ else None
+    definition = (
+        cls.__doc__.split("``")[-2] if cls.__doc__ and "Schema: ``" in cls.__doc__ else None
+    )
     assert definition in official_schema["$defs"]
-    validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": official_schema["$defs"]})
-    if cls.__struct_config__.tag_field and definition not in ("SessionConfigOption", "CreateElicitationRequest", "CreateElicitationResponse", "RequestPermissionOutcome"):
+    validator = jsonschema.Draft202012Validator(
+        {"$ref": f"#/$defs/{definition}", "$defs": official_schema["$defs"]}
+    )
+    if cls.__struct_config__.tag_field and definition not in (
+        "SessionConfigOption",
+        "CreateElicitationRequest",
+        "CreateElicitationResponse",
+        "RequestPermissionOutcome",
+    ):
         wire = {k: v for k, v in wire.items() if k != cls.__struct_config__.tag_field}
     errors = list(validator.iter_errors(wire))
     assert not errors, errors[0].message
@@ -152,12 +202,21 @@ def test_examples_are_valid_per_the_official_schema(cls: type[Any], wire: Any, o
 
 def test_unset_fields_are_omitted_and_null_is_kept() -> None:
     update = s.ToolCallProgress(tool_call_id="t1", status="completed", title=None)
-    assert json.loads(s.encode(update)) == {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "title": None}
+    assert json.loads(s.encode(update)) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "t1",
+        "status": "completed",
+        "title": None,
+    }
 
 
 def test_meta_keeps_its_wire_name() -> None:
     block = s.TextContent(text="hi", meta={"acpwire/x": {"nested": [1]}})
-    assert json.loads(s.encode(block)) == {"type": "text", "text": "hi", "_meta": {"acpwire/x": {"nested": [1]}}}
+    assert json.loads(s.encode(block)) == {
+        "type": "text",
+        "text": "hi",
+        "_meta": {"acpwire/x": {"nested": [1]}},
+    }
 
 
 def test_unknown_union_members_arrive_as_explicit_unknown_values_and_go_back_unchanged() -> None:
@@ -177,12 +236,16 @@ def test_unknown_content_block_inside_a_known_update_does_not_break_it() -> None
 
 
 def test_unknown_enum_values_are_kept_as_strings() -> None:
-    call = s.convert({"toolCallId": "t", "title": "x", "kind": "teleport", "status": "dreaming"}, s.ToolCall)
+    call = s.convert(
+        {"toolCallId": "t", "title": "x", "kind": "teleport", "status": "dreaming"}, s.ToolCall
+    )
     assert (call.kind, call.status) == ("teleport", "dreaming")
 
 
 def test_unknown_fields_are_tolerated() -> None:
-    chunk = s.convert({"content": {"type": "text", "text": "a", "future": 1}, "later": True}, s.ContentChunk)
+    chunk = s.convert(
+        {"content": {"type": "text", "text": "a", "future": 1}, "later": True}, s.ContentChunk
+    )
     assert chunk.content == s.TextContent(text="a")
 
 
@@ -195,12 +258,19 @@ def test_discriminator_less_members_decode_to_their_default() -> None:
 
 def test_wrong_types_report_the_path() -> None:
     with pytest.raises(msgspec.ValidationError, match=r"toolCallId"):
-        s.decode(b'{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":3,"title":"x"}}', s.SessionNotification)
+        s.decode(
+            b'{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":3,"title":"x"}}',
+            s.SessionNotification,
+        )
 
 
 def test_generated_code_matches_the_generator() -> None:
     """The committed modules are exactly what tools/gen_schema.py produces from the pinned schema."""
-    result = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_schema.py"), "--check"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_schema.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     if result.returncode == 2:
         pytest.skip(result.stderr.strip())
     assert result.returncode == 0, result.stderr

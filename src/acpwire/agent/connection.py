@@ -54,16 +54,22 @@ class Agent:
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         raise MethodNotFound("session/list is not supported by this agent")
 
-    async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse | None:
+    async def delete_session(
+        self, params: s.DeleteSessionRequest
+    ) -> s.DeleteSessionResponse | None:
         raise MethodNotFound("session/delete is not supported by this agent")
 
-    async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse | None:
+    async def resume_session(
+        self, params: s.ResumeSessionRequest
+    ) -> s.ResumeSessionResponse | None:
         raise MethodNotFound("session/resume is not supported by this agent")
 
     async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse | None:
         raise MethodNotFound("session/close is not supported by this agent")
 
-    async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse | None:
+    async def set_session_mode(
+        self, params: s.SetSessionModeRequest
+    ) -> s.SetSessionModeResponse | None:
         raise MethodNotFound("session/set_mode is not supported by this agent")
 
     async def set_session_config_option(
@@ -90,8 +96,12 @@ class ClientPeer(Peer):
 
     client_info: s.Implementation | None = None
 
-    async def session_update(self, session_id: str, update: s.SessionUpdate, *, meta: dict[str, Any] | UnsetType = UNSET) -> None:
-        await self.connection.notify("session/update", s.SessionNotification(session_id=session_id, update=update, meta=meta))
+    async def session_update(
+        self, session_id: str, update: s.SessionUpdate, *, meta: dict[str, Any] | UnsetType = UNSET
+    ) -> None:
+        await self.connection.notify(
+            "session/update", s.SessionNotification(session_id=session_id, update=update, meta=meta)
+        )
 
     async def request_permission(
         self,
@@ -99,7 +109,9 @@ class ClientPeer(Peer):
         tool_call: s.ToolCallUpdate,
         options: Sequence[s.PermissionOption],
     ) -> s.RequestPermissionResponse:
-        params = s.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=list(options))
+        params = s.RequestPermissionRequest(
+            session_id=session_id, tool_call=tool_call, options=list(options)
+        )
         result: s.RequestPermissionResponse = await self._call("session/request_permission", params)
         return result
 
@@ -115,7 +127,9 @@ class ClientPeer(Peer):
         result: s.ReadTextFileResponse = await self._call("fs/read_text_file", params)
         return result
 
-    async def write_text_file(self, session_id: str, path: str, content: str) -> s.WriteTextFileResponse:
+    async def write_text_file(
+        self, session_id: str, path: str, content: str
+    ) -> s.WriteTextFileResponse:
         params = s.WriteTextFileRequest(session_id=session_id, path=path, content=content)
         result: s.WriteTextFileResponse = await self._call("fs/write_text_file", params)
         return result
@@ -146,7 +160,9 @@ class ClientPeer(Peer):
         result: s.TerminalOutputResponse = await self._call("terminal/output", params)
         return result
 
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str) -> s.WaitForTerminalExitResponse:
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str
+    ) -> s.WaitForTerminalExitResponse:
         params = s.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id)
         result: s.WaitForTerminalExitResponse = await self._call("terminal/wait_for_exit", params)
         return result
@@ -156,20 +172,32 @@ class ClientPeer(Peer):
         result: s.KillTerminalResponse = await self._call("terminal/kill", params)
         return result
 
-    async def release_terminal(self, session_id: str, terminal_id: str) -> s.ReleaseTerminalResponse:
+    async def release_terminal(
+        self, session_id: str, terminal_id: str
+    ) -> s.ReleaseTerminalResponse:
         params = s.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
         result: s.ReleaseTerminalResponse = await self._call("terminal/release", params)
         return result
 
-    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse:
         mode = getattr(params, "mode", None) or (
-            "form" if isinstance(params, s.ElicitationFormMode) else "url" if isinstance(params, s.ElicitationUrlMode) else None
+            "form"
+            if isinstance(params, s.ElicitationFormMode)
+            else "url"
+            if isinstance(params, s.ElicitationUrlMode)
+            else None
         )
-        result: s.CreateElicitationResponse = await self._call("elicitation/create", params, mode=mode)
+        result: s.CreateElicitationResponse = await self._call(
+            "elicitation/create", params, mode=mode
+        )
         return result
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
-        await self._call("elicitation/complete", s.CompleteElicitationNotification(elicitation_id=elicitation_id))
+        await self._call(
+            "elicitation/complete", s.CompleteElicitationNotification(elicitation_id=elicitation_id)
+        )
 
 
 AgentFactory = Callable[[], Agent]
@@ -178,7 +206,9 @@ AgentFactory = Callable[[], Agent]
 class AgentSideConnection:
     """Serves an :class:`Agent` over a transport."""
 
-    def __init__(self, agent: Agent, transport: Transport, *, check_capabilities: bool = True) -> None:
+    def __init__(
+        self, agent: Agent, transport: Transport, *, check_capabilities: bool = True
+    ) -> None:
         self.agent = agent
         router = build_router(agent, "agent", overrides={"initialize": self._initialize})
         self.connection = Connection(transport, router, name="agent")
@@ -189,7 +219,9 @@ class AgentSideConnection:
 
     async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
         caps = params.client_capabilities
-        self.client.remote_capabilities = s.ClientCapabilities() if isinstance(caps, UnsetType) or caps is None else caps
+        self.client.remote_capabilities = (
+            s.ClientCapabilities() if isinstance(caps, UnsetType) or caps is None else caps
+        )
         info = params.client_info
         self.client.client_info = None if isinstance(info, UnsetType) else info
         return await self.agent.initialize(params)

@@ -34,13 +34,17 @@ class Client:
     async def session_update(self, params: s.SessionNotification) -> None:
         """A ``session/update`` notification; ignored unless overridden."""
 
-    async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
         raise MethodNotFound("session/request_permission is not supported by this client")
 
     async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         raise MethodNotFound("fs/read_text_file is not supported by this client")
 
-    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse | None:
+    async def write_text_file(
+        self, params: s.WriteTextFileRequest
+    ) -> s.WriteTextFileResponse | None:
         raise MethodNotFound("fs/write_text_file is not supported by this client")
 
     async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
@@ -49,16 +53,22 @@ class Client:
     async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
         raise MethodNotFound("terminal/output is not supported by this client")
 
-    async def wait_for_terminal_exit(self, params: s.WaitForTerminalExitRequest) -> s.WaitForTerminalExitResponse:
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse:
         raise MethodNotFound("terminal/wait_for_exit is not supported by this client")
 
     async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse | None:
         raise MethodNotFound("terminal/kill is not supported by this client")
 
-    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse | None:
+    async def release_terminal(
+        self, params: s.ReleaseTerminalRequest
+    ) -> s.ReleaseTerminalResponse | None:
         raise MethodNotFound("terminal/release is not supported by this client")
 
-    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse:
         raise MethodNotFound("elicitation/create is not supported by this client")
 
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
@@ -109,12 +119,16 @@ class AgentPeer(Peer):
                 f"this client speaks {sorted(SUPPORTED_VERSIONS)}"
             )
         caps = result.agent_capabilities
-        self.remote_capabilities = s.AgentCapabilities() if isinstance(caps, UnsetType) or caps is None else caps
+        self.remote_capabilities = (
+            s.AgentCapabilities() if isinstance(caps, UnsetType) or caps is None else caps
+        )
         self.initialize_response = result
         return result
 
     async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
-        result: s.AuthenticateResponse = await self._call("authenticate", s.AuthenticateRequest(method_id=method_id))
+        result: s.AuthenticateResponse = await self._call(
+            "authenticate", s.AuthenticateRequest(method_id=method_id)
+        )
         return result
 
     async def logout(self) -> s.LogoutResponse:
@@ -131,7 +145,9 @@ class AgentPeer(Peer):
         params = s.NewSessionRequest(
             cwd=cwd,
             mcp_servers=list(mcp_servers),
-            additional_directories=UNSET if additional_directories is None else list(additional_directories),
+            additional_directories=UNSET
+            if additional_directories is None
+            else list(additional_directories),
         )
         result: s.NewSessionResponse = await self._call("session/new", params)
         return result
@@ -148,7 +164,9 @@ class AgentPeer(Peer):
             session_id=session_id,
             cwd=cwd,
             mcp_servers=list(mcp_servers),
-            additional_directories=UNSET if additional_directories is None else list(additional_directories),
+            additional_directories=UNSET
+            if additional_directories is None
+            else list(additional_directories),
         )
         result: s.LoadSessionResponse = await self._call("session/load", params)
         return result
@@ -165,19 +183,25 @@ class AgentPeer(Peer):
             session_id=session_id,
             cwd=cwd,
             mcp_servers=UNSET if mcp_servers is None else list(mcp_servers),
-            additional_directories=UNSET if additional_directories is None else list(additional_directories),
+            additional_directories=UNSET
+            if additional_directories is None
+            else list(additional_directories),
         )
         result: s.ResumeSessionResponse = await self._call("session/resume", params)
         return result
 
-    async def list_sessions(self, *, cwd: str | None = None, cursor: str | None = None) -> s.ListSessionsResponse:
+    async def list_sessions(
+        self, *, cwd: str | None = None, cursor: str | None = None
+    ) -> s.ListSessionsResponse:
         result: s.ListSessionsResponse = await self._call(
             "session/list", s.ListSessionsRequest(cwd=_opt(cwd), cursor=_opt(cursor))
         )
         return result
 
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:
-        result: s.CloseSessionResponse = await self._call("session/close", s.CloseSessionRequest(session_id=session_id))
+        result: s.CloseSessionResponse = await self._call(
+            "session/close", s.CloseSessionRequest(session_id=session_id)
+        )
         return result
 
     async def delete_session(self, session_id: str) -> s.DeleteSessionResponse:
@@ -201,13 +225,21 @@ class AgentPeer(Peer):
             value=value,
             type="boolean" if isinstance(value, bool) else UNSET,
         )
-        result: s.SetSessionConfigOptionResponse = await self._call("session/set_config_option", params)
+        result: s.SetSessionConfigOptionResponse = await self._call(
+            "session/set_config_option", params
+        )
         return result
 
-    async def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> s.PromptResponse:
+    async def prompt(
+        self, session_id: str, prompt: str | Sequence[s.ContentBlock]
+    ) -> s.PromptResponse:
         """Run one turn. A plain string is sent as one text block."""
-        blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
-        result: s.PromptResponse = await self._call("session/prompt", s.PromptRequest(session_id=session_id, prompt=blocks))
+        blocks: list[s.ContentBlock] = (
+            [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        )
+        result: s.PromptResponse = await self._call(
+            "session/prompt", s.PromptRequest(session_id=session_id, prompt=blocks)
+        )
         return result
 
     async def cancel(self, session_id: str) -> None:
@@ -218,7 +250,9 @@ class AgentPeer(Peer):
 class ClientSideConnection:
     """Serves a :class:`Client` over a transport and exposes the agent as :attr:`agent`."""
 
-    def __init__(self, client: Client, transport: Transport, *, check_capabilities: bool = True) -> None:
+    def __init__(
+        self, client: Client, transport: Transport, *, check_capabilities: bool = True
+    ) -> None:
         self.client = client
         self.transport = transport
         self.connection = Connection(transport, build_router(client, "client"), name="client")

@@ -184,7 +184,9 @@ class Connection:
 
     async def _stop_tasks(self) -> None:
         current = asyncio.current_task()
-        tasks = [t for t in (self._reader, self._worker, *self._incoming.values(), *self._tasks) if t]
+        tasks = [
+            t for t in (self._reader, self._worker, *self._incoming.values(), *self._tasks) if t
+        ]
         tasks = [t for t in tasks if t is not current and not t.done()]
         for t in tasks:
             t.cancel()
@@ -210,7 +212,11 @@ class Connection:
             return await future
         except asyncio.CancelledError:
             if self._pending.pop(request_id, None) is not None and self._closed is None:
-                self._spawn(self._send_quietly(wire.encode_notification(CANCEL_REQUEST, {"requestId": request_id})))
+                self._spawn(
+                    self._send_quietly(
+                        wire.encode_notification(CANCEL_REQUEST, {"requestId": request_id})
+                    )
+                )
             raise
         finally:
             self._pending.pop(request_id, None)
@@ -240,7 +246,11 @@ class Connection:
                 if line is None:
                     break
                 if isinstance(line, Oversize):
-                    log.error("%s: dropped an incoming message of %d bytes (over the size limit)", self.name, line.size)
+                    log.error(
+                        "%s: dropped an incoming message of %d bytes (over the size limit)",
+                        self.name,
+                        line.size,
+                    )
                     continue
                 self._dispatch(wire.parse(line))
         except ConnectionClosedError as exc:
@@ -296,7 +306,9 @@ class Connection:
             else:
                 value = _decoders.decode(msg.result, pending.result_type)
         except msgspec.ValidationError as exc:
-            error = InvalidParams(f"peer's answer to {pending.method} does not match the schema", str(exc))
+            error = InvalidParams(
+                f"peer's answer to {pending.method} does not match the schema", str(exc)
+            )
             error.from_peer = True
             pending.future.set_exception(error)
             return

@@ -64,7 +64,9 @@ class RequestError(AcpError):
         return text
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+        return (
+            f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+        )
 
     def to_wire(self) -> dict[str, Any]:
         """The error object as it goes into a JSON-RPC response."""
@@ -77,7 +79,9 @@ class RequestError(AcpError):
     def from_wire(error: Any, *, from_peer: bool = True) -> RequestError:
         """Build the most specific subclass for an error object received from a peer."""
         if not isinstance(error, dict):
-            return InternalError("peer sent a malformed error object", data=error, from_peer=from_peer)
+            return InternalError(
+                "peer sent a malformed error object", data=error, from_peer=from_peer
+            )
         code = error.get("code")
         message = error.get("message")
         if not isinstance(code, int) or isinstance(code, bool):

@@ -26,7 +26,7 @@ class Oversize:
 class LineSplitter:
     """Feed bytes in, get complete lines (without the ``\\n``) out."""
 
-    __slots__ = ("_buffer", "_discarding", "_discarded", "max_size")
+    __slots__ = ("_buffer", "_discarded", "_discarding", "max_size")
 
     def __init__(self, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         self.max_size = max_size

@@ -10,14 +10,14 @@ value (:class:`Invalid` carrying the error to answer with), never an exception.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 
 from ..schema._base import enc_hook
 from .errors import InvalidRequest, ParseError, RequestError
 
-RequestId = Union[int, str]
+RequestId = int | str
 
 _NULL = msgspec.Raw(b"null")
 _EMPTY = msgspec.Raw(b"{}")
@@ -66,7 +66,7 @@ class Invalid:
     respond: bool
 
 
-Message = Union[Request, Notification, Response, Invalid]
+Message = Request | Notification | Response | Invalid
 
 
 def _valid_id(value: Any) -> bool:
@@ -98,11 +98,14 @@ def parse(line: bytes) -> Message:
         return Request(env.id, method, env.params)
     # A response.
     rid = env.id if has_id and _valid_id(env.id) else None
-    if env.result is not msgspec.UNSET:
-        return Response(rid, env.result, None)
+    result = env.result
+    if isinstance(result, msgspec.Raw):
+        return Response(rid, result, None)
     if env.error is not msgspec.UNSET:
         return Response(rid, None, RequestError.from_wire(env.error))
-    return Invalid(rid, InvalidRequest("message is neither a request, a notification nor a response"), False)
+    return Invalid(
+        rid, InvalidRequest("message is neither a request, a notification nor a response"), False
+    )
 
 
 _encoder = msgspec.json.Encoder(enc_hook=enc_hook)
@@ -136,7 +139,9 @@ class _ErrorOut(msgspec.Struct, kw_only=True):
 
 def encode_request(request_id: RequestId, method: str, params: Any) -> bytes:
     """One request line (without the newline). ``None`` params are sent as ``{}``."""
-    return _encode(_RequestOut(id=request_id, method=method, params=_EMPTY if params is None else params))
+    return _encode(
+        _RequestOut(id=request_id, method=method, params=_EMPTY if params is None else params)
+    )
 
 
 def encode_notification(method: str, params: Any) -> bytes:

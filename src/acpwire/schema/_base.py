@@ -63,7 +63,11 @@ class UnknownVariant:
         return f"{type(self).__name__}(tag={self.tag!r}, raw={self.raw!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.raw == self.raw  # type: ignore[attr-defined]
+        return (
+            isinstance(other, UnknownVariant)
+            and type(other) is type(self)
+            and other.raw == self.raw
+        )
 
     def __hash__(self) -> int:
         return hash((type(self), self.tag))
@@ -114,7 +118,7 @@ class _Untagged(_UnionDecoder):
         self.unknown = unknown
 
     def __call__(self, obj: Any) -> Any:
-        first_error: ValueError | None = None
+        first_error: Exception | None = None
         for choice in self.choices:
             try:
                 return msgspec.convert(obj, choice, dec_hook=dec_hook)

@@ -230,7 +230,7 @@ class _StateUpdateMarker(UnionMarker):
     __slots__ = ()
 
 
-class UnknownStateUpdate(UnknownVariant, _StateUpdateMarker):
+class UnrecognizedStateUpdate(UnknownVariant, _StateUpdateMarker):
     """A ``StateUpdate`` member this version does not know; ``raw`` holds it whole."""
 
     __slots__ = ()
@@ -1846,7 +1846,7 @@ if TYPE_CHECKING:
 else:
     AvailableCommandInput = _AvailableCommandInputMarker
 if TYPE_CHECKING:
-    StateUpdate: TypeAlias = Union[RunningStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate, UnknownStateUpdate]
+    StateUpdate: TypeAlias = Union[RunningStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate, UnrecognizedStateUpdate]
 else:
     StateUpdate = _StateUpdateMarker
 if TYPE_CHECKING:
@@ -1878,7 +1878,7 @@ register_untagged_union(_SessionConfigSelectOptionsItemMarker, [SessionConfigSel
 register_tagged_union(_SessionUpdateMarker, "sessionUpdate", {"user_message_chunk": UserMessageChunk, "agent_message_chunk": AgentMessageChunk, "agent_thought_chunk": AgentThoughtChunk, "tool_call": ToolCallStart, "tool_call_update": ToolCallProgress, "plan": PlanUpdate, "plan_update": PlanOperationUpdate, "plan_removed": PlanRemoved, "available_commands_update": AvailableCommandsUpdate, "current_mode_update": CurrentModeUpdate, "config_option_update": ConfigOptionUpdate, "session_info_update": SessionInfoUpdate, "usage_update": UsageUpdate, "notice": Notice, "compaction_update": CompactionUpdate, "compaction_summary_chunk": CompactionSummaryChunk, "subagent_update": SubagentUpdate, "session_message": SessionMessage, "session_message_chunk": SessionMessageChunk}, UnknownSessionUpdate)
 register_tagged_union(_PlanUpdateContentMarker, "type", {"items": PlanItems, "file": PlanFile, "markdown": PlanMarkdown}, UnknownPlanUpdateContent)
 register_untagged_union(_AvailableCommandInputMarker, [UnstructuredCommandInput], UnknownAvailableCommandInput)
-register_tagged_union(_StateUpdateMarker, "state", {"running": RunningStateUpdate, "requires_action": RequiresActionStateUpdate, "unknown": UnknownStateUpdate}, UnknownStateUpdate)
+register_tagged_union(_StateUpdateMarker, "state", {"running": RunningStateUpdate, "requires_action": RequiresActionStateUpdate, "unknown": UnknownStateUpdate}, UnrecognizedStateUpdate)
 register_tagged_union(_McpServerMarker, "type", {"http": McpServerHttp, "sse": McpServerSse, "acp": McpServerAcp}, UnknownMcpServer, default=McpServerStdio)
 register_tagged_union(_RequestPermissionOutcomeMarker, "outcome", {"cancelled": CancelledPermissionOutcome, "selected": SelectedPermissionOutcome}, UnknownRequestPermissionOutcome)
 register_tagged_union(_CreateElicitationResponseMarker, "action", {"accept": ElicitationAcceptAction, "decline": ElicitationDeclineAction, "cancel": ElicitationCancelAction}, UnknownCreateElicitationResponse)
@@ -2143,6 +2143,7 @@ __all__ = [
     "UnknownSessionUpdate",
     "UnknownStateUpdate",
     "UnknownToolCallContent",
+    "UnrecognizedStateUpdate",
     "UnstructuredCommandInput",
     "Usage",
     "UsageUpdate",

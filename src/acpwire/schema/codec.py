@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, TypeVar
 
 import msgspec
@@ -19,10 +18,15 @@ def encode(obj: Any) -> bytes:
     return _encoder.encode(obj)
 
 
-@lru_cache(maxsize=None)
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
 def decoder_for(tp: Any) -> msgspec.json.Decoder[Any]:
     """A cached JSON decoder for ``tp``."""
-    return msgspec.json.Decoder(tp, dec_hook=dec_hook)
+    dec = _decoders.get(tp)
+    if dec is None:
+        dec = _decoders[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)
+    return dec
 
 
 def decode(data: bytes | str, tp: type[T]) -> T:

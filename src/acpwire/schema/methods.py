@@ -7,8 +7,8 @@ conformance checker all read this table; it is generated from the schema's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from ._generated_methods import METHODS
 from ._method_spec import CapabilityGate, MethodSpec

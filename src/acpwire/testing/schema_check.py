@@ -57,13 +57,17 @@ class SchemaValidator:
             assert isinstance(method, str)
             if "id" in message:
                 rid = message["id"]
-                assert isinstance(rid, (int, str)) and not isinstance(rid, bool), f"bad id in {message!r}"
+                assert isinstance(rid, (int, str)) and not isinstance(rid, bool), (
+                    f"bad id in {message!r}"
+                )
             spec = BY_NAME.get(method)
             if spec is not None:
                 self._validator(spec.params_def).validate(message.get("params"))
             elif method.startswith("_") or method.startswith("$/"):
                 params = message.get("params")
-                assert params is None or isinstance(params, (dict, list)), f"bad params in {message!r}"
+                assert params is None or isinstance(params, (dict, list)), (
+                    f"bad params in {message!r}"
+                )
             else:
                 raise AssertionError(f"unknown method sent: {method}")
             return

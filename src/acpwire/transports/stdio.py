@@ -32,7 +32,9 @@ async def _pipe_reader(fd: int, loop: asyncio.AbstractEventLoop) -> asyncio.Stre
     reader = asyncio.StreamReader(limit=2**31 - 1)
     protocol = asyncio.StreamReaderProtocol(reader)
     try:
-        await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False))
+        await loop.connect_read_pipe(
+            lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False)
+        )
     except (ValueError, OSError):
         # Not a pipe or socket (a regular file, say): read it on a thread.
         def pump() -> None:
@@ -84,7 +86,7 @@ async def _pipe_writer(
     except (ValueError, OSError):
         transport = _BlockingTransport(fd)
         protocol = asyncio.streams.FlowControlMixin(loop)
-    return asyncio.StreamWriter(transport, protocol, reader, loop)  # type: ignore[arg-type]
+    return asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
 async def stdio_transport(

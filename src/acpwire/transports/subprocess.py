@@ -40,7 +40,9 @@ class SubprocessTransport:
     ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
-        self._stream = StreamTransport(process.stdout, process.stdin, max_message_size=max_message_size)
+        self._stream = StreamTransport(
+            process.stdout, process.stdin, max_message_size=max_message_size
+        )
         self._stderr_tail: deque[str] = deque(maxlen=stderr_tail_lines)
         self._on_stderr = on_stderr
         self._grace = grace_period
