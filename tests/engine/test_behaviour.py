@@ -389,3 +389,41 @@ async def test_a_client_refuses_an_agent_speaking_an_unsupported_version() -> No
 async def test_request_cancelled_error_type_maps_from_the_wire() -> None:
     err = RequestError.from_wire({"code": -32800, "message": "gone"})
     assert isinstance(err, RequestCancelled)
+
+
+async def test_a_slow_reader_slows_the_writer_and_memory_stays_bounded() -> None:
+    """Back-pressure: the agent cannot run ahead of a client whose handler is slow."""
+    from acpwire.engine.connection import INBOX_HIGH_WATER
+
+    a, b = memory_pair(maxsize=64)
+    agent = EngineTestAgent()
+    side = AgentSideConnection(agent, a)
+    side.start()
+    release = asyncio.Event()
+    peak = 0
+
+    class SlowClient(RecordingClient):
+        async def session_update(self, params: s.SessionNotification) -> None:
+            nonlocal peak
+            peak = max(peak, len(conn.connection._inbox))
+            if not release.is_set():
+                await release.wait()
+            self.updates.append(params.update)
+
+    handler = SlowClient()
+    conn = ClientSideConnection(handler, b)
+    await conn.initialize()
+    sid = await new_session(conn)
+    turn = asyncio.ensure_future(conn.agent.prompt(sid, "stream 10000"))
+    # Let the agent write as much as it can while the client handles nothing.
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+    assert not turn.done()
+    assert len(conn.connection._inbox) <= INBOX_HIGH_WATER + 1
+    release.set()
+    result = await asyncio.wait_for(turn, TIMEOUT)
+    assert result.stop_reason == "end_turn"
+    assert len(handler.updates) == 10000
+    assert peak <= INBOX_HIGH_WATER + 1
+    await conn.close()
+    await side.close()

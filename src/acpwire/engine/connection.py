@@ -15,6 +15,9 @@ Guarantees (tested in ``tests/engine``):
   answered ``-32800`` (unless the handler still produces its own answer).
   A caller that abandons an outgoing request (its task is cancelled) makes the
   connection send ``$/cancel_request`` for it.
+* **Back-pressure.** At most ``INBOX_HIGH_WATER`` notifications wait for
+  their handlers; past that the connection stops reading, so a peer that
+  writes faster than this side handles is slowed down and memory stays bounded.
 * **Closing.** When the transport ends, cleanly or not, every pending outgoing
   call fails at once with :class:`ConnectionClosedError`, and running handlers
   are cancelled. Nothing waits forever.
@@ -57,6 +60,8 @@ from ..transports.base import Transport
 log = logging.getLogger("acpwire.engine")
 
 CANCEL_REQUEST = "$/cancel_request"
+INBOX_HIGH_WATER = 2048
+"""Notifications queued before the reader pauses (back-pressure to the peer)."""
 
 Handler = Callable[[Any], Awaitable[Any]]
 ExtRequestHandler = Callable[[str, Any], Awaitable[Any]]
@@ -132,6 +137,8 @@ class Connection:
         self._inbox: deque[Callable[[], Awaitable[None] | None]] = deque()
         self._inbox_ready = asyncio.Event()
         self._inbox_busy = False
+        self._inbox_drained = asyncio.Event()
+        self._inbox_drained.set()
         self._reader: asyncio.Task[None] | None = None
         self._worker: asyncio.Task[None] | None = None
         self._closed: ConnectionClosedError | None = None
@@ -181,6 +188,7 @@ class Connection:
             task.cancel()
         self._done.set()
         self._inbox_ready.set()
+        self._inbox_drained.set()
 
     async def _stop_tasks(self) -> None:
         current = asyncio.current_task()
@@ -253,6 +261,10 @@ class Connection:
                     )
                     continue
                 self._dispatch(wire.parse(line))
+                if len(self._inbox) > INBOX_HIGH_WATER:
+                    # Handlers are behind: stop reading so the peer's writes block.
+                    self._inbox_drained.clear()
+                    await self._inbox_drained.wait()
         except ConnectionClosedError as exc:
             reason = exc
         except asyncio.CancelledError:
@@ -322,6 +334,8 @@ class Connection:
                 await self._inbox_ready.wait()
                 continue
             item = inbox.popleft()
+            if len(inbox) < INBOX_HIGH_WATER // 2:
+                self._inbox_drained.set()
             self._inbox_busy = True
             try:
                 result = item()

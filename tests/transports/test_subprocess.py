@@ -1,0 +1,77 @@
+"""Spawning an agent: stderr captured, graceful stop, no orphans."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from acpwire.transports import AgentNotFoundError, spawn
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
+
+
+async def test_a_missing_agent_command_is_a_clear_error() -> None:
+    with pytest.raises(AgentNotFoundError, match="no-such-agent-xyz"):
+        await spawn("no-such-agent-xyz")
+
+
+async def test_stderr_is_captured_and_handed_to_the_callback() -> None:
+    lines: list[str] = []
+    got = asyncio.Event()
+
+    def on_stderr(line: str) -> None:
+        lines.append(line)
+        got.set()
+
+    t = await spawn(
+        sys.executable,
+        [
+            "-c",
+            "import sys; sys.stderr.write('hello log\\n'); sys.stderr.flush(); sys.stdin.read()",
+        ],
+        on_stderr=on_stderr,
+    )
+    await asyncio.wait_for(got.wait(), 10)
+    assert lines == ["hello log"]
+    await t.close()
+    assert "hello log" in t.stderr_tail()
+
+
+async def test_closing_stops_an_agent_that_ignores_stdin_and_its_children() -> None:
+    """The agent ignores EOF and SIGTERM; close() still ends it and the child it started."""
+    script = (
+        "import signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    t = await spawn(sys.executable, ["-c", script], grace_period=0.2)
+    line = await asyncio.wait_for(t.receive(), 10)
+    assert isinstance(line, bytes)
+    child = int(line)
+    assert alive(child)
+    await asyncio.wait_for(t.close(), 10)
+    assert t.returncode is not None
+    for _ in range(100):
+        if not alive(child):
+            break
+        await asyncio.sleep(0.02)
+    assert not alive(child)
+
+
+async def test_a_well_behaved_agent_exits_on_eof_without_signals() -> None:
+    t = await spawn(sys.executable, ["-c", "import sys; sys.stdin.read()"])
+    await asyncio.wait_for(t.close(), 10)
+    assert t.returncode == 0
