@@ -1,0 +1,229 @@
+"""Permission policies: how a client answers ``session/request_permission``.
+
+Spec (tool-calls.mdx, "Requesting Permission"): the agent sends the tool call and a
+list of options, each with an ``optionId`` and a ``kind`` (``allow_once``,
+``allow_always``, ``reject_once``, ``reject_always``); the client answers
+``{"outcome": "selected", "optionId": ...}`` or, once it has sent ``session/cancel``
+for the turn, ``{"outcome": "cancelled"}`` (TOOL-003, CANCEL-002; the toolkit client
+does the latter itself, policies never have to).
+
+SDK policy (not spec text): a policy is an async callable taking a
+:class:`PermissionRequest` and returning a :data:`PermissionOutcome`. Everything
+fails closed: :class:`RejectAll` is the default, a policy that raises or picks an
+option the agent did not offer is answered with a reject option, and when the agent
+offered no reject option the answer is ``cancelled``.
+
+* :class:`RejectAll` / :class:`AllowAll`: non-interactive.
+* :class:`AskUser`: an interactive callback (sync or async) that returns an option id,
+  an outcome, or ``None`` for "dismissed" (answered ``cancelled``).
+* :class:`Rules`: allow/reject/ask by tool kind, title glob or path glob; the first
+  matching rule wins, no match goes to ``default`` (itself fail-closed by default).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from .. import schema as s
+from .state import ToolCallView
+
+__all__ = [
+    "AllowAll",
+    "AskUser",
+    "PermissionOutcome",
+    "PermissionPolicy",
+    "PermissionRequest",
+    "RejectAll",
+    "Rule",
+    "Rules",
+]
+
+PermissionOutcome = s.SelectedPermissionOutcome | s.CancelledPermissionOutcome
+"""What a policy answers: one of the offered options, or cancelled."""
+
+_ALLOW = ("allow_once", "allow_always")
+_REJECT = ("reject_once", "reject_always")
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """One permission prompt, with the tool call merged with what the session already knew.
+
+    ``tool_call`` carries the title, kind and paths from the earlier ``tool_call``
+    update even when the request itself only repeats the id; ``params`` is the request
+    exactly as it arrived.
+    """
+
+    session_id: str
+    tool_call: ToolCallView
+    options: tuple[s.PermissionOption, ...]
+    params: s.RequestPermissionRequest
+
+    def option(self, *kinds: str) -> s.PermissionOption | None:
+        """The first offered option whose kind is ``kinds[0]``, else ``kinds[1]``, ..."""
+        for kind in kinds:
+            for option in self.options:
+                if option.kind == kind:
+                    return option
+        return None
+
+    def select(self, option_id: str) -> PermissionOutcome:
+        """Select an offered option by id; raises :class:`ValueError` for any other id."""
+        if not any(o.option_id == option_id for o in self.options):
+            raise ValueError(f"the agent offered no option {option_id!r}")
+        return s.SelectedPermissionOutcome(option_id=option_id)
+
+    def allow(self, *, always: bool = False) -> PermissionOutcome:
+        """Select an allow option (``allow_always`` first when ``always``); rejects if none."""
+        kinds = _ALLOW[::-1] if always else _ALLOW
+        option = self.option(*kinds)
+        return (
+            self.reject()
+            if option is None
+            else s.SelectedPermissionOutcome(option_id=option.option_id)
+        )
+
+    def reject(self, *, always: bool = False) -> PermissionOutcome:
+        """Select a reject option (``reject_always`` first when ``always``); cancelled if none."""
+        kinds = _REJECT[::-1] if always else _REJECT
+        option = self.option(*kinds)
+        return (
+            self.cancelled()
+            if option is None
+            else s.SelectedPermissionOutcome(option_id=option.option_id)
+        )
+
+    def cancelled(self) -> PermissionOutcome:
+        return s.CancelledPermissionOutcome()
+
+
+class PermissionPolicy(Protocol):
+    """Decides one permission request."""
+
+    async def __call__(self, request: PermissionRequest) -> PermissionOutcome: ...
+
+
+class RejectAll:
+    """Answer every request with a reject option (cancelled when none is offered)."""
+
+    def __init__(self, *, always: bool = False) -> None:
+        self.always = always
+
+    async def __call__(self, request: PermissionRequest) -> PermissionOutcome:
+        return request.reject(always=self.always)
+
+
+class AllowAll:
+    """Answer every request with an allow option (``allow_always`` first when ``always``)."""
+
+    def __init__(self, *, always: bool = False) -> None:
+        self.always = always
+
+    async def __call__(self, request: PermissionRequest) -> PermissionOutcome:
+        return request.allow(always=self.always)
+
+
+AskCallback = Callable[
+    [PermissionRequest],
+    "PermissionOutcome | str | Awaitable[PermissionOutcome | str | None] | None",
+]
+
+
+class AskUser:
+    """Interactive: ``callback`` shows the request and returns the user's choice.
+
+    It may be a plain or an async function and returns an option id, an outcome, or
+    ``None`` when the prompt was dismissed (answered ``cancelled``). When the turn is
+    cancelled meanwhile, the toolkit cancels the awaiting task, so a UI sees
+    :class:`asyncio.CancelledError` and can close the prompt.
+    """
+
+    def __init__(self, callback: AskCallback) -> None:
+        self.callback = callback
+
+    async def __call__(self, request: PermissionRequest) -> PermissionOutcome:
+        answer = self.callback(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer is None:
+            return request.cancelled()
+        if isinstance(answer, str):
+            return request.select(answer)
+        return answer
+
+
+RuleAction = Literal["allow", "reject", "ask"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Matches a request when every criterion given matches; ``None`` means "any".
+
+    ``kind``: one tool kind or several. ``title``: a glob (``fnmatch``, case-sensitive)
+    on the tool call's title. ``path``: a glob matched against every path the tool call
+    names (its locations and diffs); ``*`` also crosses ``/``, so ``"/repo/*"`` covers the
+    whole tree. A rule with ``path`` never matches a call that names no path.
+    ``always`` selects the ``*_always`` option when the agent offers one.
+    """
+
+    action: RuleAction
+    kind: str | Collection[str] | None = None
+    title: str | None = None
+    path: str | None = None
+    always: bool = False
+
+    def matches(self, tool_call: ToolCallView) -> bool:
+        if self.kind is not None:
+            kinds = (self.kind,) if isinstance(self.kind, str) else self.kind
+            if (tool_call.kind or "other") not in kinds:
+                return False
+        if self.title is not None and not fnmatch.fnmatchcase(tool_call.title or "", self.title):
+            return False
+        if self.path is not None:
+            pattern = self.path
+            if not any(fnmatch.fnmatchcase(p, pattern) for p in tool_call.paths):
+                return False
+        return True
+
+
+class Rules:
+    """Rule-based, first match wins; ``default`` decides when no rule matches.
+
+    ``ask`` is the policy for rules whose action is ``"ask"`` (typically an
+    :class:`AskUser`); it is required when such a rule exists.
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        *,
+        default: PermissionPolicy | None = None,
+        ask: PermissionPolicy | None = None,
+    ) -> None:
+        if ask is None and any(rule.action == "ask" for rule in rules):
+            raise ValueError("a rule says 'ask' but no ask policy was given")
+        for rule in rules:
+            if rule.action not in ("allow", "reject", "ask"):
+                raise ValueError(f"unknown rule action {rule.action!r}")
+        self.rules = tuple(rules)
+        self.default: PermissionPolicy = default if default is not None else RejectAll()
+        self.ask = ask
+
+    def match(self, request: PermissionRequest) -> Rule | None:
+        """The first rule matching ``request``, if any."""
+        return next((rule for rule in self.rules if rule.matches(request.tool_call)), None)
+
+    async def __call__(self, request: PermissionRequest) -> PermissionOutcome:
+        rule = self.match(request)
+        if rule is None:
+            return await self.default(request)
+        if rule.action == "allow":
+            return request.allow(always=rule.always)
+        if rule.action == "reject":
+            return request.reject(always=rule.always)
+        assert self.ask is not None
+        return await self.ask(request)

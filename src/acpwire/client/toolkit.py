@@ -1,0 +1,728 @@
+"""The client role, high tier: a batteries-included :class:`ToolkitClient` and :func:`open_agent`.
+
+:class:`ToolkitClient` is a :class:`~acpwire.client.connection.Client` that serves every
+agent->client method from configured building blocks:
+
+* ``fs/read_text_file`` / ``fs/write_text_file``: a :class:`~acpwire.client.fs.WorkspaceFiles`
+  per session, whose roots are the session's ``cwd`` plus its ``additionalDirectories``;
+* ``terminal/*``: one shared :class:`~acpwire.client.terminals.TerminalManager` (``env`` list
+  turned into a mapping, ``cwd`` defaulting to the session's); a session's terminals are
+  released when it is closed or deleted, and all of them when the client closes;
+* ``session/request_permission``: a permission policy (:mod:`acpwire.client.permissions`,
+  fail-closed :class:`~acpwire.client.permissions.RejectAll` by default);
+* ``elicitation/*``: an :class:`~acpwire.client.elicitation.ElicitationHandler` (declines
+  when none is configured);
+* ``session/update``: folded into one :class:`~acpwire.client.state.SessionState` per session.
+
+The client learns a session's roots when it is created through its helpers
+(:meth:`ToolkitClient.new_session`, :meth:`~ToolkitClient.load_session`,
+:meth:`~ToolkitClient.resume_session`) or registered with
+:meth:`~ToolkitClient.register_session`. File and terminal requests for a session it
+does not know are refused (-32002), never served from some default folder.
+
+:meth:`ToolkitClient.capabilities` advertises exactly what is configured, so an agent
+never calls something that would answer -32601.
+
+Cancellation (prompt-turn.mdx, "Cancellation"): :meth:`ToolkitClient.cancel` sends
+``session/cancel``, marks unfinished tool calls cancelled in the session state
+(CANCEL-001) and answers every pending permission request of the session with
+``cancelled`` (CANCEL-002, TOOL-003); requests that arrive later in the same turn are
+answered ``cancelled`` at once. Tool call updates keep being folded (CANCEL-007).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from importlib import metadata
+from typing import Any
+
+from .. import schema as s
+from ..engine.roles import gate_allows
+from ..protocol.errors import (
+    AcpError,
+    CapabilityError,
+    ConnectionClosedError,
+    MethodNotFound,
+    ResourceNotFound,
+    VersionMismatchError,
+)
+from ..schema import UNSET, UnsetType
+from ..schema.methods import BY_NAME, CapabilityGate
+from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
+from .connection import Client, ClientSideConnection
+from .elicitation import ElicitationHandler, decline
+from .fs import DEFAULT_MAX_READ_BYTES, BufferProvider, WorkspaceFiles
+from .permissions import PermissionOutcome, PermissionPolicy, PermissionRequest, RejectAll
+from .state import SessionState, TerminalSnapshot
+from .terminals import TerminalManager, TerminalOutput
+
+__all__ = [
+    "AgentExitedError",
+    "AgentNotFoundError",
+    "AgentStartError",
+    "ToolkitClient",
+    "open_agent",
+]
+
+log = logging.getLogger("acpwire.client")
+
+
+class AgentStartError(AcpError):
+    """The agent process started but could not be initialized."""
+
+
+class AgentExitedError(AgentStartError):
+    """The agent exited (or closed its output) before answering ``initialize``.
+
+    ``returncode`` is its exit status (negative: killed by that signal) and
+    ``stderr_tail`` the last lines it wrote to stderr.
+    """
+
+    def __init__(self, message: str, *, returncode: int | None, stderr_tail: str) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+def _default_client_info() -> s.Implementation:
+    try:
+        version = metadata.version("acpwire")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        version = "0"
+    return s.Implementation(name="acpwire", title="acpwire client toolkit", version=version)
+
+
+def _none(value: Any) -> Any:
+    return None if isinstance(value, UnsetType) else value
+
+
+class ToolkitClient(Client):
+    """A ready-made client: files, terminals, permissions, elicitation and session state.
+
+    ``permissions`` decides permission requests (default: fail closed).
+    ``elicitation`` answers ``elicitation/create`` (default: none advertised, declined).
+    ``read_files`` / ``write_files`` / ``terminals`` switch those methods (and their
+    capabilities) on or off; ``terminals`` may also be a :class:`TerminalManager` to use.
+    ``terminal_auth`` advertises ``auth.terminal`` (the client then runs terminal login
+    methods itself), ``boolean_config_options`` advertises boolean config option support
+    and ``notices`` advertises ``session.notices`` (the state keeps notices).
+    """
+
+    def __init__(
+        self,
+        *,
+        permissions: PermissionPolicy | None = None,
+        elicitation: ElicitationHandler | None = None,
+        read_files: bool = True,
+        write_files: bool = True,
+        terminals: bool | TerminalManager = True,
+        terminal_auth: bool = False,
+        boolean_config_options: bool = True,
+        notices: bool = True,
+        buffer_provider: BufferProvider | None = None,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        client_info: s.Implementation | None = None,
+    ) -> None:
+        self.permissions: PermissionPolicy = permissions if permissions is not None else RejectAll()
+        self.elicitation = elicitation
+        self.read_files = read_files
+        self.write_files = write_files
+        self.terminals: TerminalManager | None
+        if isinstance(terminals, TerminalManager):
+            self.terminals = terminals
+        else:
+            self.terminals = TerminalManager() if terminals else None
+        self.terminal_auth = terminal_auth
+        self.boolean_config_options = boolean_config_options
+        self.notices = notices
+        self.client_info = client_info if client_info is not None else _default_client_info()
+        self.sessions: dict[str, SessionState] = {}
+        """Every session this client has seen, by id."""
+        self.connection: ClientSideConnection | None = None
+        self._buffer_provider = buffer_provider
+        self._max_read_bytes = max_read_bytes
+        self._workspaces: dict[str, WorkspaceFiles] = {}
+        self._pending_permissions: dict[str, set[asyncio.Future[PermissionOutcome]]] = {}
+        self._cancelling: set[str] = set()
+        self._closed = False
+
+    # ------------------------------------------------------------------ wiring
+
+    def capabilities(self) -> s.ClientCapabilities:
+        """Exactly what the configured handlers serve."""
+        fs: s.FileSystemCapabilities | UnsetType = UNSET
+        if self.read_files or self.write_files:
+            fs = s.FileSystemCapabilities(
+                read_text_file=self.read_files, write_text_file=self.write_files
+            )
+        session: s.ClientSessionCapabilities | UnsetType = UNSET
+        if self.boolean_config_options or self.notices:
+            session = s.ClientSessionCapabilities(
+                config_options=s.SessionConfigOptionsCapabilities(
+                    boolean=s.BooleanConfigOptionCapabilities()
+                )
+                if self.boolean_config_options
+                else UNSET,
+                notices=s.NoticeCapabilities() if self.notices else UNSET,
+            )
+        return s.ClientCapabilities(
+            fs=fs,
+            terminal=True if self.terminals is not None else UNSET,
+            auth=s.AuthCapabilities(terminal=True) if self.terminal_auth else UNSET,
+            elicitation=self.elicitation.capabilities() if self.elicitation is not None else UNSET,
+            session=session,
+        )
+
+    def connect(self, transport: Any) -> ClientSideConnection:
+        """Serve this client over ``transport`` (not yet initialized; see :meth:`initialize`)."""
+        self.connection = ClientSideConnection(self, transport)
+        return self.connection
+
+    async def initialize(self, *, protocol_version: int | None = None) -> s.InitializeResponse:
+        """``initialize`` with :meth:`capabilities` and :attr:`client_info` (INIT-001/002/013)."""
+        kwargs: dict[str, Any] = {"client_info": self.client_info}
+        if protocol_version is not None:
+            kwargs["protocol_version"] = protocol_version
+        return await self.agent.initialize(self.capabilities(), **kwargs)
+
+    @property
+    def agent_capabilities(self) -> s.AgentCapabilities:
+        return self.agent.agent_capabilities
+
+    def supports(self, method: str) -> bool:
+        """Whether the agent advertised what ``method`` (a wire name, e.g. ``"session/load"``) needs."""
+        gate = BY_NAME[method].gate
+        return gate is None or gate_allows(gate, self.agent.remote_capabilities)
+
+    def _require(self, method: str) -> None:
+        if self.agent.check_capabilities and not self.supports(method):
+            gate = BY_NAME[method].gate
+            assert gate is not None
+            raise CapabilityError(
+                f"{method} needs the agent capability `{gate.path}`, which the agent did not advertise"
+            )
+
+    async def aclose(self) -> None:
+        """Release every terminal and answer pending permission prompts ``cancelled``."""
+        if self._closed:
+            return
+        self._closed = True
+        for session_id in list(self._pending_permissions):
+            self._resolve_permissions(session_id)
+        if self.terminals is not None:
+            await self.terminals.aclose()
+
+    async def close(self) -> None:
+        """Close the connection (stopping a spawned agent) and release local resources."""
+        try:
+            await self.aclose()
+        finally:
+            if self.connection is not None:
+                await self.connection.close()
+
+    # ------------------------------------------------------------------ sessions
+
+    def register_session(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        additional_directories: Sequence[str | os.PathLike[str]] = (),
+    ) -> SessionState:
+        """Tell the client a session's roots (for sessions created without its helpers)."""
+        cwd_text = os.fspath(cwd)
+        extra = [os.fspath(d) for d in additional_directories]
+        self._workspaces[session_id] = WorkspaceFiles(
+            cwd_text,
+            extra,
+            max_read_bytes=self._max_read_bytes,
+            buffer_provider=self._buffer_provider,
+        )
+        state = self.sessions.get(session_id)
+        if state is None:
+            state = self.sessions[session_id] = SessionState(session_id, cwd_text, extra)
+        else:
+            state.cwd, state.additional_directories, state.closed = cwd_text, extra, False
+        return state
+
+    def state(self, session_id: str) -> SessionState:
+        """The state of a session the client knows; :class:`KeyError` otherwise."""
+        return self.sessions[session_id]
+
+    def _state_for(self, session_id: str) -> SessionState:
+        state = self.sessions.get(session_id)
+        if state is None:
+            state = self.sessions[session_id] = SessionState(session_id)
+        return state
+
+    def _check_directories(self, additional_directories: Sequence[str] | None) -> None:
+        """SESS-017: additionalDirectories only when the agent advertised support."""
+        if (
+            additional_directories
+            and self.agent.check_capabilities
+            and not gate_allows(_ADDITIONAL_DIRECTORIES, self.agent.remote_capabilities)
+        ):
+            raise CapabilityError(
+                "additionalDirectories needs the agent capability "
+                "`sessionCapabilities.additionalDirectories`, which the agent did not advertise"
+            )
+
+    async def new_session(
+        self,
+        cwd: str | os.PathLike[str],
+        mcp_servers: Sequence[s.McpServer] = (),
+        *,
+        additional_directories: Sequence[str] | None = None,
+    ) -> SessionState:
+        """``session/new``; returns the new session's state (modes and config options filled in)."""
+        self._check_directories(additional_directories)
+        result = await self.agent.new_session(
+            os.fspath(cwd), mcp_servers, additional_directories=additional_directories
+        )
+        state = self.register_session(result.session_id, cwd, additional_directories or ())
+        state.set_modes(result.modes)
+        state.set_config_options(result.config_options)
+        return state
+
+    async def load_session(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        mcp_servers: Sequence[s.McpServer] = (),
+        *,
+        additional_directories: Sequence[str] | None = None,
+    ) -> SessionState:
+        """``session/load`` (needs ``loadSession``); the replayed history lands in the state.
+
+        An existing state of that session is cleared first, since the agent replays the
+        whole conversation with the same message ids.
+        """
+        self._require("session/load")
+        self._check_directories(additional_directories)
+        known = session_id in self.sessions
+        state = self.register_session(session_id, cwd, additional_directories or ())
+        state.clear()
+        try:
+            result = await self.agent.load_session(
+                session_id,
+                os.fspath(cwd),
+                mcp_servers,
+                additional_directories=additional_directories,
+            )
+        except BaseException:
+            if not known:
+                self._forget(session_id)
+            raise
+        if result is not None:
+            state.set_modes(result.modes)
+            state.set_config_options(result.config_options)
+        return state
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        mcp_servers: Sequence[s.McpServer] = (),
+        *,
+        additional_directories: Sequence[str] | None = None,
+    ) -> SessionState:
+        """``session/resume`` (needs ``sessionCapabilities.resume``); no history is replayed."""
+        self._require("session/resume")
+        self._check_directories(additional_directories)
+        known = session_id in self.sessions
+        state = self.register_session(session_id, cwd, additional_directories or ())
+        try:
+            result = await self.agent.resume_session(
+                session_id,
+                os.fspath(cwd),
+                mcp_servers,
+                additional_directories=additional_directories,
+            )
+        except BaseException:
+            if not known:
+                self._forget(session_id)
+            raise
+        if result is not None:
+            state.set_modes(result.modes)
+            state.set_config_options(result.config_options)
+        return state
+
+    async def list_sessions(
+        self, *, cwd: str | None = None, cursor: str | None = None
+    ) -> s.ListSessionsResponse:
+        """One page of ``session/list`` (needs ``sessionCapabilities.list``)."""
+        return await self.agent.list_sessions(cwd=cwd, cursor=cursor)
+
+    async def all_sessions(self, *, cwd: str | None = None) -> list[s.SessionInfo]:
+        """Every page of ``session/list``, following ``nextCursor``."""
+        sessions: list[s.SessionInfo] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = await self.list_sessions(cwd=cwd, cursor=cursor)
+            sessions.extend(page.sessions)
+            cursor = _none(page.next_cursor)
+            if not cursor or cursor in seen:
+                return sessions
+            seen.add(cursor)
+
+    async def close_session(self, session_id: str) -> None:
+        """``session/close`` (needs ``sessionCapabilities.close``), then release its terminals."""
+        self._require("session/close")
+        try:
+            await self.agent.close_session(session_id)
+        finally:
+            await self._release_session(session_id)
+            state = self.sessions.get(session_id)
+            if state is not None:
+                state.closed = True
+                if state.turn_running:
+                    state.mark_cancelled()
+
+    async def delete_session(self, session_id: str) -> None:
+        """``session/delete`` (needs ``sessionCapabilities.delete``); forgets the local state too."""
+        self._require("session/delete")
+        await self.agent.delete_session(session_id)
+        await self._release_session(session_id)
+        self.sessions.pop(session_id, None)
+
+    async def _release_session(self, session_id: str) -> None:
+        self._resolve_permissions(session_id)
+        self._workspaces.pop(session_id, None)
+        self._cancelling.discard(session_id)
+        if self.terminals is not None:
+            await self.terminals.release_session(session_id)
+
+    def _forget(self, session_id: str) -> None:
+        self._workspaces.pop(session_id, None)
+        self.sessions.pop(session_id, None)
+
+    # ------------------------------------------------------------------ turns
+
+    async def prompt(
+        self, session_id: str, prompt: str | Sequence[s.ContentBlock]
+    ) -> s.PromptResponse:
+        """Run one turn; the prompt and the stop reason are recorded in the session state.
+
+        Every update of the turn has been folded into the state when this returns.
+        """
+        state = self._state_for(session_id)
+        self._cancelling.discard(session_id)
+        state.begin_turn(prompt)
+        stop_reason: str | None = None
+        try:
+            result = await self.agent.prompt(session_id, prompt)
+            stop_reason = result.stop_reason
+            return result
+        finally:
+            self._cancelling.discard(session_id)
+            state.end_turn(stop_reason)
+
+    async def cancel(self, session_id: str) -> None:
+        """Send ``session/cancel`` and answer the session's pending permission prompts ``cancelled``."""
+        state = self._state_for(session_id)
+        if state.turn_running:
+            self._cancelling.add(session_id)
+        state.mark_cancelled()
+        try:
+            await self.agent.cancel(session_id)
+        finally:
+            self._resolve_permissions(session_id)
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """``session/set_mode``; refuses a mode the session did not list (MODE-001)."""
+        state = self._state_for(session_id)
+        if state.available_modes and mode_id not in {m.id for m in state.available_modes}:
+            raise ValueError(f"session {session_id} offers no mode {mode_id!r}")
+        await self.agent.set_session_mode(session_id, mode_id)
+        state.set_current_mode(mode_id)
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> SessionState:
+        """``session/set_config_option``; checks the value against the known option (CFG-013)."""
+        state = self._state_for(session_id)
+        option = state.config_option(config_id)
+        if isinstance(option, s.SessionConfigBoolean) and not isinstance(value, bool):
+            raise ValueError(f"config option {config_id!r} is boolean; got {value!r}")
+        if isinstance(option, s.SessionConfigSelect):
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"config option {config_id!r} takes one of its values; got {value!r}"
+                )
+            allowed = _select_values(option)
+            if value not in allowed:
+                raise ValueError(
+                    f"config option {config_id!r} has no value {value!r} (one of {allowed})"
+                )
+        result = await self.agent.set_session_config_option(session_id, config_id, value)
+        state.set_config_options(result.config_options)
+        return state
+
+    # ------------------------------------------------------------------ handlers: updates
+
+    async def session_update(self, params: s.SessionNotification) -> None:
+        self._state_for(params.session_id).apply(params.update)
+
+    # ------------------------------------------------------------------ handlers: permissions
+
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
+        session_id = params.session_id
+        state = self._state_for(session_id)
+        view = state.permission_requested(params.tool_call)
+        request = PermissionRequest(session_id, view, tuple(params.options), params)
+        try:
+            if session_id in self._cancelling or self._closed:
+                outcome = request.cancelled()
+            else:
+                outcome = await self._decide(request)
+        finally:
+            state.permission_answered(view.tool_call_id)
+        return s.RequestPermissionResponse(outcome=outcome)
+
+    async def _decide(self, request: PermissionRequest) -> PermissionOutcome:
+        answer: asyncio.Future[PermissionOutcome] = asyncio.get_running_loop().create_future()
+        pending = self._pending_permissions.setdefault(request.session_id, set())
+        pending.add(answer)
+        task = asyncio.ensure_future(self._run_policy(request))
+
+        def deliver(done: asyncio.Task[PermissionOutcome]) -> None:
+            if not answer.done() and not done.cancelled():
+                answer.set_result(done.result())
+
+        task.add_done_callback(deliver)
+        try:
+            return await answer
+        finally:
+            pending.discard(answer)
+            if not pending:
+                self._pending_permissions.pop(request.session_id, None)
+            if not task.done():
+                task.cancel()
+
+    async def _run_policy(self, request: PermissionRequest) -> PermissionOutcome:
+        try:
+            outcome = await self.permissions(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("permission policy failed; rejecting")
+            return request.reject()
+        if isinstance(outcome, s.SelectedPermissionOutcome) and not any(
+            o.option_id == outcome.option_id for o in request.options
+        ):
+            log.warning(
+                "permission policy chose %r, which was not offered; rejecting", outcome.option_id
+            )
+            return request.reject()
+        if not isinstance(outcome, (s.SelectedPermissionOutcome, s.CancelledPermissionOutcome)):
+            log.warning("permission policy returned %r; rejecting", outcome)
+            return request.reject()
+        return outcome
+
+    def _resolve_permissions(self, session_id: str) -> None:
+        for answer in list(self._pending_permissions.get(session_id, ())):
+            if not answer.done():
+                answer.set_result(s.CancelledPermissionOutcome())
+
+    def pending_permissions(self, session_id: str) -> int:
+        """How many permission prompts of ``session_id`` await an answer."""
+        return len(self._pending_permissions.get(session_id, ()))
+
+    # ------------------------------------------------------------------ handlers: files
+
+    def _workspace(self, session_id: str) -> WorkspaceFiles:
+        workspace = self._workspaces.get(session_id)
+        if workspace is None:
+            raise ResourceNotFound("unknown session", {"sessionId": session_id})
+        return workspace
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        if not self.read_files:
+            return await super().read_text_file(params)
+        text = await self._workspace(params.session_id).read_text(
+            params.path, _none(params.line), _none(params.limit)
+        )
+        return s.ReadTextFileResponse(content=text)
+
+    async def write_text_file(
+        self, params: s.WriteTextFileRequest
+    ) -> s.WriteTextFileResponse | None:
+        if not self.write_files:
+            return await super().write_text_file(params)
+        await self._workspace(params.session_id).write_text(params.path, params.content)
+        return s.WriteTextFileResponse()
+
+    # ------------------------------------------------------------------ handlers: terminals
+
+    def _manager(self) -> TerminalManager:
+        if self.terminals is None:
+            raise MethodNotFound("terminal methods are not supported by this client")
+        return self.terminals
+
+    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        manager = self._manager()
+        state = self.sessions.get(params.session_id)
+        if state is None or params.session_id not in self._workspaces:
+            raise ResourceNotFound("unknown session", {"sessionId": params.session_id})
+        env_list = _none(params.env) or []
+        terminal_id = await manager.create(
+            params.session_id,
+            params.command,
+            _none(params.args) or [],
+            env={e.name: e.value for e in env_list},
+            cwd=_none(params.cwd) or state.cwd,
+            output_byte_limit=_none(params.output_byte_limit),
+        )
+        return s.CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _record(
+        self, session_id: str, terminal_id: str, out: TerminalOutput, *, released: bool = False
+    ) -> None:
+        status = out.exit_status
+        snapshot = TerminalSnapshot(
+            output=out.output,
+            truncated=out.truncated,
+            exit_code=None if status is None else status.exit_code,
+            signal=None if status is None else status.signal,
+            exited=status is not None,
+            released=released,
+        )
+        self._state_for(session_id).record_terminal(terminal_id, snapshot)
+
+    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        out = await self._manager().output(params.session_id, params.terminal_id)
+        self._record(params.session_id, params.terminal_id, out)
+        status = out.exit_status
+        return s.TerminalOutputResponse(
+            output=out.output,
+            truncated=out.truncated,
+            exit_status=UNSET
+            if status is None
+            else s.TerminalExitStatus(exit_code=status.exit_code, signal=status.signal),
+        )
+
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse:
+        manager = self._manager()
+        status = await manager.wait_for_exit(params.session_id, params.terminal_id)
+        self._record(
+            params.session_id,
+            params.terminal_id,
+            await manager.output(params.session_id, params.terminal_id),
+        )
+        return s.WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse | None:
+        await self._manager().kill(params.session_id, params.terminal_id)
+        return s.KillTerminalResponse()
+
+    async def release_terminal(
+        self, params: s.ReleaseTerminalRequest
+    ) -> s.ReleaseTerminalResponse | None:
+        manager = self._manager()
+        out = await manager.output(params.session_id, params.terminal_id)
+        await manager.release(params.session_id, params.terminal_id)
+        self._record(params.session_id, params.terminal_id, out, released=True)
+        return s.ReleaseTerminalResponse()
+
+    # ------------------------------------------------------------------ handlers: elicitation
+
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse:
+        if self.elicitation is None:
+            return decline()
+        return await self.elicitation.create(params)
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
+        if self.elicitation is not None:
+            self.elicitation.complete(params.elicitation_id)
+
+
+_ADDITIONAL_DIRECTORIES = CapabilityGate(
+    "agent", "sessionCapabilities.additionalDirectories", "marker"
+)
+
+
+def _select_values(option: s.SessionConfigSelect) -> list[str]:
+    values: list[str] = []
+    for item in option.options:
+        if isinstance(item, s.SessionConfigSelectGroup):
+            values.extend(o.value for o in item.options)
+        else:
+            values.append(item.value)
+    return values
+
+
+# ---------------------------------------------------------------------- open_agent
+
+
+@contextlib.asynccontextmanager
+async def open_agent(
+    command: Sequence[str] | str,
+    *,
+    client: ToolkitClient | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    initialize_timeout: float | None = 60.0,
+    on_stderr: Callable[[str], None] | None = None,
+    grace_period: float = 2.0,
+) -> AsyncIterator[ToolkitClient]:
+    """Spawn the agent ``command`` (an argv list), connect ``client`` and initialize it.
+
+    Yields the client (a new :class:`ToolkitClient` when none is given), with
+    ``client.agent`` ready. On exit the client's terminals are released and the agent
+    is stopped (stdin closed, then terminate, then kill).
+
+    Raises :class:`AgentNotFoundError` when the command cannot be started,
+    :class:`AgentExitedError` (with the agent's stderr tail) when it exits before
+    answering ``initialize``, :class:`AgentStartError` when it does not answer within
+    ``initialize_timeout`` seconds, and
+    :class:`~acpwire.protocol.errors.VersionMismatchError` when it answers with a
+    protocol version this library cannot speak (the agent is stopped first, INIT-010).
+    """
+    argv = [command] if isinstance(command, str) else list(command)
+    if not argv:
+        raise ValueError("open_agent needs a command")
+    client = client if client is not None else ToolkitClient()
+    transport: SubprocessTransport = await spawn(
+        argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr, grace_period=grace_period
+    )
+    conn = client.connect(transport)
+    try:
+        await asyncio.wait_for(client.initialize(), initialize_timeout)
+    except ConnectionClosedError:
+        await client.close()
+        tail = _tail(transport.stderr_tail())
+        code = transport.returncode
+        how = "closed its output" if code is None else f"exited with code {code}"
+        message = f"agent {argv[0]!r} {how} during initialize"
+        message += f"; last stderr lines:\n{tail}" if tail else " (no stderr output)"
+        raise AgentExitedError(message, returncode=code, stderr_tail=tail) from None
+    except asyncio.TimeoutError:
+        await client.close()
+        tail = _tail(transport.stderr_tail())
+        message = f"agent {argv[0]!r} did not answer initialize within {initialize_timeout} s"
+        raise AgentStartError(message + (f"; last stderr lines:\n{tail}" if tail else "")) from None
+    except VersionMismatchError:
+        await client.close()
+        raise
+    except BaseException:
+        await client.close()
+        raise
+    try:
+        yield client
+    finally:
+        await client.close()
+        del conn
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.splitlines()[-lines:])
