@@ -1,0 +1,247 @@
+"""The few-lines agent API: declare an :class:`AgentApp`, decorate a prompt handler, run it.
+
+.. code-block:: python
+
+    app = AgentApp("echo")
+
+    @app.prompt
+    async def echo(turn: Turn) -> None:
+        await turn.say(f"You said: {turn.text}")
+
+    app.run()  # stdio
+
+The app is declarations only (name, modes, options, commands, auth, store);
+each connection gets its own :class:`~acpwire.agent.runtime.AppAgent`, a
+low-tier :class:`~acpwire.agent.connection.Agent`. docs/agents.md explains why
+a decorator app rather than a base class.
+
+Session store defaults (docs/sessions.md): with no ``store`` the app keeps
+sessions in memory and advertises ``session/list``, ``close`` and ``delete``
+but not ``loadSession`` or ``resume``, which promise continuity across
+restarts. ``store=path`` (or ``True`` for a per-app file in the user data
+folder) uses :class:`~acpwire.agent.store.SqliteSessionStore`; any store passed
+explicitly turns on ``loadSession`` and ``resume``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from .. import schema as s
+from ..schema import UNSET
+from ..transports.base import Transport
+from .auth import AgentAuth, AuthMethod, TerminalAuth
+from .commands import Command
+from .connection import AgentSideConnection
+from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
+from .runtime import AppAgent, TurnInProgress
+from .sessions import Session
+from .store import MemorySessionStore, SessionStore, SqliteSessionStore, default_data_dir
+from .tools import Permission, PermissionDenied, ToolCall, ToolError, location, permission_option
+from .turn import Answer, Plan, PromptHandler, StopReason, Turn
+
+__all__ = [
+    "AgentApp",
+    "AgentAuth",
+    "Answer",
+    "Choice",
+    "ChoiceGroup",
+    "Command",
+    "Mode",
+    "Permission",
+    "PermissionDenied",
+    "Plan",
+    "Select",
+    "Session",
+    "StopReason",
+    "TerminalAuth",
+    "Toggle",
+    "ToolCall",
+    "ToolError",
+    "Turn",
+    "TurnInProgress",
+    "location",
+    "permission_option",
+]
+
+H = TypeVar("H", bound=PromptHandler)
+AuthHook = Callable[[str], Awaitable[bool | None]]
+CheckHook = Callable[[], Awaitable[bool]]
+LogoutHook = Callable[[], Awaitable[None]]
+LoginHook = Callable[[str], int | None]
+
+
+def _store_for(
+    name: str, store: SessionStore | str | os.PathLike[str] | bool | None
+) -> tuple[SessionStore, bool]:
+    if store is None or store is False:
+        return MemorySessionStore(), False
+    if store is True:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "agent"
+        return SqliteSessionStore(default_data_dir() / f"{slug}.sqlite3"), True
+    if isinstance(store, (str, os.PathLike)):
+        return SqliteSessionStore(store), True
+    return store, True
+
+
+def _require_async(handler: object, what: str) -> None:
+    if not inspect.iscoroutinefunction(handler):
+        raise TypeError(f"{what} must be an `async def` function")
+
+
+class AgentApp:
+    """An ACP agent declared in a few lines. See the module docstring."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "0.1.0",
+        title: str | None = None,
+        store: SessionStore | str | os.PathLike[str] | bool | None = None,
+        modes: Sequence[Mode] = (),
+        default_mode: str | None = None,
+        options: Sequence[Select | Toggle] = (),
+        commands: Sequence[Command] = (),
+        auth_methods: Sequence[AuthMethod] = (),
+        auth_required: bool | None = None,
+        image: bool = False,
+        audio: bool = False,
+        embedded_context: bool = False,
+        auto_title: bool = True,
+        page_size: int = 50,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.store, self.durable = _store_for(name, store)
+        self.config = ConfigSpec(modes=modes, options=options, default_mode=default_mode)
+        self.commands: dict[str, Command] = {c.name: c for c in commands}
+        self.auth_methods: list[AuthMethod] = list(auth_methods)
+        self.auth_required = bool(auth_methods) if auth_required is None else auth_required
+        self.image, self.audio, self.embedded_context = image, audio, embedded_context
+        self.auto_title = auto_title
+        self.page_size = page_size
+        self._prompt_handler: PromptHandler | None = None
+        self._command_handlers: dict[str, PromptHandler] = {}
+        self._authenticate: AuthHook | None = None
+        self._is_authenticated: CheckHook | None = None
+        self._logout: LogoutHook | None = None
+        self._terminal_login: LoginHook | None = None
+
+    # -- decorators ----------------------------------------------------------
+
+    def prompt(self, handler: H) -> H:
+        """Register the prompt handler: ``async def handle(turn) -> None | stop reason``."""
+        _require_async(handler, "the prompt handler")
+        self._prompt_handler = handler
+        return handler
+
+    def command(self, name: str, description: str, *, hint: str | None = None) -> Callable[[H], H]:
+        """Declare a slash command and the handler that runs for prompts starting ``/name``.
+
+        ``turn.command`` then holds ``(name, rest of the text)``.
+        """
+
+        def register(handler: H) -> H:
+            _require_async(handler, "a command handler")
+            self.commands[name] = Command(name, description, hint)
+            self._command_handlers[name] = handler
+            return handler
+
+        return register
+
+    def authenticate(self, hook: AuthHook) -> AuthHook:
+        """``async def hook(method_id) -> bool | None``: False (or a RequestError) rejects."""
+        self._authenticate = hook
+        return hook
+
+    def is_authenticated(self, hook: CheckHook) -> CheckHook:
+        """``async def hook() -> bool``: already signed in (say, credentials on disk)? Asked before -32000."""
+        self._is_authenticated = hook
+        return hook
+
+    def logout(self, hook: LogoutHook) -> LogoutHook:
+        """``async def hook() -> None``; registering it advertises ``auth.logout``."""
+        self._logout = hook
+        return hook
+
+    def terminal_login(self, hook: LoginHook) -> LoginHook:
+        """``def hook(method_id) -> exit code``: the interactive login :meth:`run` performs when
+        launched with a :class:`TerminalAuth` method's ``args``."""
+        self._terminal_login = hook
+        return hook
+
+    # -- what the app advertises -------------------------------------------
+
+    def prompt_capabilities(self) -> s.PromptCapabilities:
+        return s.PromptCapabilities(
+            image=self.image, audio=self.audio, embedded_context=self.embedded_context
+        )
+
+    def agent_capabilities(self) -> s.AgentCapabilities:
+        """Every capability stated explicitly (INIT-004)."""
+        durable = self.durable
+        return s.AgentCapabilities(
+            load_session=durable,
+            prompt_capabilities=self.prompt_capabilities(),
+            mcp_capabilities=s.McpCapabilities(http=False, sse=False),
+            session_capabilities=s.SessionCapabilities(
+                list=s.SessionListCapabilities(),
+                delete=s.SessionDeleteCapabilities(),
+                close=s.SessionCloseCapabilities(),
+                additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
+                resume=s.SessionResumeCapabilities() if durable else UNSET,
+            ),
+            auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()) if self._logout else UNSET,
+        )
+
+    # -- serving -------------------------------------------------------------
+
+    def agent(self) -> AppAgent:
+        """A low-tier :class:`~acpwire.agent.connection.Agent` serving this app on one connection."""
+        return AppAgent(self)
+
+    def connect(self, transport: Transport) -> AgentSideConnection:
+        """Start serving one connection over ``transport`` (for in-process use and tests)."""
+        conn = AgentSideConnection(self.agent(), transport)
+        conn.start()
+        return conn
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one connection until the client hangs up."""
+        await AgentSideConnection(self.agent(), transport).serve()
+
+    async def serve_stdio(self) -> None:
+        """Serve on this process's stdin/stdout, then close the store."""
+        from ..transports.stdio import stdio_transport
+
+        try:
+            await self.serve(await stdio_transport())
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the session store."""
+        await self.store.aclose()
+
+    def run(self, argv: Sequence[str] | None = None) -> None:
+        """The body of an agent's ``main``: serve stdio (or run a terminal login, see :meth:`terminal_login`)."""
+        args = list(sys.argv[1:] if argv is None else argv)
+        for method in self.auth_methods:
+            if isinstance(method, TerminalAuth) and method.args and args == list(method.args):
+                if self._terminal_login is None:
+                    raise SystemExit(f"{self.name}: no terminal login registered for {method.id!r}")
+                raise SystemExit(self._terminal_login(method.id) or 0)
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        try:
+            asyncio.run(self.serve_stdio())
+        except KeyboardInterrupt:
+            pass

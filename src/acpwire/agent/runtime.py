@@ -1,0 +1,353 @@
+"""How an :class:`~acpwire.agent.app.AgentApp` serves one connection.
+
+:class:`AppAgent` is a low-tier :class:`~acpwire.agent.connection.Agent`: one
+instance per connection, holding that connection's authentication state and
+live sessions. It answers every client->agent method from the app's
+declarations; the high tier adds no routing of its own.
+
+Session lifetime on a connection: ``session/new``, ``session/load`` and
+``session/resume`` make a session live here; ``session/close`` and
+``session/delete`` end it (cancelling its turn first, SESS-015). Prompts,
+mode and option changes need a live session (PROMPT-006, SESS-029); one turn
+runs per session at a time, and a second prompt while it runs is rejected with
+:class:`TurnInProgress` (docs/cancellation.md explains why not a queue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import schema as s
+from ..protocol.errors import (
+    AuthRequired,
+    ConnectionClosedError,
+    ErrorCode,
+    InvalidParams,
+    MethodNotFound,
+    RequestError,
+    ResourceNotFound,
+)
+from ..protocol.version import negotiate
+from ..schema import UNSET, UnsetType, to_json
+from .auth import TerminalAuth, advertised_methods
+from .commands import parse_command
+from .connection import Agent
+from .sessions import Session, new_record
+from .store import SessionRecord
+from .turn import StopReason, Turn, check_prompt, is_absolute, run_turn
+
+if TYPE_CHECKING:
+    from .app import AgentApp
+
+__all__ = ["AppAgent", "TurnInProgress"]
+
+log = logging.getLogger("acpwire.agent")
+
+
+class TurnInProgress(RequestError):
+    """A prompt arrived for a session whose previous turn is still running."""
+
+    default_code = ErrorCode.INVALID_REQUEST
+    default_message = "A prompt turn is already running in this session"
+
+
+def _value(v: Any) -> Any:
+    return None if isinstance(v, UnsetType) else v
+
+
+def _check_dirs(cwd: str, additional: Sequence[str]) -> None:
+    if not is_absolute(cwd):
+        raise InvalidParams("cwd must be an absolute path", {"cwd": cwd})
+    for d in additional:
+        if not is_absolute(d):
+            raise InvalidParams("additionalDirectories entries must be absolute paths", {"path": d})
+
+
+class AppAgent(Agent):
+    """Serves an :class:`AgentApp` on one connection (see the module docstring)."""
+
+    def __init__(self, app: AgentApp) -> None:
+        self.app = app
+        self.sessions: dict[str, Session] = {}
+        self.authenticated = False
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- helpers -----------------------------------------------------------
+
+    @property
+    def _client_caps(self) -> s.ClientCapabilities:
+        caps = self.client.remote_capabilities
+        return caps if isinstance(caps, s.ClientCapabilities) else s.ClientCapabilities()
+
+    @property
+    def _booleans(self) -> bool:
+        session = _value(self._client_caps.session)
+        options = _value(session.config_options) if session is not None else None
+        return options is not None and _value(options.boolean) is not None
+
+    async def _require_auth(self) -> None:
+        if not self.app.auth_required or self.authenticated:
+            return
+        check = self.app._is_authenticated
+        if check is not None and await check():
+            self.authenticated = True
+            return
+        raise AuthRequired(
+            "Authentication required", {"authMethods": [m.id for m in self.app.auth_methods]}
+        )
+
+    def _live(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise ResourceNotFound(
+                f"session {session_id!r} is not open on this connection (session/new, load or resume it first)",
+                {"sessionId": session_id},
+            )
+        return session
+
+    def _after_response(self, make: Callable[[], Awaitable[None]]) -> None:
+        """Run ``make`` once the current request has been answered (its task has ended)."""
+        current = asyncio.current_task()
+
+        async def later() -> None:
+            if current is not None:
+                await asyncio.wait({current})
+            with contextlib.suppress(ConnectionClosedError, OSError):
+                await make()
+
+        task = asyncio.ensure_future(later())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _open(self, record: SessionRecord, mcp_servers: Sequence[s.McpServer]) -> Session:
+        session = Session(
+            record,
+            client=self.client,
+            store=self.app.store,
+            config=self.app.config,
+            booleans=self._booleans,
+            mcp_servers=mcp_servers,
+        )
+        self.sessions[session.id] = session
+        if self.app.commands:
+            commands = list(self.app.commands.values())
+            self._after_response(lambda: session.publish_commands(commands))
+        return session
+
+    async def _end(self, session_id: str) -> Session | None:
+        """Cancel the session's turn, wait for its teardown, and drop it from this connection."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return None
+        turn = session.turn
+        if turn is not None:
+            turn.cancel()
+            await turn.wait()
+        session.closed = True
+        self.sessions.pop(session_id, None)
+        return session
+
+    # -- initialization and auth ---------------------------------------------
+
+    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        auth = _value(self._client_caps.auth)
+        terminal = auth is not None and _value(auth.terminal) is True
+        app = self.app
+        return s.InitializeResponse(
+            protocol_version=negotiate(params.protocol_version),
+            agent_capabilities=app.agent_capabilities(),
+            auth_methods=advertised_methods(app.auth_methods, terminal=terminal),
+            agent_info=s.Implementation(
+                name=app.name, version=app.version, title=UNSET if app.title is None else app.title
+            ),
+        )
+
+    async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
+        method = next((m for m in self.app.auth_methods if m.id == params.method_id), None)
+        if method is None or isinstance(method, TerminalAuth):
+            raise InvalidParams(
+                f"{params.method_id!r} is not an authentication method for `authenticate`",
+                {"methodId": params.method_id},
+            )
+        hook = self.app._authenticate
+        if hook is not None and await hook(params.method_id) is False:
+            raise AuthRequired("Authentication failed", {"methodId": params.method_id})
+        self.authenticated = True
+        return s.AuthenticateResponse()
+
+    async def logout(self, params: s.LogoutRequest) -> s.LogoutResponse:
+        hook = self.app._logout
+        if hook is None:
+            raise MethodNotFound("logout is not supported by this agent")
+        await hook()
+        self.authenticated = False
+        return s.LogoutResponse()
+
+    # -- sessions --------------------------------------------------------------
+
+    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
+        await self._require_auth()
+        additional = _value(params.additional_directories) or []
+        _check_dirs(params.cwd, additional)
+        session_id = f"sess_{uuid.uuid4().hex}"
+        record = await self.app.store.create(
+            new_record(session_id, params.cwd, additional, self.app.config)
+        )
+        session = self._open(record, params.mcp_servers)
+        return s.NewSessionResponse(
+            session_id=session_id,
+            modes=session.modes_state() or UNSET,
+            config_options=session.config_options() or UNSET,
+        )
+
+    async def _reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        additional: Sequence[str],
+        mcp_servers: Sequence[s.McpServer],
+    ) -> Session:
+        _check_dirs(cwd, additional)
+        live = self.sessions.get(session_id)
+        if live is not None and live.turn is not None:
+            raise TurnInProgress(
+                "the session has a turn running on this connection", {"sessionId": session_id}
+            )
+        record = await self.app.store.get(session_id)
+        if record is None:
+            raise ResourceNotFound(f"unknown session {session_id!r}", {"sessionId": session_id})
+        # The request's roots replace the stored ones (SESS-018, SESS-020).
+        record.cwd = cwd
+        record.additional_directories = list(additional)
+        record = await self.app.store.update(record, touch=False)
+        return self._open(record, mcp_servers)
+
+    async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
+        if not self.app.durable:
+            raise MethodNotFound("session/load is not supported by this agent")
+        await self._require_auth()
+        additional = _value(params.additional_directories) or []
+        session = await self._reopen(params.session_id, params.cwd, additional, params.mcp_servers)
+        await session.replay()  # before the response (SESS-007)
+        return s.LoadSessionResponse(
+            modes=session.modes_state() or UNSET, config_options=session.config_options() or UNSET
+        )
+
+    async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
+        if not self.app.durable:
+            raise MethodNotFound("session/resume is not supported by this agent")
+        await self._require_auth()
+        additional = _value(params.additional_directories) or []
+        session = await self._reopen(
+            params.session_id, params.cwd, additional, _value(params.mcp_servers) or []
+        )
+        return s.ResumeSessionResponse(
+            modes=session.modes_state() or UNSET, config_options=session.config_options() or UNSET
+        )
+
+    async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
+        await self._require_auth()
+        session = await self._end(params.session_id)
+        if session is not None:
+            await session.save_quietly()
+        return s.CloseSessionResponse()
+
+    async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
+        await self._require_auth()
+        await self._end(params.session_id)
+        await self.app.store.delete(params.session_id)  # idempotent (DEL-004)
+        return s.DeleteSessionResponse()
+
+    async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
+        await self._require_auth()
+        cwd, cursor = _value(params.cwd), _value(params.cursor)
+        try:
+            records, next_cursor = await self.app.store.list(
+                cwd=cwd, cursor=cursor, limit=self.app.page_size
+            )
+        except ValueError:
+            raise InvalidParams("invalid cursor", {"cursor": cursor}) from None
+        sessions = [s.convert(r.to_session_info(), s.SessionInfo) for r in records]
+        return s.ListSessionsResponse(
+            sessions=sessions, next_cursor=UNSET if next_cursor is None else next_cursor
+        )
+
+    async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
+        if not self.app.config.has_modes:
+            raise MethodNotFound("session/set_mode: this agent has no session modes")
+        await self._require_auth()
+        await self._live(params.session_id).set_mode(params.mode_id)
+        return s.SetSessionModeResponse()
+
+    async def set_session_config_option(
+        self, params: s.SetSessionConfigOptionRequest
+    ) -> s.SetSessionConfigOptionResponse:
+        if not self.app.config.has_options:
+            raise MethodNotFound("session/set_config_option: this agent has no config options")
+        await self._require_auth()
+        session = self._live(params.session_id)
+        if _value(params.type) == "boolean" and not isinstance(params.value, bool):
+            raise InvalidParams(
+                "type boolean needs a boolean value", {"configId": params.config_id}
+            )
+        options = await session.set_option(params.config_id, params.value)
+        return s.SetSessionConfigOptionResponse(config_options=options)
+
+    # -- turns -----------------------------------------------------------------
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        await self._require_auth()
+        session = self._live(params.session_id)
+        check_prompt(params.prompt, self.app.prompt_capabilities())
+        if session.turn is not None:
+            raise TurnInProgress(data={"sessionId": session.id})
+        turn = Turn(session, params.prompt)
+        session.turn = turn
+        try:
+            return s.PromptResponse(stop_reason=await self._run(session, turn))
+        finally:
+            session.turn = None
+            await session.save_quietly()
+
+    async def _run(self, session: Session, turn: Turn) -> StopReason:
+        message_id = str(uuid.uuid4())
+        for block in turn.prompt:  # the user's side of the conversation, for replay
+            await session.record_update(
+                to_json(s.UserMessageChunk(content=block, message_id=message_id))
+            )
+        handler = self.app._prompt_handler
+        parsed = parse_command(turn.text) if self.app.commands else None
+        if parsed is not None and parsed[0] in self.app.commands:
+            turn.command = parsed
+            handler = self.app._command_handlers.get(parsed[0], handler)
+        if handler is None:
+            raise MethodNotFound("this agent has no prompt handler (decorate one with @app.prompt)")
+        if self.app.auto_title and session.title is None and turn.text.strip():
+            title = turn.text.strip().splitlines()[0][:80]
+            await session.set_title(title)
+        task: asyncio.Task[StopReason] = asyncio.ensure_future(run_turn(turn, handler))
+        turn._task = task
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            # $/cancel_request for the prompt, or the connection closing: end the turn the same way.
+            turn.cancel()
+            await asyncio.wait({task})
+            if self.client.connection.closed:
+                raise
+            return "cancelled"
+        if task.cancelled():  # cancelled before it ever ran
+            await turn._teardown()
+            turn._done.set()
+            return "cancelled"
+        return task.result()
+
+    async def cancel(self, params: s.CancelNotification) -> None:
+        session = self.sessions.get(params.session_id)
+        if session is not None and session.turn is not None:
+            session.turn.cancel()

@@ -1,0 +1,349 @@
+"""Tool calls as async context managers (tool-calls.mdx).
+
+``async with turn.tool("Read x", kind="read") as call:`` reports the call to
+the client and keeps its status right:
+
+* entering sends ``tool_call`` with status ``pending``;
+* the first change (content, a granted permission, a terminal) moves it to
+  ``in_progress`` (PROMPT-004);
+* leaving normally sends ``completed``; leaving with an exception sends
+  ``failed``. A :class:`ToolError` (for example :class:`PermissionDenied`)
+  is reported as the call's content and swallowed, so the turn goes on; any
+  other exception, cancellation included, propagates after the update.
+
+Every ``tool_call_update`` carries only the fields that changed since the last
+one. ``content`` is a whole field on the wire (an update replaces the list), so
+adding content sends the complete list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from .. import schema as s
+from ..protocol.errors import ConnectionClosedError
+from ..schema import UNSET
+
+if TYPE_CHECKING:
+    from .terminals import RunResult
+    from .turn import Turn
+
+__all__ = [
+    "DEFAULT_PERMISSION_OPTIONS",
+    "Permission",
+    "PermissionDenied",
+    "ToolCall",
+    "ToolCallContext",
+    "ToolContent",
+    "ToolError",
+    "location",
+    "permission_option",
+    "tool_content",
+]
+
+ToolContent = str | s.ContentBlock | s.ToolCallContent
+"""What may be put in a tool call: text, any content block, or tool call content (diff, terminal)."""
+
+PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+_DEFAULT_NAMES: dict[str, str] = {
+    "allow_once": "Allow",
+    "allow_always": "Always allow",
+    "reject_once": "Reject",
+    "reject_always": "Always reject",
+}
+
+
+class ToolError(Exception):
+    """Raise inside ``async with turn.tool(...)`` to mark the call ``failed`` with this message.
+
+    The tool call context swallows it, so the turn continues.
+    """
+
+
+class PermissionDenied(ToolError):
+    """The user rejected (or cancelled) a permission request."""
+
+
+def permission_option(
+    kind: PermissionKind, name: str | None = None, option_id: str | None = None
+) -> s.PermissionOption:
+    """A permission option of one of the four kinds; the id defaults to the kind."""
+    return s.PermissionOption(
+        option_id=option_id or kind, name=name or _DEFAULT_NAMES[kind], kind=kind
+    )
+
+
+DEFAULT_PERMISSION_OPTIONS: tuple[s.PermissionOption, ...] = tuple(
+    permission_option(kind)
+    for kind in ("allow_once", "allow_always", "reject_once", "reject_always")
+)
+"""Allow, Always allow, Reject, Always reject."""
+
+
+@dataclass(frozen=True)
+class Permission:
+    """The answer to a permission request.
+
+    ``kind`` is the chosen option's kind (None when cancelled); ``remembered``
+    is true when an earlier "always" answer decided without asking.
+    """
+
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+    kind: str | None = None
+    remembered: bool = False
+
+    @property
+    def allowed(self) -> bool:
+        return self.kind in ("allow_once", "allow_always")
+
+
+def tool_content(item: ToolContent) -> s.ToolCallContent:
+    """Wrap text and content blocks as ``{"type": "content"}``; pass diffs and terminals through."""
+    if isinstance(item, str):
+        return s.Content(content=s.TextContent(text=item))
+    if isinstance(item, (s.Content, s.Diff, s.Terminal, s.UnknownToolCallContent)):
+        return item
+    return s.Content(content=item)
+
+
+def location(path: str, line: int | None = None) -> s.ToolCallLocation:
+    """A file location the client can follow; ``line`` is 1-based (OVR-002)."""
+    if line is not None and line < 1:
+        raise ValueError(f"line numbers are 1-based, got {line}")
+    return s.ToolCallLocation(path=path, line=UNSET if line is None else line)
+
+
+_KEEP: Any = object()
+
+
+class ToolCall:
+    """One reported tool call. Get it from ``turn.tool(...)`` or ``turn.start_tool(...)``."""
+
+    def __init__(
+        self,
+        turn: Turn,
+        title: str,
+        *,
+        kind: str | None = None,
+        locations: Sequence[s.ToolCallLocation] = (),
+        raw_input: Any = None,
+        content: Sequence[ToolContent] = (),
+        permission_key: str | None = None,
+    ) -> None:
+        self.turn = turn
+        self.id = f"call_{uuid.uuid4().hex}"
+        self.title = title
+        self.kind = kind
+        self.status: str = "pending"
+        self.locations = list(locations)
+        self.raw_input = raw_input
+        self.raw_output: Any = None
+        self.content: list[s.ToolCallContent] = [tool_content(c) for c in content]
+        self.permission_key = permission_key or kind or title
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed")
+
+    async def _start(self) -> None:
+        await self.turn.send(
+            s.ToolCallStart(
+                tool_call_id=self.id,
+                title=self.title,
+                kind=UNSET if self.kind is None else self.kind,
+                status="pending",
+                content=list(self.content) if self.content else UNSET,
+                locations=list(self.locations) if self.locations else UNSET,
+                raw_input=UNSET if self.raw_input is None else self.raw_input,
+            )
+        )
+        self.turn._open_calls[self.id] = self
+
+    async def update(
+        self,
+        *,
+        title: str | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        content: Sequence[ToolContent] | None = None,
+        locations: Sequence[s.ToolCallLocation] | None = None,
+        raw_input: Any = _KEEP,
+        raw_output: Any = _KEEP,
+    ) -> None:
+        """Send a ``tool_call_update`` with the fields that changed (nothing if none did).
+
+        A call still ``pending`` moves to ``in_progress`` unless ``status`` says otherwise.
+        """
+        if self.finished:
+            raise RuntimeError(f"tool call {self.title!r} is already {self.status}")
+        fields: dict[str, Any] = {}
+        if status is None and self.status == "pending":
+            status = "in_progress"
+        if status is not None and status != self.status:
+            fields["status"] = self.status = status
+        if title is not None and title != self.title:
+            fields["title"] = self.title = title
+        if kind is not None and kind != self.kind:
+            fields["kind"] = self.kind = kind
+        if content is not None:
+            new_content = [tool_content(c) for c in content]
+            if new_content != self.content:
+                fields["content"] = self.content = new_content
+        if locations is not None and list(locations) != self.locations:
+            fields["locations"] = self.locations = list(locations)
+        if raw_input is not _KEEP and raw_input != self.raw_input:
+            fields["raw_input"] = self.raw_input = raw_input
+        if raw_output is not _KEEP and raw_output != self.raw_output:
+            fields["raw_output"] = self.raw_output = raw_output
+        if not fields:
+            return
+        for key in ("content", "locations"):
+            if key in fields:
+                fields[key] = list(fields[key])
+        await self.turn.send(s.ToolCallProgress(tool_call_id=self.id, **fields))
+        if self.finished:
+            self.turn._open_calls.pop(self.id, None)
+
+    async def add(self, *items: ToolContent) -> None:
+        """Append content (text, blocks, diffs, terminals) and send the complete list."""
+        await self.update(content=[*self.content, *(tool_content(i) for i in items)])
+
+    async def diff(self, path: str, new_text: str, old_text: str | None = None) -> None:
+        """Show an edit of ``path`` (absolute); ``old_text`` None means a new file."""
+        await self.add(s.Diff(path=self.turn.resolve(path), old_text=old_text, new_text=new_text))
+
+    async def show_terminal(self, terminal_id: str) -> None:
+        """Embed a live terminal (its output follows in the client)."""
+        await self.add(s.Terminal(terminal_id=terminal_id))
+
+    async def complete(self, raw_output: Any = _KEEP) -> None:
+        """Mark the call ``completed``."""
+        if not self.finished:
+            await self.update(status="completed", raw_output=raw_output)
+
+    async def fail(self, message: str | None = None, raw_output: Any = _KEEP) -> None:
+        """Mark the call ``failed``, optionally with a message added to its content."""
+        if self.finished:
+            return
+        content = [*self.content, tool_content(message)] if message else None
+        await self.update(status="failed", content=content, raw_output=raw_output)
+
+    async def request_permission(
+        self, options: Sequence[s.PermissionOption] = DEFAULT_PERMISSION_OPTIONS
+    ) -> Permission:
+        """Ask the user whether this call may run.
+
+        An earlier ``allow_always`` / ``reject_always`` answer for the same
+        ``permission_key`` (by default the tool kind) in this session decides
+        without asking. After an allowing answer the call is ``in_progress``.
+        """
+        ids = [o.option_id for o in options]
+        if not ids or len(set(ids)) != len(ids):
+            raise ValueError("permission options need unique ids (TOOL-005)")
+        memory = self.turn.session._permission_memory
+        remembered = memory.get(self.permission_key)
+        if remembered is not None:
+            match = next((o for o in options if o.kind == remembered), None)
+            if match is not None:
+                result = Permission("selected", match.option_id, match.kind, remembered=True)
+                if result.allowed:
+                    await self.update(status="in_progress")
+                return result
+        request = s.ToolCallUpdate(
+            tool_call_id=self.id,
+            title=self.title,
+            kind=UNSET if self.kind is None else self.kind,
+            status=self.status,
+            content=list(self.content) if self.content else UNSET,
+            locations=list(self.locations) if self.locations else UNSET,
+        )
+        response = await self.turn.client.request_permission(self.turn.session_id, request, options)
+        outcome = response.outcome
+        if isinstance(outcome, s.SelectedPermissionOutcome):
+            chosen = next((o for o in options if o.option_id == outcome.option_id), None)
+            kind = chosen.kind if chosen is not None else None
+            if kind in ("allow_always", "reject_always"):
+                memory[self.permission_key] = kind
+            result = Permission("selected", outcome.option_id, kind)
+        else:
+            result = Permission("cancelled")
+        if result.allowed:
+            await self.update(status="in_progress")
+        return result
+
+    async def require_permission(
+        self, options: Sequence[s.PermissionOption] = DEFAULT_PERMISSION_OPTIONS
+    ) -> Permission:
+        """Like :meth:`request_permission`, but raise :class:`PermissionDenied` unless allowed."""
+        result = await self.request_permission(options)
+        if not result.allowed:
+            raise PermissionDenied(
+                "Permission denied"
+                if result.outcome == "selected"
+                else "Permission request cancelled"
+            )
+        return result
+
+    async def run(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        output_byte_limit: int | None = None,
+        fallback: bool = False,
+    ) -> RunResult:
+        """Run a command in a client terminal embedded in this call; see :meth:`Turn.run`."""
+        return await self.turn._run_in(
+            self,
+            command,
+            args,
+            cwd=cwd,
+            env=env,
+            output_byte_limit=output_byte_limit,
+            fallback=fallback,
+        )
+
+    async def _close_quietly(self, message: str | None) -> None:
+        """Fail the call during teardown; a closed connection is not an error here."""
+        with contextlib.suppress(ConnectionClosedError, OSError):
+            await self.fail(message)
+        self.status = "failed"
+        self.turn._open_calls.pop(self.id, None)
+
+
+class ToolCallContext:
+    """``async with turn.tool(...) as call``: see the module docstring."""
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+
+    async def __aenter__(self) -> ToolCall:
+        await self.call._start()
+        return self.call
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        call = self.call
+        if exc is None:
+            if not call.finished:
+                await call.complete()
+            return False
+        if isinstance(exc, ToolError):
+            if not call.finished:
+                await call.fail(str(exc) or type(exc).__name__)
+            return True
+        await call._close_quietly(None)
+        return False

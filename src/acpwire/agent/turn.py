@@ -1,0 +1,611 @@
+"""The turn context a prompt handler receives, and how a turn runs and ends.
+
+A :class:`Turn` is one ``session/prompt``: the prompt, the session, and typed
+ways to talk to the client (message and thought chunks, plans, tool calls,
+permission, files, terminals, elicitation, commands, usage, title). Calls that
+need a client capability check it first and raise
+:class:`~acpwire.protocol.errors.CapabilityError` with a hint when it is
+missing (FS-002, TERM-002, ELIC-005); ``turn.can_*`` lets tool code check
+first, and ``fallback=True`` on files and commands uses the agent's own disk
+and processes instead.
+
+How a turn ends (prompt-turn.mdx; docs/cancellation.md): the handler runs in
+its own task. ``session/cancel``, ``session/close``, ``$/cancel_request`` for
+the prompt, or the connection closing cancel that task at once, wherever it is
+waiting (a permission reply, a file read, a terminal). Teardown then marks
+every tool call still open ``failed``, kills and releases every terminal still
+held, and only then is the prompt answered, with ``stopReason: "cancelled"``
+and never an error (CANCEL-004..006). After the answer the turn refuses to
+send anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, Literal
+
+from .. import schema as s
+from ..engine.roles import gate_allows
+from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidParams
+from ..schema import UNSET
+from ..schema.methods import BY_NAME
+from .commands import Command
+from .connection import ClientPeer
+from .options import ConfigValue
+from .sessions import Session
+from .terminals import RunResult, TerminalHandle, run_locally
+from .tools import ToolCall, ToolCallContext, ToolContent
+
+__all__ = [
+    "STOP_REASONS",
+    "Answer",
+    "Plan",
+    "PromptHandler",
+    "StopReason",
+    "Turn",
+    "TurnFinishedError",
+    "is_absolute",
+    "run_turn",
+]
+
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+STOP_REASONS: frozenset[str] = frozenset(
+    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
+)
+
+PromptHandler = Callable[["Turn"], Awaitable[StopReason | None]]
+"""``async def handle(turn) -> None | stop reason``; None means ``end_turn``."""
+
+
+class TurnFinishedError(RuntimeError):
+    """Something tried to send for a turn that has already been answered."""
+
+
+def is_absolute(path: str) -> bool:
+    """Absolute in POSIX or Windows form (the client may run on either)."""
+    return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+
+
+def _content_block(item: str | s.ContentBlock) -> s.ContentBlock:
+    return s.TextContent(text=item) if isinstance(item, str) else item
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer to :meth:`Turn.ask`: ``accept`` (with ``content``), ``decline`` or ``cancel``."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+class Plan:
+    """The turn's plan. Every change sends the complete entry list (PLAN-003, PLAN-004)."""
+
+    def __init__(self, turn: Turn, entries: Sequence[s.PlanEntry]) -> None:
+        self.turn = turn
+        self.entries = list(entries)
+
+    async def set(self, *entries: str | s.PlanEntry) -> None:
+        """Replace the whole plan."""
+        self.entries = [_plan_entry(e) for e in entries]
+        await self._send()
+
+    async def mark(
+        self, index: int, status: Literal["pending", "in_progress", "completed"]
+    ) -> None:
+        """Change one entry's status."""
+        entry = self.entries[index]
+        self.entries[index] = s.PlanEntry(
+            content=entry.content, priority=entry.priority, status=status
+        )
+        await self._send()
+
+    async def start(self, index: int) -> None:
+        await self.mark(index, "in_progress")
+
+    async def complete(self, index: int) -> None:
+        await self.mark(index, "completed")
+
+    async def _send(self) -> None:
+        await self.turn.send(s.PlanUpdate(entries=list(self.entries)))
+
+
+def _plan_entry(item: str | s.PlanEntry) -> s.PlanEntry:
+    if isinstance(item, s.PlanEntry):
+        return item
+    return s.PlanEntry(content=item, priority="medium", status="pending")
+
+
+class Turn:
+    """One prompt turn. Handlers receive it; see the module docstring."""
+
+    def __init__(self, session: Session, prompt: Sequence[s.ContentBlock]) -> None:
+        self.session = session
+        self.prompt: list[s.ContentBlock] = list(prompt)
+        self.command: tuple[str, str] | None = None
+        """``(name, argument text)`` when the prompt invoked a declared slash command."""
+        self._open_calls: dict[str, ToolCall] = {}
+        self._terminals: set[TerminalHandle] = set()
+        self._message_id: str | None = None
+        self._thought_id: str | None = None
+        self._task: asyncio.Task[StopReason] | None = None
+        self._cancel_requested = False
+        self._tearing_down = False
+        self._finished = False
+        self._done = asyncio.Event()
+
+    # -- what the handler reads ------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    @property
+    def cwd(self) -> str:
+        return self.session.cwd
+
+    @property
+    def client(self) -> ClientPeer:
+        return self.session.client
+
+    @property
+    def text(self) -> str:
+        """The prompt's text blocks joined by newlines (resource links as their URI)."""
+        parts: list[str] = []
+        for block in self.prompt:
+            if isinstance(block, s.TextContent):
+                parts.append(block.text)
+            elif isinstance(block, s.ResourceLink):
+                parts.append(block.uri)
+            elif isinstance(block, s.EmbeddedResource) and isinstance(
+                block.resource, s.TextResourceContents
+            ):
+                parts.append(block.resource.text)
+        return "\n".join(parts)
+
+    @property
+    def mode(self) -> str | None:
+        return self.session.mode
+
+    @property
+    def config(self) -> Mapping[str, ConfigValue]:
+        return self.session.config
+
+    @property
+    def cancelled(self) -> bool:
+        """True once cancellation was requested (the task is being cancelled too)."""
+        return self._cancel_requested
+
+    def _can(self, method: str, mode: str | None = None) -> bool:
+        gate = BY_NAME[method].gate
+        return gate is None or gate_allows(gate, self.client.remote_capabilities, mode)
+
+    @property
+    def can_read_files(self) -> bool:
+        return self._can("fs/read_text_file")
+
+    @property
+    def can_write_files(self) -> bool:
+        return self._can("fs/write_text_file")
+
+    @property
+    def can_run_commands(self) -> bool:
+        return self._can("terminal/create")
+
+    @property
+    def can_ask(self) -> bool:
+        """Whether the client takes form-mode elicitation."""
+        return self._can("elicitation/create", "form")
+
+    def resolve(self, path: str | os.PathLike[str]) -> str:
+        """An absolute path: relative ones are taken from the session's cwd (SESS-021)."""
+        text = os.fspath(path)
+        if is_absolute(text):
+            return text
+        return (
+            str(PurePosixPath(self.cwd) / text)
+            if PurePosixPath(self.cwd).is_absolute()
+            else str(PureWindowsPath(self.cwd) / text)
+        )
+
+    # -- sending -----------------------------------------------------------
+
+    async def send(self, update: s.SessionUpdate) -> None:
+        """Send (and record) any session update. Raises :class:`TurnFinishedError` after the turn ended."""
+        if self._finished:
+            raise TurnFinishedError(
+                "this turn has already been answered; nothing more can be sent for it"
+            )
+        if isinstance(update, s.ToolCallStart):
+            self._message_id = self._thought_id = None
+        elif isinstance(update, s.AgentMessageChunk):
+            self._thought_id = None
+        elif isinstance(update, s.AgentThoughtChunk):
+            self._message_id = None
+        await self.session.send(update)
+
+    async def say(self, content: str | s.ContentBlock) -> None:
+        """Stream a chunk of the agent's message. Consecutive chunks share one ``messageId``."""
+        if self._message_id is None:
+            self._message_id = str(uuid.uuid4())
+        await self.send(
+            s.AgentMessageChunk(content=_content_block(content), message_id=self._message_id)
+        )
+
+    async def think(self, content: str | s.ContentBlock) -> None:
+        """Stream a chunk of the agent's reasoning (``agent_thought_chunk``)."""
+        if self._thought_id is None:
+            self._thought_id = str(uuid.uuid4())
+        await self.send(
+            s.AgentThoughtChunk(content=_content_block(content), message_id=self._thought_id)
+        )
+
+    async def plan(self, *entries: str | s.PlanEntry) -> Plan:
+        """Send a plan (strings become pending, medium-priority entries) and return it for updates."""
+        plan = Plan(self, [_plan_entry(e) for e in entries])
+        await plan._send()
+        return plan
+
+    def tool(
+        self,
+        title: str,
+        *,
+        kind: str | None = None,
+        locations: Sequence[s.ToolCallLocation] = (),
+        raw_input: Any = None,
+        content: Sequence[ToolContent] = (),
+        permission_key: str | None = None,
+    ) -> ToolCallContext:
+        """``async with turn.tool("Read x", kind="read") as call:``; see :mod:`acpwire.agent.tools`."""
+        return ToolCallContext(
+            ToolCall(
+                self,
+                title,
+                kind=kind,
+                locations=locations,
+                raw_input=raw_input,
+                content=content,
+                permission_key=permission_key,
+            )
+        )
+
+    async def start_tool(
+        self,
+        title: str,
+        *,
+        kind: str | None = None,
+        locations: Sequence[s.ToolCallLocation] = (),
+        raw_input: Any = None,
+        content: Sequence[ToolContent] = (),
+    ) -> ToolCall:
+        """Report a tool call without a ``with`` block; finish it with ``complete()`` / ``fail()``.
+
+        If the turn ends first, it is marked ``failed``.
+        """
+        call = ToolCall(
+            self, title, kind=kind, locations=locations, raw_input=raw_input, content=content
+        )
+        await call._start()
+        return call
+
+    async def set_title(self, title: str | None) -> None:
+        """Set the session title (``session_info_update``; shown by ``session/list``)."""
+        self._check_open()
+        await self.session.set_title(title)
+
+    async def set_mode(self, mode_id: str) -> None:
+        """Switch the session's mode from the agent side (``current_mode_update``)."""
+        self._check_open()
+        await self.session.set_mode(mode_id)
+
+    async def set_option(self, config_id: str, value: ConfigValue) -> None:
+        """Change a config option from the agent side (``config_option_update``)."""
+        self._check_open()
+        await self.session.set_option(config_id, value)
+
+    async def set_commands(self, commands: Sequence[Command]) -> None:
+        """Publish the session's slash commands (``available_commands_update``)."""
+        self._check_open()
+        await self.session.publish_commands(commands)
+
+    async def report_usage(
+        self, used: int, size: int, *, cost: float | None = None, currency: str = "USD"
+    ) -> None:
+        """Context window usage in tokens, and optionally the session's cost so far (``usage_update``)."""
+        await self.send(
+            s.UsageUpdate(
+                used=used,
+                size=size,
+                cost=UNSET if cost is None else s.Cost(amount=cost, currency=currency),
+            )
+        )
+
+    # -- the client's files -------------------------------------------------
+
+    def _missing(self, what: str, error: CapabilityError, hint: str) -> CapabilityError:
+        return CapabilityError(f"{error} ({what}; {hint})")
+
+    def _local_path(self, path: str) -> Path:
+        real = Path(os.path.realpath(path))
+        for root in self.session.roots:
+            root_real = Path(os.path.realpath(root))
+            if real == root_real or root_real in real.parents:
+                return real
+        raise PermissionError(f"{path} is outside the session's roots {self.session.roots}")
+
+    async def read_file(
+        self,
+        path: str,
+        *,
+        line: int | None = None,
+        limit: int | None = None,
+        fallback: bool = False,
+    ) -> str:
+        """Read a text file through the client (``fs/read_text_file``), seeing unsaved edits.
+
+        ``line`` is 1-based. Without ``fs.readTextFile`` this raises
+        :class:`CapabilityError`, unless ``fallback`` is true: then the file is
+        read from the agent's disk, inside the session's roots only (SESS-023).
+        """
+        path = self.resolve(path)
+        if line is not None and line < 1:
+            raise ValueError("line numbers are 1-based")
+        if not self.can_read_files:
+            if not fallback:
+                raise CapabilityError(
+                    "the client did not advertise fs.readTextFile; check turn.can_read_files "
+                    "or pass fallback=True to read from the agent's disk"
+                )
+            local = self._local_path(path)
+            text = await asyncio.to_thread(local.read_text, encoding="utf-8")
+            if line is None and limit is None:
+                return text
+            lines = text.splitlines(keepends=True)
+            start = (line or 1) - 1
+            return "".join(lines[start : None if limit is None else start + limit])
+        result = await self.client.read_text_file(self.session_id, path, line=line, limit=limit)
+        return result.content
+
+    async def write_file(self, path: str, content: str, *, fallback: bool = False) -> None:
+        """Write a text file through the client (``fs/write_text_file``; creates it if missing).
+
+        Without ``fs.writeTextFile``: :class:`CapabilityError`, or with
+        ``fallback`` a write to the agent's disk inside the session's roots.
+        """
+        path = self.resolve(path)
+        if not self.can_write_files:
+            if not fallback:
+                raise CapabilityError(
+                    "the client did not advertise fs.writeTextFile; check turn.can_write_files "
+                    "or pass fallback=True to write to the agent's disk"
+                )
+            local = self._local_path(path)
+            await asyncio.to_thread(local.write_text, content, encoding="utf-8")
+            return
+        await self.client.write_text_file(self.session_id, path, content)
+
+    # -- terminals -----------------------------------------------------------
+
+    async def open_terminal(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        output_byte_limit: int | None = None,
+    ) -> TerminalHandle:
+        """``terminal/create``: start a command in a client terminal and return its handle at once.
+
+        Use it as ``async with await turn.open_terminal(...) as term`` so it is
+        released; the turn releases any terminal still held when it ends.
+        """
+        if not self.can_run_commands:
+            raise CapabilityError(
+                "the client did not advertise terminal; check turn.can_run_commands "
+                "or use turn.run(..., fallback=True) to run the command on the agent's machine"
+            )
+        result = await self.client.create_terminal(
+            self.session_id,
+            command,
+            args,
+            env=env,
+            cwd=self.resolve(cwd or self.cwd),
+            output_byte_limit=output_byte_limit,
+        )
+        handle = TerminalHandle(self.client, self.session_id, result.terminal_id)
+        self._terminals.add(handle)
+        return handle
+
+    async def run(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        title: str | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        output_byte_limit: int | None = None,
+        fallback: bool = False,
+    ) -> RunResult:
+        """Run a command to completion inside an ``execute`` tool call and return its output.
+
+        The client's terminal is embedded in the tool call while it runs, then
+        released. Without the ``terminal`` capability: :class:`CapabilityError`,
+        or with ``fallback`` the command runs on the agent's machine and its
+        output is shown as text. A non-zero exit does not raise; check
+        ``result.ok``.
+        """
+        label = title or shlex.join([command, *args])
+        raw = {"command": command, "args": list(args), "cwd": cwd or self.cwd}
+        async with self.tool(label, kind="execute", raw_input=raw) as call:
+            return await self._run_in(
+                call,
+                command,
+                args,
+                cwd=cwd,
+                env=env,
+                output_byte_limit=output_byte_limit,
+                fallback=fallback,
+            )
+        # Only reached when a ToolError inside was reported as the call's failure.
+        return RunResult("", None)
+
+    async def _run_in(
+        self,
+        call: ToolCall,
+        command: str,
+        args: Sequence[str],
+        *,
+        cwd: str | None,
+        env: dict[str, str] | None,
+        output_byte_limit: int | None,
+        fallback: bool,
+    ) -> RunResult:
+        if not self.can_run_commands and fallback:
+            await call.update(status="in_progress")
+            result = await run_locally(
+                command,
+                args,
+                cwd=self.resolve(cwd or self.cwd),
+                env=env,
+                output_byte_limit=output_byte_limit,
+            )
+            await call.add(f"```\n{result.output}\n```" if result.output else "(no output)")
+            return result
+        term = await self.open_terminal(
+            command, args, cwd=cwd, env=env, output_byte_limit=output_byte_limit
+        )
+        try:
+            await call.show_terminal(term.id)
+            await term.wait()
+            out = await term.output()
+        finally:
+            await term.close()
+            self._terminals.discard(term)
+        self.session.remember_terminal(term.id, out.output)
+        return RunResult(out.output, term.exit_code, term.signal, out.truncated, term.id)
+
+    # -- elicitation -----------------------------------------------------------
+
+    async def ask(
+        self,
+        message: str,
+        fields: Mapping[str, s.ElicitationPropertySchema],
+        *,
+        required: Sequence[str] = (),
+        title: str | None = None,
+        tool_call: ToolCall | None = None,
+    ) -> Answer:
+        """Ask the user to fill a form (``elicitation/create``, form mode).
+
+        Needs ``elicitation.form`` (ELIC-005): check ``turn.can_ask``. Never ask
+        for secrets this way (ELIC-011). Unknown actions count as ``cancel``
+        (ELIC-029).
+        """
+        self._check_open()
+        params = s.ElicitationFormMode(
+            message=message,
+            requested_schema=s.ElicitationSchema(
+                type="object",
+                title=UNSET if title is None else title,
+                properties=dict(fields),
+                required=list(required) if required else UNSET,
+            ),
+            session_id=self.session_id,
+            tool_call_id=UNSET if tool_call is None else tool_call.id,
+        )
+        result = await self.client.create_elicitation(params)
+        if isinstance(result, s.ElicitationAcceptAction):
+            content = result.content
+            return Answer("accept", dict(content) if isinstance(content, dict) else {})
+        if isinstance(result, s.ElicitationDeclineAction):
+            return Answer("decline")
+        return Answer("cancel")
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise TurnFinishedError("this turn has already been answered")
+
+    def cancel(self) -> None:
+        """Cancel the turn's task now. Idempotent: teardown is never interrupted twice."""
+        if self._cancel_requested:
+            return
+        self._cancel_requested = True
+        if self._task is not None and not self._task.done() and not self._tearing_down:
+            self._task.cancel()
+
+    async def wait(self) -> None:
+        """Wait until the turn has been torn down."""
+        await self._done.wait()
+
+    async def _teardown(self) -> None:
+        self._tearing_down = True
+        for call in list(self._open_calls.values()):
+            await call._close_quietly(None)
+        for term in list(self._terminals):
+            await term.close()
+        self._terminals.clear()
+        self._finished = True
+
+
+async def run_turn(turn: Turn, handler: PromptHandler) -> StopReason:
+    """Run ``handler`` for ``turn`` in the current task; returns the stop reason.
+
+    Cancellation ends the turn with ``cancelled``; other exceptions propagate
+    after teardown (the prompt is then answered with an error).
+    """
+    stop: StopReason = "end_turn"
+    try:
+        try:
+            result = await handler(turn)
+        except asyncio.CancelledError:
+            stop = "cancelled"
+            task = asyncio.current_task()
+            if task is not None and hasattr(task, "uncancel"):
+                task.uncancel()  # handled: later timeouts in teardown must work normally
+        else:
+            if result is not None:
+                if result not in STOP_REASONS:
+                    raise ValueError(f"a prompt handler returned {result!r}, not a stop reason")
+                stop = result
+    finally:
+        with contextlib.suppress(ConnectionClosedError):
+            await turn._teardown()
+        turn._finished = True
+        turn._done.set()
+    return "cancelled" if turn.cancelled else stop
+
+
+def check_prompt(prompt: Sequence[s.ContentBlock], capabilities: s.PromptCapabilities) -> None:
+    """Reject blocks the agent did not advertise (CONTENT-003): image, audio, embedded resources."""
+    allowed = {
+        s.ImageContent: capabilities.image is True,
+        s.AudioContent: capabilities.audio is True,
+        s.EmbeddedResource: capabilities.embedded_context is True,
+    }
+    for index, block in enumerate(prompt):
+        for cls, ok in allowed.items():
+            if isinstance(block, cls) and not ok:
+                kind = {
+                    s.ImageContent: "image",
+                    s.AudioContent: "audio",
+                    s.EmbeddedResource: "resource",
+                }[cls]
+                raise InvalidParams(
+                    f"this agent does not accept {kind} blocks in prompts",
+                    {"index": index, "type": kind},
+                )
