@@ -1,0 +1,31 @@
+"""A toolkit agent for the subprocess tests: ``python app_agent_script.py STORE_PATH``.
+
+Prompt ``edit`` asks permission for an edit (the test client holds the answer);
+anything else is echoed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from acpwire.agent.app import AgentApp, Mode, Turn
+
+app = AgentApp(
+    "script-agent",
+    store=sys.argv[1],
+    modes=[Mode("ask", "Ask"), Mode("code", "Code")],
+)
+
+
+@app.prompt
+async def handle(turn: Turn) -> None:
+    if turn.text == "edit":
+        async with turn.tool("Edit notes.txt", kind="edit") as call:
+            await call.diff("/work/project/notes.txt", "new\n", "old\n")
+            await call.require_permission()
+        return
+    await turn.say(f"echo: {turn.text}")
+
+
+if __name__ == "__main__":
+    app.run(argv=[])
