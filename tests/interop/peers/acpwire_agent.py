@@ -449,7 +449,7 @@ class PeerAgent(Agent):
 
     async def cmd_plan(self, turn: Turn, rest: str) -> None:
         await turn.update(
-            s.PlanSessionUpdate(
+            s.PlanUpdate(
                 entries=[
                     s.PlanEntry(content="Read the code", priority="high", status="pending"),
                     s.PlanEntry(content="Change the code", priority="medium", status="in_progress"),
