@@ -52,6 +52,7 @@ from ..protocol.errors import (
 )
 from ..schema import UNSET, UnsetType
 from ..schema.methods import BY_NAME, CapabilityGate
+from ..transports.base import Transport
 from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
 from .connection import Client, ClientSideConnection
 from .elicitation import ElicitationHandler, decline
@@ -177,7 +178,7 @@ class ToolkitClient(Client):
             session=session,
         )
 
-    def connect(self, transport: Any) -> ClientSideConnection:
+    def connect(self, transport: Transport) -> ClientSideConnection:
         """Serve this client over ``transport`` (not yet initialized; see :meth:`initialize`)."""
         self.connection = ClientSideConnection(self, transport)
         return self.connection
@@ -695,7 +696,7 @@ async def open_agent(
     transport: SubprocessTransport = await spawn(
         argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr, grace_period=grace_period
     )
-    conn = client.connect(transport)
+    client.connect(transport)
     try:
         await asyncio.wait_for(client.initialize(), initialize_timeout)
     except ConnectionClosedError:
@@ -721,7 +722,6 @@ async def open_agent(
         yield client
     finally:
         await client.close()
-        del conn
 
 
 def _tail(text: str, lines: int = 20) -> str:
