@@ -1,8 +1,5 @@
 """AgentApp turns as a client sees them: messages, plans, tool calls, permission, files, terminals."""
 
-# Fixtures and assertions touch real files synchronously on purpose.
-# ruff: noqa: ASYNC240
-
 from __future__ import annotations
 
 import sys
