@@ -295,6 +295,28 @@ async def test_cancel_marks_unfinished_tool_calls_and_ends_a_streaming_turn(tmp_
         assert reply(client, state.session_id) == "working"
 
 
+async def test_permission_asked_after_cancel_in_the_same_turn_is_answered_cancelled(
+    tmp_path: Path,
+) -> None:
+    """CANCEL-002: even a policy that allows everything does not answer once cancelled."""
+    async with connected(
+        ToolkitClient(permissions=AllowAll(), terminals=fast_terminals())
+    ) as client:
+        state = await client.new_session(tmp_path)
+        waiting = asyncio.Event()
+        state.subscribe(
+            lambda st, update: waiting.set() if isinstance(update, s.AgentMessageChunk) else None
+        )
+        turn = asyncio.ensure_future(client.prompt(state.session_id, "late-permission"))
+        await asyncio.wait_for(waiting.wait(), TIMEOUT)
+        await client.cancel(state.session_id)
+        assert (await asyncio.wait_for(turn, TIMEOUT)).stop_reason == "cancelled"
+        assert reply(client, state.session_id) == "cancelled"
+        # The next turn is served normally again.
+        await run(client, state.session_id, "permission")
+        assert reply(client, state.session_id) == "selected allow-once"
+
+
 # ---------------------------------------------------------------------- elicitation
 
 

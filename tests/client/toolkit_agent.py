@@ -11,7 +11,8 @@ Each prompt is a command:
 ``permission``           asks permission; replies the outcome (ends ``cancelled`` if cancelled)
 ``elicit form|url``      elicitation/create; replies the action (and content)
 ``plan``                 two plan updates
-``slow``                 streams dots until cancelled
+``slow``                 streams until cancelled
+``late-permission``      asks permission after the turn was cancelled
 ``update-first``         a tool_call_update before its tool_call
 
 Command-line flags for the subprocess tests: ``--crash-on-initialize`` (write to stderr
@@ -324,6 +325,19 @@ class ToolkitTestAgent(Agent):
         await self._send(session_id, s.ToolCallProgress(tool_call_id=call, status="failed"))
         await self._say(session_id, "cancelled")
         return "cancelled" if self.sessions[session_id].cancelled.is_set() else "end_turn"
+
+    async def _cmd_late_permission(self, session_id: str, rest: str) -> str:
+        """Asks permission only after the turn was cancelled."""
+        await self._say(session_id, "waiting")
+        await self.sessions[session_id].cancelled.wait()
+        call = self._tool_id()
+        await self._send(session_id, s.ToolCallStart(tool_call_id=call, title="Late", kind="edit"))
+        outcome = (await self._ask(session_id, s.ToolCallUpdate(tool_call_id=call))).outcome
+        chosen = (
+            outcome.option_id if isinstance(outcome, s.SelectedPermissionOutcome) else "cancelled"
+        )
+        await self._say(session_id, chosen)
+        return "cancelled"
 
     async def _cmd_elicit(self, session_id: str, mode: str) -> str:
         params: s.CreateElicitationRequest
