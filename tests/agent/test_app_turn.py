@@ -535,3 +535,28 @@ async def test_the_echo_example_answers_over_stdio(tmp_path: Path) -> None:
         result = await conn.agent.prompt(sid, "over stdio")
     assert result.stop_reason == "end_turn"
     assert client.texts(sid) == ["You said: over stdio"]
+
+
+async def test_the_tool_agent_example_reads_proposes_an_edit_and_runs_a_command(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    """The example end to end: read via fs, diff + permission, write, terminal."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tool_agent_example", EXAMPLES / "tool_agent.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    app: AgentApp = module.app
+    from acpwire.agent.store import MemorySessionStore
+
+    app.store = MemorySessionStore()  # keep the example's file untouched
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    async with wired(app, TestClient(tmp_path), schema_validator) as w:
+        sid = await w.new_session(str(tmp_path))
+        assert (await w.agent.prompt(sid, "notes.txt")).stop_reason == "end_turn"
+        assert len(w.client.permission_requests) == 1
+        kinds = {u["kind"] for u in w.client.tool_updates(sid) if "kind" in u}
+        assert kinds == {"read", "edit", "execute"}
+        assert "3" in w.client.texts(sid)[-1]
+    assert (tmp_path / "notes.txt").read_text().endswith("# reviewed by tool-agent\n")
