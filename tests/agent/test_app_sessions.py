@@ -236,3 +236,34 @@ async def test_sessions_survive_an_agent_restart(tmp_path: Path) -> None:
         assert second.texts(sid) == ["echo: before restart"]
         await conn.agent.prompt(sid, "after restart")
         assert second.texts(sid)[-1] == "echo: after restart"
+
+
+async def test_commands_are_republished_after_load_not_replayed(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    """PROMPT-006: available_commands_update follows the load answer, never precedes it."""
+    app = tool_app(tmp_path / "s.db")
+
+    @app.command("review", "Review a file")
+    async def review(turn: Turn) -> None:
+        await turn.say("reviewing")
+
+    async with wired(app) as first:
+        sid = await first.new_session()
+        await first.client.wait_for(lambda: "available_commands_update" in first.client.kinds(sid))
+        await first.agent.prompt(sid, "/review")
+    loader = TestClient()
+    async with wired(app, loader, schema_validator) as second:
+        await second.agent.load_session(sid, "/work/project")
+        assert "available_commands_update" not in loader.kinds(sid)
+        await loader.wait_for(lambda: "available_commands_update" in loader.kinds(sid))
+        sent = second.log.sent
+        load_id = next(m["id"] for m in second.log.received if m.get("method") == "session/load")
+        answer = next(i for i, m in enumerate(sent) if m.get("id") == load_id)
+        commands_at = next(
+            i
+            for i, m in enumerate(sent)
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+        )
+        assert commands_at > answer

@@ -6,10 +6,11 @@ connection. Everything it sends with :meth:`Session.send` goes to the client as
 ``session/load`` can replay it later (SESS-006). The user's prompt is recorded
 as ``user_message_chunk`` entries without being echoed to the client.
 
-Not recorded: ``config_option_update`` and ``current_mode_update``. They are
-state, not conversation: the load/resume response carries the current values,
-and replaying an old option list could show a client ``boolean`` options it
-never advertised (CFG-003).
+Not recorded: ``config_option_update``, ``current_mode_update`` and
+``available_commands_update``. They are state, not conversation: the
+load/resume response carries the current values, commands are re-published
+after each load/resume, and replaying an old option list could show a client
+``boolean`` options it never advertised (CFG-003).
 
 On replay, ``terminal`` tool call content is replaced by the command's final
 output as text: the terminal ids belong to a client that has released them
@@ -38,7 +39,9 @@ __all__ = ["NOT_RECORDED", "Session", "replayable"]
 
 log = logging.getLogger("acpwire.agent")
 
-NOT_RECORDED = frozenset({"config_option_update", "current_mode_update"})
+NOT_RECORDED = frozenset(
+    {"config_option_update", "current_mode_update", "available_commands_update"}
+)
 """Update kinds that are state, not history (see the module docstring)."""
 
 _TERMINAL_OUTPUT_LIMIT = 64 * 1024
