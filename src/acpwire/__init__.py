@@ -1,0 +1,53 @@
+"""acpwire: the Python toolkit for the Agent Client Protocol (ACP).
+
+* :mod:`acpwire.schema` — typed models of every ACP v1 type, generated from the official schema.
+* :mod:`acpwire.agent` — write agents (:class:`~acpwire.agent.AgentApp`, or the low-tier :class:`~acpwire.agent.Agent`).
+* :mod:`acpwire.client` — drive agents (:class:`~acpwire.client.ToolkitClient`, :func:`~acpwire.client.open_agent`).
+* :mod:`acpwire.transports` — stdio, subprocess and in-memory transports.
+"""
+
+from importlib import metadata as _metadata
+
+from .protocol.errors import (
+    AcpError,
+    AuthRequired,
+    CapabilityError,
+    ConnectionClosedError,
+    ErrorCode,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    LocalProtocolError,
+    MethodNotFound,
+    ParseError,
+    RequestCancelled,
+    RequestError,
+    ResourceNotFound,
+    VersionMismatchError,
+)
+from .protocol.version import PROTOCOL_VERSION
+
+try:
+    __version__ = _metadata.version("acpwire")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "AcpError",
+    "AuthRequired",
+    "CapabilityError",
+    "ConnectionClosedError",
+    "ErrorCode",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "LocalProtocolError",
+    "MethodNotFound",
+    "ParseError",
+    "RequestCancelled",
+    "RequestError",
+    "ResourceNotFound",
+    "VersionMismatchError",
+    "__version__",
+]

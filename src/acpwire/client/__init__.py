@@ -1,0 +1,55 @@
+"""The client role.
+
+:class:`ToolkitClient` and :func:`open_agent` are the batteries (sandboxed
+files, real terminals, permission policies, session state; docs/clients.md);
+:class:`Client`, :class:`AgentPeer` and :func:`connect` are the low tier.
+"""
+
+from .connection import AgentPeer, Client, ClientSideConnection, connect
+from .elicitation import ElicitationHandler, FormRequest, UrlRequest
+from .fs import WorkspaceFiles
+from .permissions import (
+    AllowAll,
+    AskUser,
+    PermissionPolicy,
+    PermissionRequest,
+    RejectAll,
+    Rule,
+    Rules,
+)
+from .state import MessageView, SessionState, ToolCallView
+from .terminals import TerminalManager
+from .toolkit import (
+    AgentExitedError,
+    AgentNotFoundError,
+    AgentStartError,
+    ToolkitClient,
+    open_agent,
+)
+
+__all__ = [
+    "AgentExitedError",
+    "AgentNotFoundError",
+    "AgentPeer",
+    "AgentStartError",
+    "AllowAll",
+    "AskUser",
+    "Client",
+    "ClientSideConnection",
+    "ElicitationHandler",
+    "FormRequest",
+    "MessageView",
+    "PermissionPolicy",
+    "PermissionRequest",
+    "RejectAll",
+    "Rule",
+    "Rules",
+    "SessionState",
+    "TerminalManager",
+    "ToolCallView",
+    "ToolkitClient",
+    "UrlRequest",
+    "WorkspaceFiles",
+    "connect",
+    "open_agent",
+]

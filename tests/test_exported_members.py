@@ -1,0 +1,44 @@
+"""The public surface is small, curated and importable; the library never imports the CLI."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+PUBLIC = [
+    "acpwire",
+    "acpwire.agent",
+    "acpwire.client",
+    "acpwire.schema",
+    "acpwire.transports",
+    "acpwire.testing",
+]
+
+
+@pytest.mark.parametrize("module", PUBLIC)
+def test_every_exported_name_exists_and_is_public(module: str) -> None:
+    mod = importlib.import_module(module)
+    names = mod.__all__
+    assert len(names) == len(set(names))
+    for name in names:
+        assert hasattr(mod, name), f"{module}.{name} is exported but missing"
+        assert not name.startswith("_") or name == "__version__"
+
+
+def test_importing_the_library_does_not_import_the_cli_or_ui_libraries() -> None:
+    code = (
+        "import sys, acpwire, acpwire.agent, acpwire.client, acpwire.schema, acpwire.transports\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('rich', 'textual') or m == 'acpwire.cli' or m.startswith('acpwire.cli.')]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_the_package_is_typed() -> None:
+    from importlib.resources import files
+
+    assert files("acpwire").joinpath("py.typed").is_file()
