@@ -811,6 +811,31 @@ def check_session_cancel_mid_turn(run: Run) -> None:
     assert run.seconds < 20
 
 
+@scenario(
+    lambda cwd: base(
+        cwd,
+        {"call": "session/prompt", "text": "run sleep 30", "cancelAfterMs": 1000},
+        {"call": "session/prompt", "text": "echo alive"},
+    ),
+    weight=4,
+)
+def check_session_cancel_with_pending_client_request(run: Run) -> None:
+    """session/cancel while the agent waits in terminal/wait_for_exit: the agent
+    sends $/cancel_request for it (where its SDK can) and the turn ends cancelled."""
+    assert run.result(2) == {"stopReason": "cancelled"}
+    assert run.result(3)["stopReason"] == "end_turn"
+    (create,) = run.requests("terminal/create")
+    assert run.requests("terminal/release"), "the terminal was not released"
+    if run.pairing.agent != "pysdk":  # the Python SDK has no way to send $/cancel_request
+        cancels = run.notifications("$/cancel_request")
+        assert cancels, run.describe()
+        if run.pairing.client != "pysdk":  # ... nor to honour one
+            (waited,) = run.requests("terminal/wait_for_exit")
+            assert waited["error"]["code"] == -32800, waited
+    assert create["answer"]["terminalId"]
+    assert run.seconds < 20, "the sleep outlived the cancelled turn"
+
+
 def _cancel_request_skip(p: Pairing) -> str | None:
     if p.agent == "pysdk":
         return (

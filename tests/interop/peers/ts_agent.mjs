@@ -567,7 +567,12 @@ async function runInTerminal(turn, rest, killIt) {
       content: [{ type: "terminal", terminalId: terminal.id }],
     });
     if (killIt) await terminal.kill();
-    exit = await terminal.waitForExit();
+    // Not terminal.waitForExit(): TerminalHandle takes no cancellation signal, so a
+    // cancelled turn could not send $/cancel_request for this wait (PEERS.md says it does).
+    exit = await turn.request(methods.client.terminal.waitForExit, {
+      sessionId: turn.session.sessionId,
+      terminalId: terminal.id,
+    });
     output = await terminal.currentOutput();
   } finally {
     await terminal.release().catch((err) => log("terminal/release failed:", errorText(err)));
