@@ -234,7 +234,7 @@ class ToolkitClient(Client):
         additional_directories: Sequence[str | os.PathLike[str]] = (),
     ) -> SessionState:
         """Tell the client a session's roots (for sessions created without its helpers)."""
-        cwd_text = os.fspath(cwd)
+        cwd_text = os.path.abspath(cwd)
         extra = [os.fspath(d) for d in additional_directories]
         self._workspaces[session_id] = WorkspaceFiles(
             cwd_text,
@@ -281,7 +281,7 @@ class ToolkitClient(Client):
         """``session/new``; returns the new session's state (modes and config options filled in)."""
         self._check_directories(additional_directories)
         result = await self.agent.new_session(
-            os.fspath(cwd), mcp_servers, additional_directories=additional_directories
+            os.path.abspath(cwd), mcp_servers, additional_directories=additional_directories
         )
         state = self.register_session(result.session_id, cwd, additional_directories or ())
         state.set_modes(result.modes)
@@ -309,7 +309,7 @@ class ToolkitClient(Client):
         try:
             result = await self.agent.load_session(
                 session_id,
-                os.fspath(cwd),
+                os.path.abspath(cwd),
                 mcp_servers,
                 additional_directories=additional_directories,
             )
@@ -338,7 +338,7 @@ class ToolkitClient(Client):
         try:
             result = await self.agent.resume_session(
                 session_id,
-                os.fspath(cwd),
+                os.path.abspath(cwd),
                 mcp_servers,
                 additional_directories=additional_directories,
             )
