@@ -1,0 +1,1 @@
+"""The ``acp`` command line (Rich/Textual live only here)."""

@@ -1,0 +1,141 @@
+"""The ``acp`` command.
+
+``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
+talks to an agent (the built-in demo agent when no command is given): one turn with
+``--prompt``, else the interactive Textual app. ``acp demo-agent`` runs the demo agent
+over stdio. ``acp --version``.
+
+Rich and Textual (the ``cli`` extra) are imported only when a subcommand needs them,
+with an install hint when they are missing; nothing in the library imports this package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import runpy
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+
+__all__ = ["build_parser", "main"]
+
+INSTALL_HINT = "acp chat needs the cli extra: pip install 'acpwire[cli]'"
+
+
+def _version() -> str:
+    try:
+        return metadata.version("acpwire")
+    except metadata.PackageNotFoundError:  # pragma: no cover - bare checkout
+        return "0"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp", description="The Agent Client Protocol toolkit (acpwire)."
+    )
+    parser.add_argument("--version", action="version", version=f"acp (acpwire) {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chat = sub.add_parser(
+        "chat",
+        help="talk to an agent (interactive, or one turn with --prompt)",
+        description=(
+            "Talk to an ACP agent over stdio. Without an agent command the built-in demo "
+            "agent runs. Put the agent command after `--`."
+        ),
+        epilog=(
+            "exit status (with --prompt): 0 end_turn, 1 agent error, 2 usage, "
+            "3 agent not started, 4 protocol version mismatch, 5 authentication required, "
+            "10 cancelled, 11 refusal, 12 max_tokens, 13 max_turn_requests, 130 interrupted"
+        ),
+    )
+    chat.add_argument("--cwd", default=None, help="the session's working directory (default: .)")
+    chat.add_argument("--prompt", default=None, help="send this prompt, print the turn, exit")
+    chat.add_argument(
+        "--policy",
+        choices=("allow", "deny", "ask"),
+        default=None,
+        help="answer permission requests: allow, deny or ask "
+        "(default: deny with --prompt, ask interactively)",
+    )
+    chat.add_argument(
+        "--json",
+        action="store_true",
+        help="with --prompt: print each session/update as a JSON line, then the stop reason",
+    )
+    chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
+    sub.add_parser("demo-agent", help="run the built-in demo agent on stdio")
+    return parser
+
+
+def _need_cli_extra() -> bool:
+    missing = [m for m in ("rich", "textual") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
+        return False
+    return True
+
+
+def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    agent = list(args.agent)
+    if agent and agent[0] == "--":
+        agent = agent[1:]
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        parser.error(f"--cwd {args.cwd!r} is not a directory")
+    if args.json and args.prompt is None:
+        parser.error("--json needs --prompt (the interactive app has no JSON output)")
+    if not _need_cli_extra():
+        return 1
+    from .oneshot import ChatOptions, run_once  # lazily: needs Rich
+    from .session import default_agent_command
+
+    options = ChatOptions(
+        agent=agent or default_agent_command(),
+        cwd=cwd,
+        prompt=args.prompt,
+        policy=args.policy,
+        json=args.json,
+        default_agent=not agent,
+    )
+    if args.prompt is not None:
+        return run_once(options)
+    from .app import run_app  # lazily: needs Textual
+
+    return run_app(options)
+
+
+def _demo_agent() -> int:
+    try:
+        found = importlib.util.find_spec("acpwire.demo.__main__") is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        print(
+            "acp: the built-in demo agent (acpwire.demo) is not available in this installation",
+            file=sys.stderr,
+        )
+        return 1
+    runpy.run_module("acpwire.demo", run_name="__main__", alter_sys=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``acp`` console script; returns (and exits with) the status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "chat":
+        code = _chat(args, parser)
+    elif args.command == "demo-agent":
+        code = _demo_agent()
+    else:
+        parser.print_help()
+        code = 2
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    main()

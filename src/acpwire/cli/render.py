@@ -1,0 +1,341 @@
+"""Rich renderers of session updates and of a :class:`~acpwire.client.state.SessionState`.
+
+The one place that decides how a session looks on a terminal: ``acp chat`` (its
+non-interactive form prints these, its Textual app puts them in widgets) and a future
+``acp inspect`` share it. Every function is pure: state or updates in, a Rich
+renderable out, so tests render to ``Console(file=StringIO(), width=...)`` and
+assert on the text.
+
+Importing this module needs Rich (the ``cli`` extra); :mod:`acpwire.cli.main` imports
+it lazily and prints an install hint when it is missing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.text import Text
+
+from .. import schema as s
+from ..client.state import MessageView, SessionState, TerminalSnapshot, ToolCallView
+from ..schema import UnsetType
+
+__all__ = [
+    "STATUS_STYLES",
+    "render_block",
+    "render_conversation",
+    "render_diff",
+    "render_entry",
+    "render_message",
+    "render_notice",
+    "render_plan",
+    "render_status",
+    "render_terminal",
+    "render_tool_call",
+    "render_transcript",
+    "render_update",
+    "update_to_wire",
+]
+
+STATUS_STYLES: Mapping[str, str] = {
+    "pending": "yellow",
+    "in_progress": "cyan",
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "magenta",
+}
+"""Colour of a tool call or plan entry status."""
+
+_PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+_TOOL_ICONS = {
+    "read": "read",
+    "edit": "edit",
+    "delete": "delete",
+    "move": "move",
+    "search": "search",
+    "execute": "execute",
+    "think": "think",
+    "fetch": "fetch",
+    "switch_mode": "switch_mode",
+    "other": "other",
+}
+
+
+def _opt(value: Any) -> Any:
+    return None if isinstance(value, UnsetType) else value
+
+
+# ---------------------------------------------------------------------- content
+
+
+def render_block(block: s.ContentBlock, *, markdown: bool = False) -> RenderableType:
+    """One content block: text (as Markdown when ``markdown``), or a one-line summary."""
+    if isinstance(block, s.TextContent):
+        return Markdown(block.text) if markdown else Text(block.text)
+    if isinstance(block, s.ResourceLink):
+        return Text(f"[link] {block.name} <{block.uri}>", style="blue")
+    if isinstance(block, s.EmbeddedResource):
+        res = block.resource
+        uri = getattr(res, "uri", "?")
+        size = len(res.text) if isinstance(res, s.TextResourceContents) else None
+        extra = f" ({size} chars)" if size is not None else ""
+        return Text(f"[resource] {uri}{extra}", style="blue")
+    if isinstance(block, s.ImageContent):
+        return Text(f"[image {block.mime_type}]", style="blue")
+    if isinstance(block, s.AudioContent):
+        return Text(f"[audio {block.mime_type}]", style="blue")
+    return Text(f"[{type(block).__name__}]", style="blue")
+
+
+def render_message(message: MessageView) -> RenderableType:
+    """User prompts bold after ``>``, agent messages as Markdown, thoughts dimmed."""
+    if message.role == "user":
+        parts: list[RenderableType] = []
+        text = message.text
+        if text:
+            line = Text("> ", style="bold cyan")
+            line.append(text, style="bold")
+            parts.append(line)
+        parts += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
+        return Group(*parts)
+    if message.role == "thought":
+        return Text(f"thinking: {message.text}", style="dim italic")
+    blocks: list[RenderableType] = []
+    text = message.text
+    if text:
+        blocks.append(Markdown(text))
+    blocks += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
+    return Group(*blocks)
+
+
+# ---------------------------------------------------------------------- diffs, terminals
+
+
+def render_diff(path: str, old_text: str | None, new_text: str) -> Text:
+    """A unified diff of one file, ``+`` lines green, ``-`` lines red, hunk headers cyan."""
+    out = Text()
+    old_lines = [] if old_text is None else old_text.splitlines(keepends=True)
+    new_lines = new_text.splitlines(keepends=True)
+    header = f"{'new file' if old_text is None else 'diff'} {path}"
+    out.append(header + "\n", style="bold")
+    lines = list(
+        difflib.unified_diff(
+            old_lines,
+            new_lines,
+            fromfile="/dev/null" if old_text is None else f"a/{path}",
+            tofile=f"b/{path}",
+            n=2,
+        )
+    )
+    for line in lines[2:]:  # the ---/+++ header repeats the path
+        text = line.rstrip("\n")
+        if line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = ""
+        out.append(text + "\n", style=style)
+    if not lines:
+        out.append("(no changes)\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def render_terminal(terminal_id: str, snapshot: TerminalSnapshot | None) -> Text:
+    """The last output seen of a terminal, with its exit status once it exited."""
+    out = Text()
+    if snapshot is None:
+        out.append(f"terminal {terminal_id}: (no output yet)", style="dim")
+        return out
+    if snapshot.exited:
+        how = (
+            f"exit {snapshot.exit_code}"
+            if snapshot.exit_code is not None
+            else f"signal {snapshot.signal}"
+        )
+        status_style = "green" if snapshot.exit_code == 0 else "red"
+    else:
+        how, status_style = "running", "cyan"
+    out.append(f"terminal {terminal_id} ", style="bold")
+    out.append(f"({how})", style=status_style)
+    if snapshot.truncated:
+        out.append(" [truncated]", style="yellow")
+    output = snapshot.output.rstrip("\n")
+    if output:
+        out.append("\n")
+        out.append(output, style="on grey11")
+    return out
+
+
+# ---------------------------------------------------------------------- tool calls
+
+
+def render_tool_call(
+    call: ToolCallView, terminals: Mapping[str, TerminalSnapshot] | None = None
+) -> RenderableType:
+    """Kind, title, status, locations, then its content: diffs, terminals, text."""
+    terminals = terminals or {}
+    status = call.display_status
+    head = Text()
+    head.append("* ", style=STATUS_STYLES.get(status, ""))
+    head.append(f"[{_TOOL_ICONS.get(call.kind or 'other', call.kind or 'other')}] ", style="bold")
+    head.append(call.title or call.tool_call_id)
+    head.append(f"  {status}", style=STATUS_STYLES.get(status, ""))
+    if call.awaiting_permission:
+        head.append("  awaiting permission", style="bold yellow")
+    parts: list[RenderableType] = [head]
+    for loc in call.locations:
+        line = _opt(loc.line)
+        parts.append(Text(f"  at {loc.path}" + (f":{line}" if line is not None else ""), "dim"))
+    body: list[RenderableType] = []
+    for item in call.content:
+        if isinstance(item, s.Diff):
+            body.append(render_diff(item.path, _opt(item.old_text), item.new_text))
+        elif isinstance(item, s.Terminal):
+            body.append(render_terminal(item.terminal_id, terminals.get(item.terminal_id)))
+        elif isinstance(item, s.Content):
+            body.append(render_block(item.content))
+        else:
+            body.append(Text(f"[{type(item).__name__}]", style="dim"))
+    if body:
+        parts.append(Padding(Group(*body), (0, 0, 0, 2)))
+    return Group(*parts)
+
+
+# ---------------------------------------------------------------------- plan, status
+
+
+def render_plan(entries: Sequence[s.PlanEntry]) -> RenderableType:
+    """The plan, one line per entry: ``[x]`` completed, ``[~]`` in progress, ``[ ]`` pending."""
+    out = Text("Plan\n", style="bold")
+    for entry in entries:
+        status = str(entry.status)
+        out.append(f"  {_PLAN_MARKS.get(status, '[?]')} ", style=STATUS_STYLES.get(status, ""))
+        out.append(entry.content, style="strike dim" if status == "completed" else "")
+        out.append(f"  ({entry.priority}, {status})\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def render_notice(notice: s.Notice) -> Text:
+    style = {"error": "bold red", "warning": "yellow"}.get(str(notice.severity), "blue")
+    text = Text(f"{notice.severity}: {notice.title}", style=style)
+    description = _opt(notice.description)
+    if description:
+        text.append(f"\n  {description}", style="")
+    return text
+
+
+def _mode_name(state: SessionState) -> str | None:
+    if state.current_mode_id is None:
+        return None
+    for mode in state.available_modes:
+        if mode.id == state.current_mode_id:
+            return f"{mode.name} ({mode.id})" if mode.name != mode.id else mode.id
+    return state.current_mode_id
+
+
+def render_status(state: SessionState, *, agent: str | None = None) -> Text:
+    """One line: agent, title, mode, config values, usage (tokens and cost)."""
+    parts: list[tuple[str, str]] = []
+    if agent:
+        parts.append((agent, "bold"))
+    if state.title:
+        parts.append((f"title: {state.title}", ""))
+    mode = _mode_name(state)
+    if mode:
+        parts.append((f"mode: {mode}", "cyan"))
+    for option in state.config_options:
+        if isinstance(option, (s.SessionConfigSelect, s.SessionConfigBoolean)):
+            parts.append((f"{option.id}: {str(option.current_value).lower()}", ""))
+    if state.usage is not None:
+        usage = state.usage
+        pct = f" ({usage.used * 100 // usage.size}%)" if usage.size else ""
+        text = f"usage: {usage.used}/{usage.size}{pct}"
+        cost = _opt(usage.cost)
+        if isinstance(cost, s.Cost):
+            text += f" {cost.amount:g} {cost.currency}"
+        parts.append((text, "magenta"))
+    out = Text()
+    for i, (text, style) in enumerate(parts):
+        if i:
+            out.append(" | ", style="dim")
+        out.append(text, style=style)
+    return out
+
+
+# ---------------------------------------------------------------------- whole sessions
+
+
+def render_entry(
+    entry: MessageView | ToolCallView, terminals: Mapping[str, TerminalSnapshot] | None = None
+) -> RenderableType:
+    if isinstance(entry, MessageView):
+        return render_message(entry)
+    return render_tool_call(entry, terminals)
+
+
+def render_transcript(state: SessionState) -> RenderableType:
+    """Every transcript entry (messages, thoughts, tool calls) in order."""
+    return Group(*(render_entry(e, state.terminals) for e in state.transcript))
+
+
+def render_conversation(
+    state: SessionState, *, agent: str | None = None, stop_reason: str | None = None
+) -> RenderableType:
+    """What ``acp chat --prompt`` prints: transcript, plan, notices, status line, stop reason."""
+    parts: list[RenderableType] = [render_transcript(state)]
+    if state.plan:
+        parts.append(render_plan(state.plan))
+    parts += [render_notice(n) for n in state.notices]
+    status = render_status(state, agent=agent)
+    if status.plain:
+        parts.append(status)
+    reason = stop_reason if stop_reason is not None else state.stop_reason
+    if reason is not None:
+        parts.append(Text(f"stop: {reason}", style="green" if reason == "end_turn" else "yellow"))
+    return Group(*parts)
+
+
+def render_update(update: s.SessionUpdate) -> Text:
+    """A single ``session/update``, one or a few lines (for logs and ``inspect``)."""
+    kind = getattr(update, "session_update", type(update).__name__)
+    out = Text(f"{kind}: ", style="bold")
+    if isinstance(update, (s.AgentMessageChunk, s.UserMessageChunk, s.AgentThoughtChunk)):
+        block = update.content
+        out.append(block.text if isinstance(block, s.TextContent) else f"[{type(block).__name__}]")
+    elif isinstance(update, (s.ToolCallStart, s.ToolCallProgress)):
+        fields = [update.tool_call_id]
+        for name in ("kind", "status", "title"):
+            value = _opt(getattr(update, name))
+            if value is not None:
+                fields.append(f"{name}={value}")
+        out.append(" ".join(fields))
+    elif isinstance(update, s.PlanUpdate):
+        out.append(", ".join(f"{e.content} ({e.status})" for e in update.entries))
+    elif isinstance(update, s.CurrentModeUpdate):
+        out.append(update.current_mode_id)
+    elif isinstance(update, s.UsageUpdate):
+        out.append(f"{update.used}/{update.size}")
+    elif isinstance(update, s.SessionInfoUpdate):
+        out.append(str(_opt(update.title)))
+    elif isinstance(update, s.AvailableCommandsUpdate):
+        out.append(", ".join("/" + c.name for c in update.available_commands))
+    else:
+        out.append(json.dumps(s.to_json(update), sort_keys=True)[:200], style="dim")
+    return out
+
+
+def update_to_wire(session_id: str, update: s.SessionUpdate) -> dict[str, Any]:
+    """The params of the ``session/update`` notification, exactly as on the wire."""
+    wire: dict[str, Any] = s.to_json(s.SessionNotification(session_id=session_id, update=update))
+    return wire

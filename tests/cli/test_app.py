@@ -1,0 +1,174 @@
+"""Interactive ``acp chat``: the Textual app driven headlessly with its pilot against a real agent."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("textual")
+
+from textual.pilot import Pilot
+
+from acpwire.cli.app import ChatApp, PermissionScreen, PromptInput
+from acpwire.cli.oneshot import ChatOptions
+
+TIMEOUT = 15.0
+"""Upper bound for anything a test waits on; a passing run never gets near it."""
+
+TOOLKIT_AGENT = [sys.executable, str(Path(__file__).parents[1] / "client" / "toolkit_agent.py")]
+
+
+async def until(app: ChatApp, pilot: Pilot[int], predicate: Callable[[], bool]) -> None:
+    """Wait for the app to change until ``predicate`` holds (bounded)."""
+
+    async def loop() -> None:
+        while not predicate():
+            changed = app.changed
+            await pilot.pause()
+            if predicate():
+                return
+            await changed.wait()
+
+    await asyncio.wait_for(loop(), TIMEOUT)
+
+
+async def type_and_send(pilot: Pilot[int], app: ChatApp, text: str) -> None:
+    prompt = app.query_one("#prompt", PromptInput)
+    prompt.text = text
+    prompt.focus()
+    await pilot.press("enter")
+
+
+def make_app(tmp_path: Path, agent: list[str], policy: str | None = None) -> ChatApp:
+    return ChatApp(ChatOptions(agent=agent, cwd=str(tmp_path), policy=policy))
+
+
+async def test_a_prompt_is_sent_and_the_streamed_reply_appears(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TOOLKIT_AGENT)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        assert app.state is not None
+        await type_and_send(pilot, app, "echo hello *streamed* world")
+        await until(
+            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
+        )
+        text = app.transcript_text()
+        assert "> echo hello *streamed* world" in text
+        assert "hello streamed world" in text  # the agent's Markdown, rendered
+        assert app.query_one("#prompt", PromptInput).text == ""
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
+
+
+async def test_a_permission_prompt_is_answered_and_the_diff_is_shown(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    app = make_app(tmp_path, TOOLKIT_AGENT)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await type_and_send(pilot, app, f"write {target} first line")
+        await until(app, pilot, lambda: isinstance(app.screen, PermissionScreen))
+        screen = app.screen
+        assert isinstance(screen, PermissionScreen)
+        assert screen.request.options[0].option_id == "allow-once"
+        await pilot.click("#option-0")
+        await until(app, pilot, lambda: app.state is not None and app.state.stop_reason is not None)
+        assert target.read_text() == "first line"
+        text = app.transcript_text()
+        assert f"new file {target}" in text
+        assert "+first line" in text
+        assert "completed" in text
+
+
+async def test_esc_cancels_a_running_turn(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TOOLKIT_AGENT)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await type_and_send(pilot, app, "slow")
+        await until(app, pilot, lambda: "working" in app.transcript_text())
+        assert app.turn_running
+        await pilot.press("escape")
+        await until(app, pilot, lambda: app.state is not None and app.state.stop_reason is not None)
+        assert app.state is not None and app.state.stop_reason == "cancelled"
+        assert not app.turn_running
+
+
+async def test_ctrl_c_during_a_permission_prompt_cancels_the_turn_and_closes_the_prompt(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path, TOOLKIT_AGENT)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await type_and_send(pilot, app, "permission")
+        await until(app, pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("ctrl+c")
+        await until(app, pilot, lambda: app.state is not None and app.state.stop_reason is not None)
+        assert app.state is not None and app.state.stop_reason == "cancelled"
+        await until(app, pilot, lambda: not isinstance(app.screen, PermissionScreen))
+        await pilot.press("ctrl+c")  # idle now: quits
+    assert app.return_code == 0
+
+
+async def test_local_commands_switch_mode_and_config_and_list_sessions(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TOOLKIT_AGENT)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        assert app.state is not None
+        first = app.state.session_id
+        await type_and_send(pilot, app, "/mode code")
+        await until(
+            app, pilot, lambda: app.state is not None and app.state.current_mode_id == "code"
+        )
+        await type_and_send(pilot, app, "/config model smart")
+        await until(app, pilot, lambda: "model = smart" in app.transcript_text())
+        await type_and_send(pilot, app, "echo remembered")
+        await until(
+            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
+        )
+        await type_and_send(pilot, app, "/new")
+        await until(app, pilot, lambda: app.state is not None and app.state.session_id != first)
+        await type_and_send(pilot, app, "/sessions")
+        await until(app, pilot, lambda: first in app.transcript_text())
+        await type_and_send(pilot, app, f"/load {first}")
+        await until(app, pilot, lambda: f"loaded session {first}" in app.transcript_text())
+        assert app.state.session_id == first
+        assert "remembered" in app.transcript_text()
+
+
+async def test_tab_completes_a_slash_command(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TOOLKIT_AGENT)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        prompt = app.query_one("#prompt", PromptInput)
+        prompt.focus()
+        await pilot.press("/", "s", "e")
+        await pilot.press("tab")
+        assert prompt.text == "/sessions "
+        prompt.clear()
+        await pilot.press("a", "ctrl+j", "b")
+        assert prompt.text == "a\nb"
+
+
+async def test_a_missing_agent_command_is_explained_in_the_app(tmp_path: Path) -> None:
+    app = make_app(tmp_path, ["no-such-agent-command-xyz"])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await pilot.pause()
+        assert "agent command not found: no-such-agent-command-xyz" in app.transcript_text()
+        await pilot.press("ctrl+q")
+    assert app.return_code == 3
+
+
+async def test_an_agent_exiting_during_initialize_shows_its_stderr(tmp_path: Path) -> None:
+    app = make_app(tmp_path, [*TOOLKIT_AGENT, "--crash-on-initialize"])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await pilot.pause()
+        text = app.transcript_text()
+        assert "exited with code 3 during initialize" in text
+        assert "simulated crash during initialize" in text
+        await pilot.press("ctrl+q")
+    assert app.return_code == 3
