@@ -1,0 +1,74 @@
+"""The demo agent as a real process: `python -m acpwire.demo`, persistence across restarts."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from _demo_harness import DEMO, RecordingClient, run, subprocess_agent, workspace
+
+from acpwire import schema as s
+from acpwire.client.permissions import AllowAll
+from acpwire.testing import SchemaValidator
+
+
+def test_help_goes_to_stderr_and_stdout_stays_clean() -> None:
+    done = subprocess.run([*DEMO, "--help"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert "--store PATH" in done.stderr
+
+
+async def test_a_real_process_reads_edits_and_runs(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    workspace(ws)
+    client = RecordingClient(permissions=AllowAll())
+    async with subprocess_agent(client, schema_validator, tmp_path / "store.db"):
+        init = client.agent.initialize_response
+        assert init is not None and init.agent_capabilities.load_session is True
+        state = await client.new_session(ws)
+        stop, reply = await run(client, state.session_id, "help")
+        assert stop == "end_turn" and "`read PATH [LINE [LIMIT]]`" in reply
+        _, reply = await run(client, state.session_id, "/read README.md")
+        assert "# Demo project" in reply
+        await run(client, state.session_id, "edit README.md Demo Sample")
+        assert (ws / "README.md").read_text().startswith("# Sample project")
+        _, reply = await run(client, state.session_id, "run echo hi")
+        assert "exit code 0" in reply and "hi\n" in reply
+
+
+async def test_sessions_are_listed_and_loaded_by_a_second_process(
+    tmp_path: Path, schema_validator: SchemaValidator, official_schema: dict[str, Any]
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    workspace(ws)
+    store = tmp_path / "store.db"
+    first = RecordingClient()
+    async with subprocess_agent(first, schema_validator, store):
+        state = await first.new_session(ws)
+        sid = state.session_id
+        await run(first, sid, "read notes.txt")
+        await run(first, sid, "title Persisted session")
+
+    second = RecordingClient()
+    async with subprocess_agent(second, SchemaValidator(official_schema), store):
+        listed = await second.list_sessions(cwd=str(ws))
+        assert [(i.session_id, i.title) for i in listed.sessions] == [(sid, "Persisted session")]
+        loaded = await second.load_session(sid, ws)
+        assert [m.text for m in loaded.messages if m.role == "user"] == [
+            "read notes.txt",
+            "title Persisted session",
+        ]
+        (call,) = loaded.tool_calls.values()
+        assert call.kind == "read" and call.status == "completed"
+        assert any("alpha" in m.text for m in loaded.messages if m.role == "agent")
+        assert loaded.current_mode_id == "ask"
+        stop, reply = await run(second, sid, "mode code")
+        assert stop == "end_turn" and "Switched to **code**" in reply
+        assert loaded.current_mode_id == "code"
+        assert isinstance(loaded.config_options[0], s.SessionConfigSelect)
