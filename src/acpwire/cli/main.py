@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import runpy
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -65,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --prompt: print each session/update as a JSON line, then the stop reason",
     )
     chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
-    sub.add_parser("demo-agent", help="run the built-in demo agent on stdio")
+    demo = sub.add_parser("demo-agent", help="run the built-in demo agent on stdio")
+    demo.add_argument("args", nargs=argparse.REMAINDER, help="options of the demo agent")
     return parser
 
 
@@ -106,18 +106,20 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return run_app(options)
 
 
-def _demo_agent() -> int:
+def _demo_agent(args: Sequence[str]) -> int:
     try:
-        found = importlib.util.find_spec("acpwire.demo.__main__") is not None
-    except ModuleNotFoundError:
-        found = False
-    if not found:
+        from acpwire import demo  # lazily: the CLI does not need it otherwise
+    except ImportError as exc:
         print(
-            "acp: the built-in demo agent (acpwire.demo) is not available in this installation",
+            f"acp: the built-in demo agent (acpwire.demo) is not available: {exc}",
             file=sys.stderr,
         )
         return 1
-    runpy.run_module("acpwire.demo", run_name="__main__", alter_sys=True)
+    entry = getattr(demo, "main", None)
+    if entry is None:
+        print("acp: acpwire.demo has no main()", file=sys.stderr)
+        return 1
+    entry(list(args))
     return 0
 
 
@@ -128,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "chat":
         code = _chat(args, parser)
     elif args.command == "demo-agent":
-        code = _demo_agent()
+        code = _demo_agent(args.args)
     else:
         parser.print_help()
         code = 2

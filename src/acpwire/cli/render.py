@@ -255,6 +255,8 @@ def render_status(state: SessionState, *, agent: str | None = None) -> Text:
     if mode:
         parts.append((f"mode: {mode}", "cyan"))
     for option in state.config_options:
+        if mode and _opt(getattr(option, "category", None)) == "mode":
+            continue  # the same thing as the mode, already shown
         if isinstance(option, (s.SessionConfigSelect, s.SessionConfigBoolean)):
             parts.append((f"{option.id}: {str(option.current_value).lower()}", ""))
     if state.usage is not None:
