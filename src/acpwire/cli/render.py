@@ -310,7 +310,8 @@ def render_conversation(
 
 def render_update(update: s.SessionUpdate) -> Text:
     """A single ``session/update``, one or a few lines (for logs and ``inspect``)."""
-    kind = getattr(update, "session_update", type(update).__name__)
+    wire = s.to_json(update)
+    kind = wire.get("sessionUpdate", type(update).__name__) if isinstance(wire, dict) else "?"
     out = Text(f"{kind}: ", style="bold")
     if isinstance(update, (s.AgentMessageChunk, s.UserMessageChunk, s.AgentThoughtChunk)):
         block = update.content
@@ -333,7 +334,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, s.AvailableCommandsUpdate):
         out.append(", ".join("/" + c.name for c in update.available_commands))
     else:
-        out.append(json.dumps(s.to_json(update), sort_keys=True)[:200], style="dim")
+        out.append(json.dumps(wire, sort_keys=True)[:200], style="dim")
     return out
 
 
