@@ -188,6 +188,9 @@ class Generator:
 
     def classify(self) -> None:
         for name, d in self.defs.items():
+            if name in self.stable_defs:
+                self.classify_one(name, d)  # stable definitions must all be modelled
+                continue
             saved = copy.deepcopy(
                 (
                     self.aliases,
