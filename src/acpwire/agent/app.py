@@ -21,6 +21,13 @@ but not ``loadSession`` or ``resume``, which promise continuity across
 restarts. ``store=path`` (or ``True`` for a per-app file in the user data
 folder) uses :class:`~acpwire.agent.store.SqliteSessionStore`; any store passed
 explicitly turns on ``loadSession`` and ``resume``.
+
+MCP (docs/mcp.md): with ``mcp=True`` (the default) a turn reaches the
+client's ``mcpServers`` through ``await turn.mcp_servers()`` and
+``await turn.call_mcp_tool(server, tool, args)``. Servers are connected lazily,
+on first use in a session, so sessions that never use them start nothing and
+the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
+and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from .commands import Command
 from .connection import AgentSideConnection
 from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
 from .runtime import AppAgent, TurnInProgress
-from .sessions import Session
+from .sessions import McpSupport, Session
 from .store import MemorySessionStore, SessionStore, SqliteSessionStore, default_data_dir
 from .tools import Permission, PermissionDenied, ToolCall, ToolError, location, permission_option
 from .turn import Answer, Plan, PromptHandler, StopReason, Turn
@@ -117,6 +124,8 @@ class AgentApp:
         embedded_context: bool = False,
         auto_title: bool = True,
         page_size: int = 50,
+        mcp: bool = True,
+        mcp_startup_timeout: float = 15.0,
     ) -> None:
         self.name = name
         self.version = version
@@ -129,6 +138,12 @@ class AgentApp:
         self.image, self.audio, self.embedded_context = image, audio, embedded_context
         self.auto_title = auto_title
         self.page_size = page_size
+        self.mcp_support = McpSupport(
+            enabled=mcp,
+            startup_timeout=mcp_startup_timeout,
+            client_name=name,
+            client_version=version,
+        )
         self._prompt_handler: PromptHandler | None = None
         self._command_handlers: dict[str, PromptHandler] = {}
         self._authenticate: AuthHook | None = None
@@ -192,7 +207,7 @@ class AgentApp:
         return s.AgentCapabilities(
             load_session=durable,
             prompt_capabilities=self.prompt_capabilities(),
-            mcp_capabilities=s.McpCapabilities(http=False, sse=False),
+            mcp_capabilities=self.mcp_support.capabilities,
             session_capabilities=s.SessionCapabilities(
                 list=s.SessionListCapabilities(),
                 delete=s.SessionDeleteCapabilities(),
@@ -216,8 +231,12 @@ class AgentApp:
         return conn
 
     async def serve(self, transport: Transport) -> None:
-        """Serve one connection until the client hangs up."""
-        await AgentSideConnection(self.agent(), transport).serve()
+        """Serve one connection until the client hangs up; its sessions' MCP servers are then stopped."""
+        agent = self.agent()
+        try:
+            await AgentSideConnection(agent, transport).serve()
+        finally:
+            await agent.aclose_mcp()
 
     async def serve_stdio(self) -> None:
         """Serve on this process's stdin/stdout, then close the store."""
@@ -229,8 +248,11 @@ class AgentApp:
             await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the session store."""
-        await self.store.aclose()
+        """Stop every connected MCP server (all connections), then close the session store."""
+        try:
+            await self.mcp_support.aclose()
+        finally:
+            await self.store.aclose()
 
     def run(self, argv: Sequence[str] | None = None) -> None:
         """The body of an agent's ``main``: serve stdio (or run a terminal login, see :meth:`terminal_login`)."""

@@ -11,6 +11,11 @@ Session lifetime on a connection: ``session/new``, ``session/load`` and
 mode and option changes need a live session (PROMPT-006, SESS-029); one turn
 runs per session at a time, and a second prompt while it runs is rejected with
 :class:`TurnInProgress` (docs/cancellation.md explains why not a queue).
+
+MCP servers (docs/mcp.md): a session's servers are connected lazily by its
+first ``turn.mcp_servers()``. They are stopped when the session closes, is
+deleted or is reopened by ``session/load`` / ``session/resume`` (which bring
+their own ``mcpServers``), and when the connection ends.
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ class AppAgent(Agent):
         self.sessions: dict[str, Session] = {}
         self.authenticated = False
         self._background: set[asyncio.Task[None]] = set()
+        self._watching = False
 
     # -- helpers -----------------------------------------------------------
 
@@ -132,6 +138,7 @@ class AppAgent(Agent):
             config=self.app.config,
             booleans=self._booleans,
             mcp_servers=mcp_servers,
+            mcp=self.app.mcp_support,
         )
         self.sessions[session.id] = session
         if self.app.commands:
@@ -150,7 +157,31 @@ class AppAgent(Agent):
             await turn.wait()
         session.closed = True
         self.sessions.pop(session_id, None)
+        await session.close_mcp()
         return session
+
+    def _watch_connection(self) -> None:
+        """Once a session may use MCP: stop every session's servers when the connection ends."""
+        if self._watching:
+            return
+        self._watching = True
+
+        async def watch() -> None:
+            await self.client.connection.wait_closed()
+            await self.aclose_mcp()
+
+        task = asyncio.ensure_future(watch())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def aclose_mcp(self) -> None:
+        """The connection is over: disconnect the MCP servers of every session it had open."""
+        for session in self.sessions.values():
+            session.closed = True  # a connect still under way stops what it started
+        await asyncio.gather(
+            *(session.close_mcp() for session in list(self.sessions.values())),
+            return_exceptions=True,
+        )
 
     # -- initialization and auth ---------------------------------------------
 
@@ -225,6 +256,9 @@ class AppAgent(Agent):
         record.cwd = cwd
         record.additional_directories = list(additional)
         record = await self.app.store.update(record, touch=False)
+        if live is not None:  # reopened: the new request's mcpServers replace the old ones
+            live.closed = True
+            await live.close_mcp()
         return self._open(record, mcp_servers)
 
     async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
@@ -308,6 +342,8 @@ class AppAgent(Agent):
             raise TurnInProgress(data={"sessionId": session.id})
         turn = Turn(session, params.prompt)
         session.turn = turn
+        if session.mcp_servers and session.mcp_support.enabled:
+            self._watch_connection()
         try:
             return s.PromptResponse(stop_reason=await self._run(session, turn))
         finally:

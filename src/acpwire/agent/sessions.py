@@ -15,13 +15,24 @@ after each load/resume, and replaying an old option list could show a client
 On replay, ``terminal`` tool call content is replaced by the command's final
 output as text: the terminal ids belong to a client that has released them
 (TERM-007).
+
+MCP servers: the ``mcpServers`` of the request that opened the session are
+kept on :attr:`Session.mcp_servers` and connected lazily, once, by
+:meth:`Session.connect_mcp` (``turn.mcp_servers()``), so sessions that never
+use them start nothing. :meth:`Session.close_mcp` stops them; the runtime calls
+it when the session closes, is deleted or reopened, and when the connection
+ends (docs/mcp.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib.util
 import logging
+import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import schema as s
@@ -29,13 +40,14 @@ from ..protocol.errors import ConnectionClosedError
 from ..schema import to_json
 from .commands import Command
 from .connection import ClientPeer
+from .mcp import McpServers
 from .options import MODE_OPTION_ID, ConfigSpec, ConfigValue
 from .store import SessionRecord, SessionStore, utc_now
 
 if TYPE_CHECKING:
     from .turn import Turn
 
-__all__ = ["NOT_RECORDED", "Session", "replayable"]
+__all__ = ["NOT_RECORDED", "McpSupport", "Session", "replayable"]
 
 log = logging.getLogger("acpwire.agent")
 
@@ -45,6 +57,40 @@ NOT_RECORDED = frozenset(
 """Update kinds that are state, not history (see the module docstring)."""
 
 _TERMINAL_OUTPUT_LIMIT = 64 * 1024
+
+
+def mcp_sdk_available() -> bool:
+    """Whether the official ``mcp`` SDK can be imported (without importing it)."""
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):  # pragma: no cover - broken installs
+        return False
+
+
+@dataclass
+class McpSupport:
+    """How an app's sessions connect their client's MCP servers; one per app.
+
+    ``live`` holds every connected :class:`McpServers` of every connection, so
+    :meth:`aclose` (app shutdown) can stop them all.
+    """
+
+    enabled: bool = True
+    startup_timeout: float = 15.0
+    client_name: str = "acpwire"
+    client_version: str = "0"
+    live: set[McpServers] = field(default_factory=set)
+
+    @property
+    def capabilities(self) -> s.McpCapabilities:
+        """What ``initialize`` advertises: HTTP and SSE only if enabled and the SDK is present."""
+        usable = self.enabled and mcp_sdk_available()
+        return s.McpCapabilities(http=usable, sse=usable)
+
+    async def aclose(self) -> None:
+        """Disconnect every session's servers (stdio server processes are stopped)."""
+        live, self.live = list(self.live), set()
+        await asyncio.gather(*(m.aclose() for m in live), return_exceptions=True)
 
 
 class Session:
@@ -59,6 +105,7 @@ class Session:
         config: ConfigSpec,
         booleans: bool,
         mcp_servers: Sequence[s.McpServer] = (),
+        mcp: McpSupport | None = None,
     ) -> None:
         self.record = record
         self.client = client
@@ -66,6 +113,11 @@ class Session:
         self.config_spec = config
         self.booleans = booleans
         self.mcp_servers = list(mcp_servers)
+        """The ``mcpServers`` of the session/new, load or resume that opened the session."""
+        self.mcp_support = mcp if mcp is not None else McpSupport(enabled=False)
+        self._mcp: McpServers | None = None
+        self._mcp_lock = asyncio.Lock()
+        self._mcp_reported = False  # startup failures told to the client
         self.values: dict[str, ConfigValue] = config.restore(record.config_values, record.mode_id)
         meta = record.meta
         self.state: dict[str, Any] = dict(meta.get("state") or {})
@@ -201,6 +253,73 @@ class Session:
         await self.send(
             s.AvailableCommandsUpdate(available_commands=[c.to_wire() for c in self.commands])
         )
+
+    # -- MCP servers ---------------------------------------------------------
+
+    @property
+    def mcp(self) -> McpServers | None:
+        """The connected MCP servers, or None before the first :meth:`connect_mcp`."""
+        return self._mcp
+
+    async def connect_mcp(self) -> McpServers:
+        """Connect the session's MCP servers on first use (later calls return the same set).
+
+        Servers that cannot be used (failed start, timeout, refused transport,
+        no ``mcp`` SDK installed) are recorded in ``failures``; this never
+        raises for them. Raises ``RuntimeError`` if the app disabled MCP.
+        """
+        support = self.mcp_support
+        if not support.enabled:
+            raise RuntimeError("MCP support is disabled for this agent (AgentApp(mcp=False))")
+        if self.closed:
+            raise RuntimeError(f"session {self.id} is closed")
+        async with self._mcp_lock:
+            if self._mcp is not None:
+                return self._mcp
+            if self.mcp_servers and not mcp_sdk_available():
+                servers = McpServers([])
+                await servers.start()
+                for index, server in enumerate(self.mcp_servers):
+                    name = getattr(server, "name", None)
+                    servers.failures[name if isinstance(name, str) else f"#{index}"] = (
+                        "the MCP Python SDK is not installed on the agent's side "
+                        "(pip install 'acpwire[mcp]')"
+                    )
+                self._mcp = servers
+                return servers
+            cwd: str | None = self.cwd
+            if not await asyncio.to_thread(os.path.isdir, self.cwd):
+                log.warning(
+                    "session cwd %s does not exist here; MCP servers run in the agent's", cwd
+                )
+                cwd = None
+            servers = McpServers(
+                self.mcp_servers,
+                capabilities=support.capabilities,
+                startup_timeout=support.startup_timeout,
+                cwd=cwd,
+                client_name=support.client_name,
+                client_version=support.client_version,
+            )
+            support.live.add(servers)
+            try:
+                await servers.start()  # stops what it started if cancelled
+            except BaseException:
+                support.live.discard(servers)
+                raise
+            if self.closed:  # closed while starting
+                support.live.discard(servers)
+                await servers.aclose()
+                raise RuntimeError(f"session {self.id} is closed")
+            self._mcp = servers
+            return servers
+
+    async def close_mcp(self) -> None:
+        """Disconnect the session's MCP servers, if connected. Idempotent."""
+        servers, self._mcp = self._mcp, None
+        if servers is not None:
+            self.mcp_support.live.discard(servers)
+            await servers.aclose()
 
     # -- replay --------------------------------------------------------------
 

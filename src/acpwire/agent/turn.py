@@ -2,7 +2,8 @@
 
 A :class:`Turn` is one ``session/prompt``: the prompt, the session, and typed
 ways to talk to the client (message and thought chunks, plans, tool calls,
-permission, files, terminals, elicitation, commands, usage, title). Calls that
+permission, files, terminals, elicitation, commands, usage, title, the
+client's MCP servers). Calls that
 need a client capability check it first and raise
 :class:`~acpwire.protocol.errors.CapabilityError` with a hint when it is
 missing (FS-002, TERM-002, ELIC-005); ``turn.can_*`` lets tool code check
@@ -38,6 +39,7 @@ from ..schema import UNSET
 from ..schema.methods import BY_NAME
 from .commands import Command
 from .connection import ClientPeer
+from .mcp import McpServerError, McpServers, McpToolResult
 from .options import ConfigValue
 from .sessions import Session
 from .terminals import RunResult, TerminalHandle, run_locally
@@ -496,6 +498,71 @@ class Turn:
             self._terminals.discard(term)
         self.session.remember_terminal(term.id, out.output)
         return RunResult(out.output, term.exit_code, term.signal, out.truncated, term.id)
+
+    # -- the client's MCP servers ----------------------------------------------
+
+    async def mcp_servers(self) -> McpServers:
+        """The session's MCP servers (the client's ``mcpServers``), connected on first use.
+
+        The first call in a session starts them (concurrently, in the session's
+        cwd) and reports each one that could not be used as a ``failed`` tool
+        call naming the server and the reason; later calls return the same
+        :class:`~acpwire.agent.mcp.McpServers` at once. They stay connected
+        until the session closes, is deleted or reopened, or the connection
+        ends. Raises ``RuntimeError`` if the app was built with ``mcp=False``.
+        """
+        self._check_open()
+        servers = await self.session.connect_mcp()
+        if not self.session._mcp_reported:
+            self.session._mcp_reported = True
+            for name, reason in servers.failures.items():
+                call = await self.start_tool(
+                    f"MCP server {name}: unavailable",
+                    kind="other",
+                    raw_input={"server": name},
+                )
+                await call.fail(
+                    f"MCP server {name!r} could not be used: {reason}",
+                    raw_output={"error": reason},
+                )
+        return servers
+
+    async def call_mcp_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        title: str | None = None,
+        kind: str = "other",
+    ) -> McpToolResult:
+        """Call an MCP tool, reported to the client as a tool call titled ``server: tool``.
+
+        The call carries ``rawInput`` (the arguments) and ``rawOutput`` (the MCP
+        result) and ends ``completed``, or ``failed`` when the tool reports an
+        error or the call cannot be made (unknown or failed server, protocol
+        error). Never raises for those: the result then has ``is_error=True``
+        and the reason as ``text``, ready to hand back to the model.
+        """
+        servers = await self.mcp_servers()
+        args = dict(arguments or {})
+        call = await self.start_tool(title or f"{server}: {tool}", kind=kind, raw_input=args)
+        try:
+            await call.update(status="in_progress")
+            result = await servers.call_tool(server, tool, args)
+        except McpServerError as exc:
+            await call.fail(str(exc), raw_output={"error": str(exc)})
+            return McpToolResult(text=str(exc), is_error=True)
+        raw: dict[str, Any] = {"content": result.content, "isError": result.is_error}
+        if result.structured is not None:
+            raw["structuredContent"] = result.structured
+        content: list[ToolContent] = [result.text] if result.text else []
+        await call.update(
+            status="failed" if result.is_error else "completed",
+            content=[*call.content, *content],
+            raw_output=raw,
+        )
+        return result
 
     # -- elicitation -----------------------------------------------------------
 
