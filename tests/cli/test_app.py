@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 
 from acpwire.cli.app import ChatApp, PermissionScreen, PromptInput
 from acpwire.cli.oneshot import ChatOptions
+from acpwire.cli.session import default_agent_command, demo_agent_available
 
 TIMEOUT = 15.0
 """Upper bound for anything a test waits on; a passing run never gets near it."""
@@ -172,3 +173,19 @@ async def test_an_agent_exiting_during_initialize_shows_its_stderr(tmp_path: Pat
         assert "simulated crash during initialize" in text
         await pilot.press("ctrl+q")
     assert app.return_code == 3
+
+
+@pytest.mark.skipif(not demo_agent_available(), reason="the demo agent is not installed yet")
+async def test_the_default_demo_agent_answers_help_and_offers_its_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
+    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await type_and_send(pilot, app, "help")
+        await until(
+            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
+        )
+        assert "List the commands" in app.transcript_text()
+        assert "read" in app.complete_command("re")

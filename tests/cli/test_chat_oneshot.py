@@ -251,11 +251,13 @@ def test_ts_agent_json_and_deny(tmp_path: Path) -> None:
     assert rows[-1] == {"stopReason": "end_turn"}
 
 
-def test_ts_agent_refusal_and_errors_have_their_own_exit_codes(tmp_path: Path) -> None:
+def test_ts_agent_refusal_and_errors_have_their_own_exit_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     agent = ts_agent()
-    refused = chat(tmp_path, "--prompt", "refuse", agent=agent)
-    assert refused.returncode == EXIT_REFUSAL
-    assert "stop: refusal" in refused.stdout
-    failed = chat(tmp_path, "--prompt", "fail", agent=agent)
-    assert failed.returncode == EXIT_AGENT_ERROR
-    assert "(code -32603)" in failed.stderr
+    code, out, _ = in_process(capsys, tmp_path, "--prompt", "refuse", agent=agent)
+    assert code == EXIT_REFUSAL
+    assert "stop: refusal" in out
+    code, _, err = in_process(capsys, tmp_path, "--prompt", "fail", agent=agent)
+    assert code == EXIT_AGENT_ERROR
+    assert "(code -32603)" in err
