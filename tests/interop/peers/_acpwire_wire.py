@@ -31,7 +31,7 @@ class RecordingTransport:
 
     def __init__(self, inner: Any, log_path: str | None = None) -> None:
         self.inner = inner
-        self._log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+        self._log = open(log_path, "a", encoding="utf-8") if log_path else None
         self._lock = threading.Lock()
 
     def _record(self, direction: str, message: bytes) -> None:

@@ -39,20 +39,20 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _acpwire_wire import RecordingTransport, start_with_ids  # noqa: E402
+from _acpwire_wire import RecordingTransport, start_with_ids
 
-from acpwire import schema as s  # noqa: E402
-from acpwire.agent.connection import Agent, AgentSideConnection  # noqa: E402
-from acpwire.protocol.errors import (  # noqa: E402
+from acpwire import schema as s
+from acpwire.agent.connection import Agent, AgentSideConnection
+from acpwire.protocol.errors import (
     InternalError,
     InvalidParams,
     InvalidRequest,
     RequestError,
     ResourceNotFound,
 )
-from acpwire.protocol.version import negotiate  # noqa: E402
-from acpwire.schema import UNSET, UnsetType  # noqa: E402
-from acpwire.transports.stdio import stdio_transport  # noqa: E402
+from acpwire.protocol.version import negotiate
+from acpwire.schema import UNSET, UnsetType
+from acpwire.transports.stdio import stdio_transport
 
 log = logging.getLogger("acpwire_agent")
 
@@ -78,7 +78,9 @@ PERMISSION_OPTIONS = [
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return (
+        dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
 
 
 def unset(value: Any) -> bool:
@@ -140,8 +142,12 @@ class Turn:
     async def update(self, update: Any) -> None:
         await self.client.session_update(self.session.session_id, update)
 
-    async def chunk(self, cls: type, text: str, *, message_id: str | None = None, meta: Any = UNSET) -> None:
-        update = cls(content=text_block(text), message_id=message_id or str(uuid.uuid4()), meta=meta)
+    async def chunk(
+        self, cls: type, text: str, *, message_id: str | None = None, meta: Any = UNSET
+    ) -> None:
+        update = cls(
+            content=text_block(text), message_id=message_id or str(uuid.uuid4()), meta=meta
+        )
         if cls in (s.AgentMessageChunk, s.UserMessageChunk):
             self.session.history.append(update)
         await self.update(update)
@@ -176,7 +182,9 @@ class Turn:
 
     async def permission(self, tool_call: s.ToolCallUpdate) -> str:
         response = await self.call(
-            lambda: self.client.request_permission(self.session.session_id, tool_call, PERMISSION_OPTIONS)
+            lambda: self.client.request_permission(
+                self.session.session_id, tool_call, PERMISSION_OPTIONS
+            )
         )
         outcome = response.outcome
         if isinstance(outcome, s.SelectedPermissionOutcome):
@@ -224,7 +232,9 @@ class PeerAgent(Agent):
     def get(self, session_id: str, *, active_only: bool = True) -> Session:
         session = self.sessions.get(session_id)
         if session is None or (active_only and not session.active):
-            raise ResourceNotFound(f"Resource not found: session {session_id}", {"sessionId": session_id})
+            raise ResourceNotFound(
+                f"Resource not found: session {session_id}", {"sessionId": session_id}
+            )
         return session
 
     @staticmethod
@@ -275,7 +285,9 @@ class PeerAgent(Agent):
             protocol_version=negotiate(params.protocol_version),
             agent_capabilities=s.AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=s.PromptCapabilities(image=True, audio=True, embedded_context=True),
+                prompt_capabilities=s.PromptCapabilities(
+                    image=True, audio=True, embedded_context=True
+                ),
                 mcp_capabilities=s.McpCapabilities(http=False, sse=False),
                 session_capabilities=s.SessionCapabilities(
                     list=s.SessionListCapabilities(),
@@ -287,13 +299,19 @@ class PeerAgent(Agent):
                 auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()),
                 meta={"acpwire/peer": {"sdk": "acpwire", "commandLanguage": True}},
             ),
-            auth_methods=[s.AuthMethodAgent(id="token", name="Token", description="Accepts any token; always succeeds")],
+            auth_methods=[
+                s.AuthMethodAgent(
+                    id="token", name="Token", description="Accepts any token; always succeeds"
+                )
+            ],
             agent_info=s.Implementation(name=AGENT_NAME, title="acpwire peer agent", version="1"),
         )
 
     async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
         if params.method_id != "token":
-            raise InvalidParams(f"unknown auth method {params.method_id}", {"methodId": params.method_id})
+            raise InvalidParams(
+                f"unknown auth method {params.method_id}", {"methodId": params.method_id}
+            )
         self.authenticated = True
         return s.AuthenticateResponse()
 
@@ -306,7 +324,9 @@ class PeerAgent(Agent):
         self.attach(session, params.cwd, params.additional_directories)
         self.sessions[session.session_id] = session
         return s.NewSessionResponse(
-            session_id=session.session_id, modes=self.modes(session), config_options=self.config_options(session)
+            session_id=session.session_id,
+            modes=self.modes(session),
+            config_options=self.config_options(session),
         )
 
     async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
@@ -315,12 +335,16 @@ class PeerAgent(Agent):
         self.attach(session, params.cwd, params.additional_directories)
         for update in session.history:
             await self.client.session_update(session.session_id, update)
-        return s.LoadSessionResponse(modes=self.modes(session), config_options=self.config_options(session))
+        return s.LoadSessionResponse(
+            modes=self.modes(session), config_options=self.config_options(session)
+        )
 
     async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
         session = self.get(params.session_id, active_only=False)
         self.attach(session, params.cwd, params.additional_directories)
-        return s.ResumeSessionResponse(modes=self.modes(session), config_options=self.config_options(session))
+        return s.ResumeSessionResponse(
+            modes=self.modes(session), config_options=self.config_options(session)
+        )
 
     async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
         session = self.get(params.session_id)
@@ -351,12 +375,16 @@ class PeerAgent(Agent):
                 cwd=x.cwd,
                 title=UNSET if x.title is None else x.title,
                 updated_at=x.updated_at,
-                additional_directories=list(x.additional_directories) if x.additional_directories else UNSET,
+                additional_directories=list(x.additional_directories)
+                if x.additional_directories
+                else UNSET,
             )
             for x in found[start : start + PAGE_SIZE]
         ]
         more = start + PAGE_SIZE < len(found)
-        return s.ListSessionsResponse(sessions=page, next_cursor=str(start + PAGE_SIZE) if more else UNSET)
+        return s.ListSessionsResponse(
+            sessions=page, next_cursor=str(start + PAGE_SIZE) if more else UNSET
+        )
 
     async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
         session = self.get(params.session_id)
@@ -370,9 +398,13 @@ class PeerAgent(Agent):
     ) -> s.SetSessionConfigOptionResponse:
         session = self.get(params.session_id)
         if params.config_id != "model":
-            raise InvalidParams(f"unknown config option {params.config_id}", {"configId": params.config_id})
+            raise InvalidParams(
+                f"unknown config option {params.config_id}", {"configId": params.config_id}
+            )
         if isinstance(params.value, bool) or params.value not in {v.value for v in MODEL_VALUES}:
-            raise InvalidParams(f"invalid value for model: {json.dumps(params.value)}", {"value": params.value})
+            raise InvalidParams(
+                f"invalid value for model: {json.dumps(params.value)}", {"value": params.value}
+            )
         session.model = params.value
         return s.SetSessionConfigOptionResponse(config_options=self.config_options(session))
 
@@ -395,7 +427,9 @@ class PeerAgent(Agent):
     async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
         session = self.get(params.session_id)
         if session.turn is not None:
-            raise InvalidRequest("a prompt turn is already running", {"sessionId": session.session_id})
+            raise InvalidRequest(
+                "a prompt turn is already running", {"sessionId": session.session_id}
+            )
         turn = Turn(self, session)
         session.turn = turn
         user_message_id = str(uuid.uuid4())
@@ -461,11 +495,19 @@ class PeerAgent(Agent):
     async def cmd_tool(self, turn: Turn, rest: str) -> None:
         tid = turn.next_tool_id()
         await turn.update(
-            s.ToolCallStart(tool_call_id=tid, title="Demo tool", kind="other", status="pending", raw_input={"demo": True})
+            s.ToolCallStart(
+                tool_call_id=tid,
+                title="Demo tool",
+                kind="other",
+                status="pending",
+                raw_input={"demo": True},
+            )
         )
         await turn.update(tool_update(tid, status="in_progress"))
         await turn.update(
-            tool_update(tid, status="completed", content=text_content("tool done"), raw_output={"ok": True})
+            tool_update(
+                tid, status="completed", content=text_content("tool done"), raw_output={"ok": True}
+            )
         )
 
     async def cmd_read(self, turn: Turn, rest: str) -> None:
@@ -490,14 +532,18 @@ class PeerAgent(Agent):
         try:
             if self.caps_fs("read_text_file"):
                 result = await turn.call(
-                    lambda: self.client.read_text_file(turn.session.session_id, path, line=line, limit=limit)
+                    lambda: self.client.read_text_file(
+                        turn.session.session_id, path, line=line, limit=limit
+                    )
                 )
                 content = result.content
             else:  # no fs capability: the agent reads the disk itself (the spec's fallback)
                 content = read_local(path, line, limit)
         except RequestError as exc:
             turn.check()
-            await turn.update(tool_update(tid, status="failed", content=text_content(error_text(exc))))
+            await turn.update(
+                tool_update(tid, status="failed", content=text_content(error_text(exc)))
+            )
             await turn.message(f"read failed: {error_text(exc)}")
             return
         await turn.message(content)
@@ -535,12 +581,15 @@ class PeerAgent(Agent):
             await turn.update(tool_update(tid, status="in_progress"))
             try:
                 if self.caps_fs("write_text_file"):
-                    await turn.call(lambda: self.client.write_text_file(turn.session.session_id, path, text))
+                    await turn.call(
+                        lambda: self.client.write_text_file(turn.session.session_id, path, text)
+                    )
                 else:
-                    with open(path, "w", encoding="utf-8") as f:
-                        f.write(text)
+                    await asyncio.to_thread(write_local, path, text)
             except (RequestError, OSError) as exc:
-                await turn.update(tool_update(tid, status="failed", content=text_content(error_text(exc))))
+                await turn.update(
+                    tool_update(tid, status="failed", content=text_content(error_text(exc)))
+                )
                 await turn.message(f"permission: {option}")
                 await turn.message(f"write failed: {error_text(exc)}")
                 return
@@ -573,7 +622,9 @@ class PeerAgent(Agent):
                 raw_input={"command": command, "args": args},
             )
         )
-        option = await turn.permission(s.ToolCallUpdate(tool_call_id=tid, title=title, kind="execute", status="pending"))
+        option = await turn.permission(
+            s.ToolCallUpdate(tool_call_id=tid, title=title, kind="execute", status="pending")
+        )
         if option not in ("allow", "always") or turn.cancelled.is_set():
             await turn.update(tool_update(tid, status="failed"))
             await turn.message(f"permission: {option}")
@@ -597,7 +648,9 @@ class PeerAgent(Agent):
             return
         term = created.terminal_id
         try:
-            await turn.update(tool_update(tid, status="in_progress", content=[s.Terminal(terminal_id=term)]))
+            await turn.update(
+                tool_update(tid, status="in_progress", content=[s.Terminal(terminal_id=term)])
+            )
             if kill:
                 await turn.call(lambda: self.client.kill_terminal(sid, term))
             exit_status = await turn.call(lambda: self.client.wait_for_terminal_exit(sid, term))
@@ -624,7 +677,9 @@ class PeerAgent(Agent):
 
     async def cmd_permission(self, turn: Turn, rest: str) -> None:
         tid = turn.next_tool_id()
-        option = await turn.permission(s.ToolCallUpdate(tool_call_id=tid, title="May I?", kind="other", status="pending"))
+        option = await turn.permission(
+            s.ToolCallUpdate(tool_call_id=tid, title="May I?", kind="other", status="pending")
+        )
         await turn.message(f"permission: {option}")
 
     async def cmd_mode(self, turn: Turn, rest: str) -> None:
@@ -641,7 +696,9 @@ class PeerAgent(Agent):
         await turn.update(
             s.AvailableCommandsUpdate(
                 available_commands=[
-                    s.AvailableCommand(name="help", description="List the commands of the peer agent"),
+                    s.AvailableCommand(
+                        name="help", description="List the commands of the peer agent"
+                    ),
                     s.AvailableCommand(
                         name="test",
                         description="Run the tests",
@@ -686,7 +743,9 @@ class PeerAgent(Agent):
         await turn.message(f"elicit: {action} {json.dumps(content, separators=(',', ':'))}")
 
     async def cmd_usage(self, turn: Turn, rest: str) -> None:
-        await turn.update(s.UsageUpdate(used=100, size=1000, cost=s.Cost(amount=0.01, currency="USD")))
+        await turn.update(
+            s.UsageUpdate(used=100, size=1000, cost=s.Cost(amount=0.01, currency="USD"))
+        )
 
     async def cmd_title(self, turn: Turn, rest: str) -> None:
         turn.session.title = rest
@@ -717,6 +776,11 @@ class PeerAgent(Agent):
         raise InternalError("the fail command failed on purpose", {"command": "fail"})
 
 
+def write_local(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def read_local(path: str, line: int | None, limit: int | None) -> str:
     try:
         with open(path, encoding="utf-8") as f:
@@ -738,9 +802,13 @@ async def amain(wire_log: str | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wire-log", help="append both directions of the wire to this JSON-lines file")
+    parser.add_argument(
+        "--wire-log", help="append both directions of the wire to this JSON-lines file"
+    )
     opts = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="[acpwire_agent] %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="[acpwire_agent] %(message)s"
+    )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(amain(opts.wire_log))
 

@@ -48,24 +48,24 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import msgspec  # noqa: E402
-from _acpwire_wire import RecordingTransport, start_with_ids  # noqa: E402
+import msgspec
+from _acpwire_wire import RecordingTransport, start_with_ids
 
-from acpwire import schema as s  # noqa: E402
-from acpwire.client.connection import Client, ClientSideConnection  # noqa: E402
-from acpwire.client.fs import WorkspaceFiles  # noqa: E402
-from acpwire.client.terminals import TerminalManager  # noqa: E402
-from acpwire.protocol.errors import (  # noqa: E402
+from acpwire import schema as s
+from acpwire.client.connection import Client, ClientSideConnection
+from acpwire.client.fs import WorkspaceFiles
+from acpwire.client.terminals import TerminalManager
+from acpwire.protocol.errors import (
     LocalProtocolError,
     MethodNotFound,
     RequestCancelled,
     RequestError,
     VersionMismatchError,
 )
-from acpwire.protocol.version import SUPPORTED_VERSIONS  # noqa: E402
-from acpwire.schema import UNSET, UnsetType  # noqa: E402
-from acpwire.schema.methods import BY_NAME  # noqa: E402
-from acpwire.transports.subprocess import spawn  # noqa: E402
+from acpwire.protocol.version import SUPPORTED_VERSIONS
+from acpwire.schema import UNSET, UnsetType
+from acpwire.schema.methods import BY_NAME
+from acpwire.transports.subprocess import spawn
 
 CLIENT_NAME = "acpwire-peer-client"
 ELICITATION_ANSWER = {"name": "acp", "age": 3}
@@ -130,7 +130,9 @@ class PeerClient(Client):
         cwd = params.get("cwd") or self.cwd
         dirs = params.get("additionalDirectories") or []
         try:
-            self.workspaces[session_id] = WorkspaceFiles(cwd, [d for d in dirs if isinstance(d, str) and os.path.isabs(d)])
+            self.workspaces[session_id] = WorkspaceFiles(
+                cwd, [d for d in dirs if isinstance(d, str) and os.path.isabs(d)]
+            )
         except (ValueError, OSError) as exc:
             log(f"no workspace for {session_id}: {exc}")
 
@@ -144,7 +146,14 @@ class PeerClient(Client):
             emit({"event": "request", "method": method, "params": shown, "error": exc.to_wire()})
             raise
         except asyncio.CancelledError:
-            emit({"event": "request", "method": method, "params": shown, "error": RequestCancelled().to_wire()})
+            emit(
+                {
+                    "event": "request",
+                    "method": method,
+                    "params": shown,
+                    "error": RequestCancelled().to_wire(),
+                }
+            )
             raise
         emit({"event": "request", "method": method, "params": shown, "answer": wire(answer)})
         return answer
@@ -152,7 +161,9 @@ class PeerClient(Client):
     async def session_update(self, params: s.SessionNotification) -> None:
         emit({"event": "update", "sessionId": params.session_id, "update": wire(params.update)})
 
-    async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
         async def answer() -> s.RequestPermissionResponse:
             cancelled = s.RequestPermissionResponse(outcome=s.CancelledPermissionOutcome())
             if params.session_id in self.cancelled_sessions:
@@ -203,7 +214,9 @@ class PeerClient(Client):
                 [] if unset(params.args) else params.args,
                 env=env,
                 cwd=self.cwd if unset(params.cwd) else params.cwd,
-                output_byte_limit=None if unset(params.output_byte_limit) else params.output_byte_limit,
+                output_byte_limit=None
+                if unset(params.output_byte_limit)
+                else params.output_byte_limit,
             )
             return s.CreateTerminalResponse(terminal_id=terminal_id)
 
@@ -223,7 +236,9 @@ class PeerClient(Client):
 
         return await self.served("terminal/output", params, answer)
 
-    async def wait_for_terminal_exit(self, params: s.WaitForTerminalExitRequest) -> s.WaitForTerminalExitResponse:
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse:
         async def answer() -> s.WaitForTerminalExitResponse:
             status = await self.terminals.wait_for_exit(params.session_id, params.terminal_id)
             return s.WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
@@ -244,7 +259,9 @@ class PeerClient(Client):
 
         return await self.served("terminal/release", params, answer)
 
-    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse:
         async def answer() -> s.CreateElicitationResponse:
             if isinstance(params, s.ElicitationFormMode):
                 return s.ElicitationAcceptAction(content=dict(ELICITATION_ANSWER))
@@ -286,14 +303,19 @@ async def run(agent_argv: list[str], scenario: dict[str, Any], wire_log: str | N
                 with contextlib.suppress(ValueError):
                     obj = json.loads(message)
                     if obj.get("method") == "$/cancel_request" and "id" not in obj:
-                        emit({"event": "notification", "method": obj["method"], "params": obj.get("params")})
+                        emit(
+                            {
+                                "event": "notification",
+                                "method": obj["method"],
+                                "params": obj.get("params"),
+                            }
+                        )
             return message
 
     transport = Transport(inner, wire_log)
     async with TerminalManager(kill_grace=3.0) as terminals:
         client = PeerClient(scenario, terminals)
         conn = ClientSideConnection(client, transport)
-        agent = conn.agent
         try:
             await run_steps(client, conn, scenario)
             await asyncio.sleep(0.05)
@@ -302,7 +324,9 @@ async def run(agent_argv: list[str], scenario: dict[str, Any], wire_log: str | N
     emit({"event": "done"})
 
 
-async def run_steps(client: PeerClient, conn: ClientSideConnection, scenario: dict[str, Any]) -> None:
+async def run_steps(
+    client: PeerClient, conn: ClientSideConnection, scenario: dict[str, Any]
+) -> None:
     agent = conn.agent
     last_session: str | None = None
 
@@ -367,10 +391,14 @@ async def run_steps(client: PeerClient, conn: ClientSideConnection, scenario: di
             await agent.ext_notification(step["method"], step.get("params") or {})
             continue
         if call == "ext":
-            await report(index, step["method"], agent.ext_method(step["method"], step.get("params") or {}))
+            await report(
+                index, step["method"], agent.ext_method(step["method"], step.get("params") or {})
+            )
             continue
         if call == "raw":
-            await report(index, step["method"], conn.connection.request(step["method"], step.get("params")))
+            await report(
+                index, step["method"], conn.connection.request(step["method"], step.get("params"))
+            )
             continue
         params = build(step)
         if call == "session/cancel":
@@ -384,7 +412,9 @@ async def run_steps(client: PeerClient, conn: ClientSideConnection, scenario: di
             extra: list[asyncio.Task[Any]] = []
             if step.get("cancelAfterMs") is not None:
 
-                async def cancel_later(delay: float = step["cancelAfterMs"] / 1000) -> None:
+                async def cancel_later(
+                    delay: float = step["cancelAfterMs"] / 1000, sid: str = sid
+                ) -> None:
                     await asyncio.sleep(delay)
                     client.cancelled_sessions.add(sid)
                     await agent.cancel(sid)
@@ -392,7 +422,9 @@ async def run_steps(client: PeerClient, conn: ClientSideConnection, scenario: di
                 extra.append(asyncio.ensure_future(cancel_later()))
             if step.get("cancelRequestAfterMs") is not None:
 
-                async def cancel_request_later(delay: float = step["cancelRequestAfterMs"] / 1000) -> None:
+                async def cancel_request_later(
+                    delay: float = step["cancelRequestAfterMs"] / 1000, ids: list[Any] = ids
+                ) -> None:
                     await asyncio.sleep(delay)
                     for request_id in ids:
                         await agent.cancel_request(request_id)
@@ -418,10 +450,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="acpwire interop peer client")
     parser.add_argument("--agent", required=True, help="agent command line")
     parser.add_argument("--scenario", required=True, help="scenario JSON file, or - for stdin")
-    parser.add_argument("--wire-log", help="append both directions of the wire to this JSON-lines file")
+    parser.add_argument(
+        "--wire-log", help="append both directions of the wire to this JSON-lines file"
+    )
     opts = parser.parse_args()
     try:
-        text = sys.stdin.read() if opts.scenario == "-" else open(opts.scenario, encoding="utf-8").read()
+        text = (
+            sys.stdin.read()
+            if opts.scenario == "-"
+            else open(opts.scenario, encoding="utf-8").read()
+        )
         scenario = json.loads(text)
         if not isinstance(scenario, dict) or not isinstance(scenario.get("steps"), list):
             raise ValueError("the scenario must be a JSON object with a steps array")
@@ -429,7 +467,7 @@ def main() -> None:
         if not argv:
             raise ValueError("--agent is empty")
         asyncio.run(run(argv, scenario, opts.wire_log))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         sys.stderr.write(f"acpwire_client: {exc}\n{traceback.format_exc()}")
         sys.stdout.flush()
         sys.exit(1)
