@@ -255,9 +255,9 @@ class Matrix:
             if self.pool is not None:
                 return
             self.pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="interop")
-            # Slow runs first, so they overlap with the many quick ones.
-            ordered = sorted(SCENARIOS, key=lambda sc: -sc.weight)
-            for sc in ordered:
+            # In test order, so no test waits for runs queued after its own
+            # (each test stays well inside the per-test timeout).
+            for sc in SCENARIOS:
                 for pairing in PAIRINGS:
                     if pairing.skip_reason() or sc.skip(pairing):
                         continue
@@ -385,7 +385,6 @@ class Scenario:
     check: Callable[[Run], None]
     skip: Callable[[Pairing], str | None] = no_skip
     xfail: Callable[[Pairing], str | None] = no_xfail
-    weight: float = 1.0
 
 
 SCENARIOS: list[Scenario] = []
@@ -396,12 +395,9 @@ def scenario(
     *,
     skip: Callable[[Pairing], str | None] = no_skip,
     xfail: Callable[[Pairing], str | None] = no_xfail,
-    weight: float = 1.0,
 ) -> Callable[[Callable[[Run], None]], Callable[[Run], None]]:
     def register(check: Callable[[Run], None]) -> Callable[[Run], None]:
-        SCENARIOS.append(
-            Scenario(check.__name__.removeprefix("check_"), build, check, skip, xfail, weight)
-        )
+        SCENARIOS.append(Scenario(check.__name__.removeprefix("check_"), build, check, skip, xfail))
         return check
 
     return register
@@ -774,7 +770,7 @@ def check_permission_reject(run: Run) -> None:
     _check_permission(run, "reject_once")
 
 
-@scenario(_write_scenario("cancel-turn"), weight=3)
+@scenario(_write_scenario("cancel-turn"))
 def check_permission_cancelled_turn(run: Run) -> None:
     _check_permission(run, None)
 
@@ -850,7 +846,7 @@ def check_terminal_run(run: Run) -> None:
     assert any(m.startswith("exit: 0") and "hello interop" in m for m in run.messages())
 
 
-@scenario(lambda cwd: base(cwd, {"call": "session/prompt", "text": "kill sleep 30"}), weight=2)
+@scenario(lambda cwd: base(cwd, {"call": "session/prompt", "text": "kill sleep 30"}))
 def check_terminal_kill(run: Run) -> None:
     assert run.result(2)["stopReason"] == "end_turn"
     assert _terminal_methods(run) == [
@@ -875,7 +871,6 @@ def check_terminal_kill(run: Run) -> None:
         {"call": "session/prompt", "text": "echo started\nslow", "cancelAfterMs": 400},
         {"call": "session/prompt", "text": "echo alive"},
     ),
-    weight=3,
 )
 def check_session_cancel_mid_turn(run: Run) -> None:
     assert run.result(2) == {"stopReason": "cancelled"}
@@ -891,7 +886,6 @@ def check_session_cancel_mid_turn(run: Run) -> None:
         {"call": "session/prompt", "text": "run sleep 30", "cancelAfterMs": 1000},
         {"call": "session/prompt", "text": "echo alive"},
     ),
-    weight=4,
 )
 def check_session_cancel_with_pending_client_request(run: Run) -> None:
     """session/cancel while the agent waits in terminal/wait_for_exit: the agent
@@ -927,7 +921,6 @@ def _cancel_request_skip(p: Pairing) -> str | None:
         {"call": "session/prompt", "text": "echo alive"},
     ),
     skip=_cancel_request_skip,
-    weight=3,
 )
 def check_cancel_request_in_flight(run: Run) -> None:
     if run.pairing.agent == "acpwire":
