@@ -102,6 +102,12 @@ class _Decoders:
     def __init__(self) -> None:
         self._cache: dict[Any, msgspec.json.Decoder[Any]] = {}
 
+    def decoder(self, tp: Any) -> msgspec.json.Decoder[Any]:
+        dec = self._cache.get(tp)
+        if dec is None:
+            dec = self._cache[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)
+        return dec
+
     def decode(self, raw: msgspec.Raw, tp: Any) -> Any:
         dec = self._cache.get(tp)
         if dec is None:
@@ -134,11 +140,19 @@ class Connection:
         self._pending: dict[Any, _Pending] = {}
         self._incoming: dict[Any, asyncio.Task[None]] = {}
         self._cancelled_by_peer: set[Any] = set()
-        self._inbox: deque[Callable[[], Awaitable[None] | None]] = deque()
+        # Notifications and responses waiting for their turn, in arrival order (a
+        # callable only for the final shutdown). Messages are queued as they are,
+        # no closure per message.
+        self._inbox: deque[wire.Notification | wire.Response | Callable[[], None]] = deque()
         self._inbox_ready = asyncio.Event()
+        self._inbox_idle = False  # the worker waits on _inbox_ready
         self._inbox_busy = False
         self._inbox_drained = asyncio.Event()
         self._inbox_drained.set()
+        self._reader_paused = False
+        # method -> (decode, handler) for notifications, filled on first use (the
+        # router is fixed for the life of the connection).
+        self._notification_routes: dict[str, tuple[Callable[[Any], Any], Handler]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._worker: asyncio.Task[None] | None = None
         self._closed: ConnectionClosedError | None = None
@@ -263,6 +277,7 @@ class Connection:
                 self._dispatch(wire.parse(line))
                 if len(self._inbox) > INBOX_HIGH_WATER:
                     # Handlers are behind: stop reading so the peer's writes block.
+                    self._reader_paused = True
                     self._inbox_drained.clear()
                     await self._inbox_drained.wait()
         except ConnectionClosedError as exc:
@@ -275,14 +290,17 @@ class Connection:
         # Let notifications that arrived before the end be handled first.
         self._inbox.append(lambda: self._shutdown(reason))
         self._inbox_ready.set()
+        self._inbox_idle = False
 
     def _dispatch(self, msg: wire.Message) -> None:
         if isinstance(msg, wire.Notification):
             if msg.method == CANCEL_REQUEST:
                 self._on_cancel_request(msg.params)
                 return
-            self._inbox.append(lambda: self._handle_notification(msg))
-            self._inbox_ready.set()
+            self._inbox.append(msg)
+            if self._inbox_idle:
+                self._inbox_idle = False
+                self._inbox_ready.set()
         elif isinstance(msg, wire.Request):
             if msg.id in self._incoming:
                 log.warning("%s: duplicate request id %r", self.name, msg.id)
@@ -295,8 +313,10 @@ class Connection:
                 log.warning("%s: response to unknown request id %r", self.name, msg.id)
                 return
             if self._inbox or self._inbox_busy:
-                self._inbox.append(lambda: self._resolve(msg))
-                self._inbox_ready.set()
+                self._inbox.append(msg)
+                if self._inbox_idle:
+                    self._inbox_idle = False
+                    self._inbox_ready.set()
             else:
                 self._resolve(msg)
         else:
@@ -327,20 +347,44 @@ class Connection:
         pending.future.set_result(value)
 
     async def _inbox_loop(self) -> None:
+        # The hot path of a streaming turn: one iteration per notification, so it
+        # handles notifications inline (no coroutine, closure or task per message).
         inbox = self._inbox
+        routes = self._notification_routes
+        half = INBOX_HIGH_WATER // 2
+        notification, response = wire.Notification, wire.Response
         while True:
             if not inbox:
                 self._inbox_ready.clear()
+                self._inbox_idle = True
                 await self._inbox_ready.wait()
                 continue
             item = inbox.popleft()
-            if len(inbox) < INBOX_HIGH_WATER // 2:
+            if self._reader_paused and len(inbox) < half:
+                self._reader_paused = False
                 self._inbox_drained.set()
             self._inbox_busy = True
             try:
-                result = item()
-                if result is not None:
-                    await result
+                if isinstance(item, notification):
+                    route = routes.get(item.method) or self._notification_route(item.method)
+                    if route is None:
+                        await self._handle_unrouted_notification(item)
+                    else:
+                        try:
+                            params = route[0](item.params)
+                        except msgspec.ValidationError as exc:
+                            log.warning(
+                                "%s: ignored %s with invalid params: %s",
+                                self.name,
+                                item.method,
+                                exc,
+                            )
+                        else:
+                            await route[1](params)
+                elif isinstance(item, response):
+                    self._resolve(item)
+                else:
+                    item()
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -350,19 +394,18 @@ class Connection:
             if self._closed is not None and not inbox:
                 return
 
-    async def _handle_notification(self, msg: wire.Notification) -> None:
-        route = self.router.notifications.get(msg.method)
+    def _notification_route(self, method: str) -> tuple[Callable[[Any], Any], Handler] | None:
+        route = self.router.notifications.get(method)
         if route is None:
-            if msg.method.startswith("_") and self.router.ext_notification is not None:
-                await self.router.ext_notification(msg.method, _any_decoder.decode(msg.params))
-            # Unknown notifications (and any "$/..." one) are ignored, as the spec asks.
-            return
-        try:
-            params = _decoders.decode(msg.params, route.params_type)
-        except msgspec.ValidationError as exc:
-            log.warning("%s: ignored %s with invalid params: %s", self.name, msg.method, exc)
-            return
-        await route.handler(params)
+            return None
+        entry = (_decoders.decoder(route.params_type).decode, route.handler)
+        self._notification_routes[method] = entry
+        return entry
+
+    async def _handle_unrouted_notification(self, msg: wire.Notification) -> None:
+        if msg.method.startswith("_") and self.router.ext_notification is not None:
+            await self.router.ext_notification(msg.method, _any_decoder.decode(msg.params))
+        # Unknown notifications (and any "$/..." one) are ignored, as the spec asks.
 
     def _on_cancel_request(self, raw: msgspec.Raw) -> None:
         try:

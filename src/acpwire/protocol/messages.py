@@ -9,7 +9,6 @@ value (:class:`Invalid` carrying the error to answer with), never an exception.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -19,11 +18,12 @@ from .errors import InvalidRequest, ParseError, RequestError
 
 RequestId = int | str
 
+_UNSET = msgspec.UNSET
 _NULL = msgspec.Raw(b"null")
 _EMPTY = msgspec.Raw(b"{}")
 
 
-class _Envelope(msgspec.Struct):
+class _Envelope(msgspec.Struct, gc=False):  # short-lived, nothing can refer back to it
     jsonrpc: Any = None
     id: Any = msgspec.UNSET
     method: Any = msgspec.UNSET
@@ -35,21 +35,24 @@ class _Envelope(msgspec.Struct):
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+# Frozen msgspec Structs rather than frozen dataclasses: one of these is built per
+# incoming message, and a Struct is several times cheaper to construct. Request
+# and Notification hold only str/int/Raw values, so they can never be part of a
+# reference cycle and skip the garbage collector's tracking (gc=False).
+
+
+class Request(msgspec.Struct, frozen=True, gc=False):
     id: RequestId
     method: str
     params: msgspec.Raw
 
 
-@dataclass(frozen=True, slots=True)
-class Notification:
+class Notification(msgspec.Struct, frozen=True, gc=False):
     method: str
     params: msgspec.Raw
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(msgspec.Struct, frozen=True):
     """A response; exactly one of ``result`` and ``error`` is set."""
 
     id: RequestId | None
@@ -57,8 +60,7 @@ class Response:
     error: RequestError | None
 
 
-@dataclass(frozen=True, slots=True)
-class Invalid:
+class Invalid(msgspec.Struct, frozen=True):
     """Input that is not a valid message; answer with ``error`` when ``respond`` is true."""
 
     id: RequestId | None
@@ -82,9 +84,9 @@ def parse(line: bytes) -> Message:
         return Invalid(None, InvalidRequest("message must be a JSON object"), True)
     except msgspec.DecodeError:
         return Invalid(None, ParseError("malformed JSON"), True)
-    has_id = env.id is not msgspec.UNSET
+    has_id = env.id is not _UNSET
     method = env.method
-    if method is not msgspec.UNSET:
+    if method is not _UNSET:
         if env.jsonrpc != "2.0":
             rid = env.id if has_id and _valid_id(env.id) else None
             return Invalid(rid, InvalidRequest('"jsonrpc" must be "2.0"'), has_id)
@@ -101,7 +103,7 @@ def parse(line: bytes) -> Message:
     result = env.result
     if isinstance(result, msgspec.Raw):
         return Response(rid, result, None)
-    if env.error is not msgspec.UNSET:
+    if env.error is not _UNSET:
         return Response(rid, None, RequestError.from_wire(env.error))
     return Invalid(
         rid, InvalidRequest("message is neither a request, a notification nor a response"), False
