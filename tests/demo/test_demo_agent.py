@@ -351,3 +351,10 @@ async def test_usage_and_title(ws: Path, store: Path, schema_validator: SchemaVa
         assert state.title == "My demo session"
         listed = await client.list_sessions()
         assert [i.title for i in listed.sessions] == ["My demo session"]
+
+
+def test_backslash_n_in_unquoted_arguments_means_a_new_line() -> None:
+    from acpwire.demo.agent import split_args, unescape
+
+    assert [unescape(w) for w in split_args(r"f.txt one\ntwo")] == ["f.txt", "one\ntwo"]
+    assert split_args('a "b c" d') == ["a", "b c", "d"]

@@ -108,8 +108,11 @@ COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
 
 def split_args(text: str) -> list[str]:
     """Shell-like words (quotes group words); unbalanced quotes fall back to plain words."""
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace_split = True
+    lexer.escape = ""  # keep backslashes: ``\n`` is unescaped by the command itself
     try:
-        return shlex.split(text)
+        return list(lexer)
     except ValueError:
         return text.split()
 
