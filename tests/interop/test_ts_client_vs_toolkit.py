@@ -265,7 +265,10 @@ def test_demo_agent_full_client(tmp_path: Path) -> None:
     (form,) = run.requests(13, "elicitation/create")
     assert form["params"]["mode"] == "form"
     assert set(form["params"]["requestedSchema"]["properties"]) == {"name", "colour"}
-    assert "Nice to meet you, acp!" in run.text(13)
+    # Its canned answer misses the required colour and adds an unknown age: the
+    # agent checks the answer instead of trusting it.
+    assert "did not match the form" in run.text(13)
+    assert "colour: required" in run.text(13) and "age: not a field of this form" in run.text(13)
 
     # slow + session/cancel: the tool call fails, the turn answers cancelled.
     assert run.result(14) == {"stopReason": "cancelled"}

@@ -35,6 +35,7 @@ from typing import Any, Literal
 from .. import schema as s
 from ..engine.roles import gate_allows
 from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidParams
+from ..protocol.forms import validate_form
 from ..schema import UNSET
 from ..schema.methods import BY_NAME
 from .commands import Command
@@ -85,10 +86,17 @@ class Answer:
 
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    """Where an accepted ``content`` does not match the form (missing, extra or mistyped fields)."""
 
     @property
     def accepted(self) -> bool:
         return self.action == "accept"
+
+    @property
+    def valid(self) -> bool:
+        """Accepted, and the content matches the requested schema."""
+        return self.accepted and not self.problems
 
 
 class Plan:
@@ -595,8 +603,9 @@ class Turn:
         )
         result = await self.client.create_elicitation(params)
         if isinstance(result, s.ElicitationAcceptAction):
-            content = result.content
-            return Answer("accept", dict(content) if isinstance(content, dict) else {})
+            content = dict(result.content) if isinstance(result.content, dict) else {}
+            # The client should have checked the answer; don't trust that it did.
+            return Answer("accept", content, validate_form(params.requested_schema, content))
         if isinstance(result, s.ElicitationDeclineAction):
             return Answer("decline")
         return Answer("cancel")

@@ -537,7 +537,9 @@ async def cmd_elicit(turn: Turn, args: list[str], rest: str) -> None:
         required=["name", "colour"],
         title="About you",
     )
-    if answer.accepted:
+    if answer.accepted and answer.problems:
+        await turn.say("The answer did not match the form: " + "; ".join(answer.problems) + "\n")
+    elif answer.accepted:
         name = answer.content.get("name", "stranger")
         colour = answer.content.get("colour", "no colour")
         await turn.say(f"Nice to meet you, {name}! {str(colour).capitalize()} is a fine colour.\n")
