@@ -189,3 +189,48 @@ async def test_the_default_demo_agent_answers_help_and_offers_its_commands(
         )
         assert "List the commands" in app.transcript_text()
         assert "read" in app.complete_command("re")
+
+
+def _ts_agent() -> list[str]:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "interop"))
+    import sdk_install
+
+    reason = sdk_install.ts_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    return list(sdk_install.ts_agent_command())
+
+
+async def test_against_the_typescript_sdk_agent_stream_permission_diff_and_cancel(
+    tmp_path: Path,
+) -> None:
+    """The interactive chat against an agent built on the official TypeScript SDK."""
+    agent = _ts_agent()
+    target = tmp_path / "ts-notes.txt"
+    app = make_app(tmp_path, agent)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        # A prompt is sent and the streamed text appears.
+        await type_and_send(pilot, app, "stream 3")
+        await until(
+            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
+        )
+        assert "chunk 0" in app.transcript_text() and "chunk 2" in app.transcript_text()
+        # A permission prompt is answered and the diff is shown.
+        await type_and_send(pilot, app, f"write {target} hello from ts")
+        await until(app, pilot, lambda: isinstance(app.screen, PermissionScreen))
+        screen = app.screen
+        assert isinstance(screen, PermissionScreen)
+        assert [o.option_id for o in screen.request.options] == ["allow", "always", "reject"]
+        await pilot.click("#option-0")
+        await until(app, pilot, lambda: app.state is not None and app.state.stop_reason is not None)
+        assert target.read_text() == "hello from ts"
+        assert "+hello from ts" in app.transcript_text()
+        # A turn is cancelled.
+        await type_and_send(pilot, app, "slow")
+        await until(app, pilot, lambda: app.turn_running)
+        await pilot.press("escape")
+        await until(app, pilot, lambda: not app.turn_running)
+        assert app.state is not None and app.state.stop_reason == "cancelled"
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
