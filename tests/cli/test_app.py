@@ -13,7 +13,7 @@ pytest.importorskip("textual")
 
 from textual.pilot import Pilot
 
-from acpwire.cli.app import ChatApp, PermissionScreen, PromptInput
+from acpwire.cli.app import ChatApp, ChoiceScreen, PermissionScreen, PromptInput
 from acpwire.cli.oneshot import ChatOptions
 from acpwire.cli.session import default_agent_command, demo_agent_available
 
@@ -234,3 +234,20 @@ async def test_against_the_typescript_sdk_agent_stream_permission_diff_and_cance
         assert app.state is not None and app.state.stop_reason == "cancelled"
         await pilot.press("ctrl+q")
     assert app.return_code == 0
+
+
+async def test_an_agent_that_needs_authentication_offers_its_methods_and_the_chosen_one_unlocks_it(
+    tmp_path: Path,
+) -> None:
+    """-32000 on session/new: the auth methods are listed; picking the agent method authenticates."""
+    app = make_app(tmp_path, [sys.executable, str(Path(__file__).with_name("auth_agent.py"))])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(app, pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        screen = app.screen
+        assert isinstance(screen, ChoiceScreen)
+        assert [key for key, _ in screen.choices] == ["token", "login", ""]
+        await pilot.click("#choice-0")
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await until(app, pilot, lambda: app.state is not None)
+        assert app.state is not None and app.state.session_id == "sess_auth"
+        await pilot.press("ctrl+q")
