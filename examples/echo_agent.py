@@ -1,6 +1,6 @@
 """The smallest useful ACP agent: it says back what you typed. Run: python examples/echo_agent.py"""
 
-from acpwire.agent.app import AgentApp, Turn
+from acpwire.agent import AgentApp, Turn
 
 app = AgentApp("echo", title="Echo")
 
