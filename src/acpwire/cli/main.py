@@ -66,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     demo = sub.add_parser("demo-agent", help="run the built-in demo agent on stdio")
     demo.add_argument("args", nargs=argparse.REMAINDER, help="options of the demo agent")
+    serve = sub.add_parser(
+        "serve",
+        help="serve a stdio agent (or --demo) remotely over WebSocket and Streamable HTTP",
+        description="Expose an ACP agent on http://HOST:PORT/acp. Put the agent command after `--`.",
+    )
+    from . import serve as serve_command  # stdlib-only module; uvicorn is imported on use
+
+    serve_command.add_arguments(serve)
     return parser
 
 
@@ -131,6 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _chat(args, parser)
     elif args.command == "demo-agent":
         code = _demo_agent(args.args)
+    elif args.command == "serve":
+        from .serve import run as run_serve
+
+        code = run_serve(args, parser)
     else:
         parser.print_help()
         code = 2

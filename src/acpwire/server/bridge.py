@@ -1,0 +1,78 @@
+"""The stdio->remote bridge: each remote connection gets its own agent process.
+
+:class:`StdioBridge` is what ``acp serve -- AGENT ARGS...`` hosts. It spawns
+the agent with :func:`~acpwire.transports.subprocess.spawn` and copies whole
+messages both ways without decoding them; when either side ends, the other is
+closed (the agent is stopped the polite way first, then terminated).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Mapping, Sequence
+
+from ..protocol.framing import Oversize
+from ..transports.base import Transport
+from ..transports.subprocess import spawn
+
+log = logging.getLogger("acpwire.server")
+
+
+async def _copy(source: Transport, target: Transport, what: str) -> None:
+    while True:
+        message = await source.receive()
+        if message is None:
+            return
+        if isinstance(message, Oversize):
+            log.warning("dropped an oversize message (%d bytes) %s", message.size, what)
+            continue
+        await target.send(message)
+
+
+class StdioBridge:
+    """Serves a remote connection by a freshly spawned stdio agent."""
+
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        grace_period: float = 2.0,
+    ) -> None:
+        self.command = command
+        self.args = list(args)
+        self.env = env
+        self.cwd = cwd
+        self.grace_period = grace_period
+        self.pids: list[int] = []
+        """Process ids of every agent started so far (for logs and tests)."""
+
+    async def serve(self, transport: Transport) -> None:
+        """Spawn the agent and copy messages until either side ends."""
+        agent = await spawn(
+            self.command,
+            self.args,
+            env=self.env,
+            cwd=self.cwd,
+            grace_period=self.grace_period,
+            on_stderr=lambda line: log.info("agent: %s", line),
+        )
+        self.pids.append(agent.pid)
+        up = asyncio.ensure_future(_copy(transport, agent, "from the client"))
+        down = asyncio.ensure_future(_copy(agent, transport, "from the agent"))
+        try:
+            await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            up.cancel()
+            down.cancel()
+            for task in (up, down):
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await task
+            with contextlib.suppress(Exception):
+                await asyncio.shield(agent.close())
+            await transport.close()

@@ -1,0 +1,288 @@
+"""ACP over Streamable HTTP (client side): POST out, long-lived SSE streams in.
+
+RFD streamable-http-websocket-transport: ``initialize`` is POSTed without
+``Acp-Connection-Id`` and answered ``200`` with the JSON-RPC response and the
+connection id in a header. Every later message is POSTed with that header (and
+``Acp-Session-Id`` when it concerns a session) and answered ``202``; what the
+agent sends arrives on GET SSE streams: one for the connection and one per
+session, which this transport opens as soon as it learns a session id. DELETE
+ends the connection. Cookies set by the server are kept and returned.
+
+Uses ``httpx`` (the ``remote`` extra), imported on first use. ``http2=True``
+needs the ``h2`` package and a server that speaks HTTP/2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ..protocol.errors import ConnectionClosedError
+from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
+from ..server._peek import SESSION_ATTACHING, SESSION_OPENING, NotAMessage, peek
+
+log = logging.getLogger("acpwire.transports.http")
+
+INSTALL_HINT = "the HTTP transport needs the remote extra: pip install 'acpwire[remote]'"
+CONNECTION_HEADER = "Acp-Connection-Id"
+SESSION_HEADER = "Acp-Session-Id"
+
+
+def _httpx() -> Any:
+    try:
+        import httpx
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+    return httpx
+
+
+class _Broken:
+    def __init__(self, error: ConnectionClosedError) -> None:
+        self.error = error
+
+
+class HttpTransport:
+    """A :class:`~acpwire.transports.base.Transport` to an ACP Streamable HTTP endpoint."""
+
+    def __init__(
+        self,
+        url: str,
+        client: Any,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        inbox_size: int = 256,
+        request_timeout: float = 120.0,
+    ) -> None:
+        self.url = url
+        self.connection_id: str | None = None
+        """The server's ``Acp-Connection-Id``, once ``initialize`` has been answered."""
+        self.max_message_size = max_message_size
+        self._client = client
+        self._httpx = _httpx()
+        self._timeout = request_timeout
+        self._inbox: asyncio.Queue[bytes | Oversize | _Broken | None] = asyncio.Queue(inbox_size)
+        self._streams: dict[str | None, asyncio.Task[None]] = {}
+        self._stream_lock = asyncio.Lock()
+        self._outgoing: dict[str | int, str] = {}
+        self._incoming: dict[str | int, str | None] = {}
+        self._closed = False
+        self._eof = False
+
+    # -- sending ---------------------------------------------------------------------
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise ConnectionClosedError("transport is closed")
+        if self._eof:
+            raise ConnectionClosedError("the server ended the connection")
+        try:
+            p = peek(message)
+        except NotAMessage as exc:
+            raise ConnectionClosedError(f"not a JSON-RPC message: {exc}") from exc
+        if self.connection_id is None:
+            if p.method != "initialize" or p.id is None:
+                raise ConnectionClosedError("initialize must be the first message over HTTP")
+            await self._initialize(message)
+            return
+        if p.kind == "response":
+            session = self._incoming.pop(p.id, None) if p.id is not None else None
+        else:
+            session = p.session_id
+        headers = {"content-type": "application/json", CONNECTION_HEADER: self.connection_id}
+        if session is not None:
+            headers[SESSION_HEADER] = session
+        if p.kind == "request" and p.id is not None and p.method is not None:
+            self._outgoing[p.id] = p.method
+        response = await self._post(message, headers)
+        status = response.status_code
+        if status in (200, 202):
+            if p.method in SESSION_ATTACHING and session is not None:
+                await self._ensure_stream(session)
+            return
+        if status == 404 and session is None:
+            self._eof = True
+            raise ConnectionClosedError("the server no longer knows this connection", broken=True)
+        text = response.text[:200]
+        log.warning("POST answered %d: %s", status, text)
+        if p.kind == "request" and p.id is not None:
+            self._outgoing.pop(p.id, None)
+            error = {"code": -32603, "message": f"HTTP {status} from the ACP endpoint: {text}"}
+            await self._inbox.put(
+                msgspec.json.encode({"jsonrpc": "2.0", "id": p.id, "error": error})
+            )
+
+    async def _post(self, message: bytes, headers: Mapping[str, str]) -> Any:
+        try:
+            return await self._client.post(
+                self.url, content=message, headers=headers, timeout=self._timeout
+            )
+        except self._httpx.HTTPError as exc:
+            raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
+
+    async def _initialize(self, message: bytes) -> None:
+        response = await self._post(message, {"content-type": "application/json"})
+        if response.status_code != 200:
+            raise ConnectionClosedError(
+                f"initialize answered HTTP {response.status_code}: {response.text[:200]}",
+                broken=True,
+            )
+        connection_id = response.headers.get(CONNECTION_HEADER)
+        if not connection_id:
+            raise ConnectionClosedError(
+                f"initialize answer had no {CONNECTION_HEADER}", broken=True
+            )
+        self.connection_id = connection_id
+        await self._ensure_stream(None)
+        await self._inbox.put(response.content)
+
+    # -- streams ---------------------------------------------------------------------
+
+    async def _ensure_stream(self, session: str | None) -> None:
+        """Open the connection stream (``None``) or a session's stream, once."""
+        async with self._stream_lock:
+            task = self._streams.get(session)
+            if task is not None and not task.done():
+                return
+            assert self.connection_id is not None
+            headers = {"accept": "text/event-stream", CONNECTION_HEADER: self.connection_id}
+            if session is not None:
+                headers[SESSION_HEADER] = session
+            httpx = self._httpx
+            request = self._client.build_request(
+                "GET",
+                self.url,
+                headers=headers,
+                timeout=httpx.Timeout(self._timeout, read=None),
+            )
+            try:
+                response = await self._client.send(request, stream=True)
+            except httpx.HTTPError as exc:
+                raise ConnectionClosedError(
+                    f"cannot open event stream: {exc}", broken=True
+                ) from exc
+            if response.status_code != 200:
+                await response.aclose()
+                if session is None:
+                    raise ConnectionClosedError(
+                        f"event stream answered HTTP {response.status_code}", broken=True
+                    )
+                log.warning("session %s stream answered HTTP %d", session, response.status_code)
+                return
+            self._streams[session] = asyncio.ensure_future(self._read(response, session))
+
+    async def _read(self, response: Any, session: str | None) -> None:
+        ended: _Broken | None = None
+        try:
+            data: list[str] = []
+            size = 0
+            async for line in response.aiter_lines():
+                if not line:
+                    if data:
+                        payload = "\n".join(data)
+                        data.clear()
+                        if size > self.max_message_size:
+                            await self._inbox.put(Oversize(size))
+                        else:
+                            await self._deliver(payload.encode("utf-8"), session)
+                        size = 0
+                    continue
+                if line.startswith(":"):
+                    continue
+                name, _, value = line.partition(":")
+                if name == "data":
+                    value = value[1:] if value.startswith(" ") else value
+                    size += len(value) + 1
+                    if size <= self.max_message_size:
+                        data.append(value)
+        except self._httpx.HTTPError as exc:
+            if not self._closed:
+                ended = _Broken(ConnectionClosedError(f"event stream broke: {exc}", broken=True))
+        finally:
+            with contextlib.suppress(Exception):
+                await response.aclose()
+        if session is None and not self._closed:
+            await self._inbox.put(ended)  # None: the server ended the connection cleanly
+        elif ended is not None and not self._closed:
+            await self._inbox.put(ended)
+
+    async def _deliver(self, message: bytes, session: str | None) -> None:
+        try:
+            p = peek(message)
+        except NotAMessage:
+            await self._inbox.put(message)
+            return
+        if p.kind == "request" and p.id is not None:
+            self._incoming[p.id] = p.session_id if p.session_id is not None else session
+        elif p.kind == "response" and p.id is not None:
+            method = self._outgoing.pop(p.id, None)
+            if method in SESSION_OPENING and p.session_id is not None:
+                try:
+                    await self._ensure_stream(p.session_id)
+                except ConnectionClosedError as exc:
+                    log.warning("cannot open the stream of session %s: %s", p.session_id, exc)
+        await self._inbox.put(message)
+
+    # -- the contract ----------------------------------------------------------------
+
+    async def receive(self) -> bytes | Oversize | None:
+        if self._eof:
+            return None
+        item = await self._inbox.get()
+        if item is None:
+            self._eof = True
+            return None
+        if isinstance(item, _Broken):
+            self._eof = True
+            raise item.error
+        return item
+
+    async def close(self) -> None:
+        """DELETE the connection (best effort), stop the streams, release the client."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.connection_id is not None and not self._eof:
+            with contextlib.suppress(Exception):
+                await self._client.delete(
+                    self.url, headers={CONNECTION_HEADER: self.connection_id}, timeout=5.0
+                )
+        for task in self._streams.values():
+            task.cancel()
+        for task in self._streams.values():
+            with contextlib.suppress(BaseException):
+                await task
+        with contextlib.suppress(Exception):
+            await self._client.aclose()
+
+
+async def connect_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    http2: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    request_timeout: float = 120.0,
+    verify: bool = True,
+) -> HttpTransport:
+    """A transport to ``url`` (``http://host:port/acp``); the connection starts with ``initialize``.
+
+    ``headers`` go on every request (authentication, say). Use the result with
+    :class:`~acpwire.client.connection.ClientSideConnection` or
+    ``ToolkitClient.connect(...)``.
+    """
+    httpx = _httpx()
+    client = httpx.AsyncClient(
+        headers=dict(headers or {}),
+        http2=http2,
+        verify=verify,
+        timeout=httpx.Timeout(request_timeout),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
+    )
+    return HttpTransport(
+        url, client, max_message_size=max_message_size, request_timeout=request_timeout
+    )
