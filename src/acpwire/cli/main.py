@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     from . import serve as serve_command  # stdlib-only module; uvicorn is imported on use
 
     serve_command.add_arguments(serve)
+    from .check import add_check_parser  # argparse-only modules; the work is imported on use
+    from .inspect import add_inspect_parser
+
+    add_check_parser(sub)
+    add_inspect_parser(sub)
     return parser
 
 
@@ -143,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .serve import run as run_serve
 
         code = run_serve(args, parser)
+    elif args.command in ("check", "inspect"):
+        code = args.handler(args)
     else:
         parser.print_help()
         code = 2

@@ -1,0 +1,170 @@
+"""``acp check``: run the black-box conformance checks against a stdio agent.
+
+``acp check [--json] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT] -- AGENT ARGS...``
+prints a table (or, with ``--json``, one JSON document) of check results, each citing
+requirement ids of :mod:`acpwire.testing.requirements`. Exit status: 0 when no MUST check
+failed, 1 when one did, 2 for usage errors. The checks themselves live in
+:mod:`acpwire.testing.conformance`; this module only parses options and renders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from typing import Any, TextIO
+
+__all__ = ["add_check_parser", "render_report", "run_check"]
+
+_STATUS_STYLE = {"pass": "green", "fail": "red", "skip": "yellow", "n/a": "dim"}
+
+
+def add_check_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``check`` on the ``acp`` subparsers (argparse only; nothing heavy imported)."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "check",
+        help="check an agent's conformance to ACP v1 (black box, over stdio)",
+        description=(
+            "Start the agent, drive it as an editor would and report which ACP rules it "
+            "follows. Put the agent command after `--`."
+        ),
+        epilog="exit status: 0 no MUST check failed, 1 a MUST check failed, 2 usage",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--only",
+        default=None,
+        metavar="ID,...",
+        help="run only these checks (check names or requirement ids, comma separated)",
+    )
+    parser.add_argument(
+        "--prompt", default="Hello", help="a prompt the agent answers quickly (default: Hello)"
+    )
+    parser.add_argument(
+        "--slow-prompt",
+        default=None,
+        metavar="TEXT",
+        help="a prompt that keeps the agent busy for a while (enables the cancel checks)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for any one answer, a whole turn included (default: 30)",
+    )
+    parser.add_argument("--cwd", default=None, help="session folder (default: a fresh temp dir)")
+    parser.add_argument("--schema", default=None, help="path of the official v1 schema.json")
+    parser.add_argument(
+        "--auth-method",
+        default=None,
+        metavar="ID",
+        help="authenticate with this method when session/new needs authentication",
+    )
+    parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    parser.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
+    parser.set_defaults(handler=run_check)
+    return parser
+
+
+def _list_checks(out: TextIO) -> int:
+    from acpwire.testing.conformance import CHECKS
+    from acpwire.testing.requirements import BY_ID
+
+    for check in CHECKS:
+        out.write(f"{check.key:<24} {check.level:<6} {', '.join(check.ids)}\n")
+        for rid in check.ids:
+            out.write(f"    {rid}: {BY_ID[rid].text}\n")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """The ``acp check`` command; returns the exit status."""
+    from acpwire.testing.conformance import CheckOptions, run_checks, select_checks
+
+    if args.list:
+        return _list_checks(sys.stdout)
+    agent = list(args.agent)
+    if agent and agent[0] == "--":
+        agent = agent[1:]
+    if not agent:
+        print("acp check: give the agent command after --", file=sys.stderr)
+        return 2
+    try:
+        only = select_checks(args.only.split(",")) if args.only else None
+    except ValueError as exc:
+        print(f"acp check: {exc} (see acp check --list)", file=sys.stderr)
+        return 2
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        print(f"acp check: --cwd {args.cwd!r} is not a directory", file=sys.stderr)
+        return 2
+    options = CheckOptions(
+        command=agent,
+        prompt=args.prompt,
+        slow_prompt=args.slow_prompt,
+        only=only,
+        timeout=args.timeout,
+        cwd=os.path.abspath(args.cwd) if args.cwd else None,
+        schema=args.schema,
+        auth_method=args.auth_method,
+    )
+    # The engine logs what it drops (answers to the checker's junk line, say); the report
+    # already says what matters, so keep the terminal clean.
+    logging.getLogger("acpwire").addHandler(logging.NullHandler())
+    report = asyncio.run(run_checks(options))
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        try:
+            from rich.console import Console
+        except ImportError:
+            _render_plain(report, sys.stdout)
+        else:
+            Console().print(render_report(report))
+    return report.exit_code
+
+
+def render_report(report: Any) -> Any:
+    """A Rich renderable of a :class:`~acpwire.testing.conformance.Report`."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    info = report.agent_info or {}
+    name = " ".join(str(info.get(k)) for k in ("name", "version") if info.get(k)) or "unknown"
+    title = f"acp check: {name} (protocol {report.protocol_version})"
+    table = Table(title=title, title_justify="left", expand=False, show_lines=False)
+    table.add_column("result", no_wrap=True)
+    table.add_column("level", no_wrap=True)
+    table.add_column("check")
+    table.add_column("requirements")
+    table.add_column("detail", overflow="fold")
+    for r in report.results:
+        table.add_row(
+            Text(r.status, style=_STATUS_STYLE[r.status]),
+            r.check.level,
+            r.check.title,
+            ", ".join(r.check.ids),
+            r.detail,
+        )
+    counts = report.counts()
+    summary = Text(
+        f"{counts['pass']} passed, {counts['fail']} failed "
+        f"({len(report.failed_must)} MUST), {counts['skip']} skipped, "
+        f"{counts['n/a']} not applicable in {report.duration:.1f} s",
+        style="red" if report.failed_must else "green",
+    )
+    parts: list[Any] = [table, summary]
+    parts += [Text(f"note: {n}", style="dim") for n in report.notes]
+    return Group(*parts)
+
+
+def _render_plain(report: Any, out: TextIO) -> None:
+    for r in report.results:
+        out.write(f"{r.status:<5} {r.check.level:<6} {r.check.key:<24} {','.join(r.check.ids)}")
+        out.write(f"  {r.detail}\n" if r.detail else "\n")
+    counts = report.counts()
+    out.write(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped\n")

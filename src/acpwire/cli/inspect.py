@@ -1,0 +1,276 @@
+"""``acp inspect``: a transparent stdio proxy that logs the ACP traffic it carries.
+
+Put it in front of an agent in the editor's agent command::
+
+    acp inspect [--json] [--log FILE] -- real-agent ARGS...
+
+Bytes go through unchanged in both directions; a copy of every line is decoded and
+logged (direction, time since start, method, request id, latency of responses, session
+updates rendered by the renderers :mod:`acpwire.cli.render` shares with ``acp chat``),
+to ``FILE`` or stderr, or as JSON lines with ``--json``. The proxy's own stdout carries
+the agent's output and nothing else: before anything runs, file descriptor 1 is moved
+aside for the forwarded bytes and pointed at stderr, so a stray print cannot corrupt
+the protocol. The agent's stderr is passed through.
+
+Exit status: the agent's (128+N when killed by signal N), 3 when it cannot be started,
+2 for usage errors, 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Literal, TextIO
+
+__all__ = ["TrafficLog", "add_inspect_parser", "run_inspect"]
+
+Sender = Literal["client", "agent"]
+_ARROWS = {"client": "editor → agent", "agent": "agent → editor"}
+_SUMMARY_LIMIT = 160
+
+
+def add_inspect_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``inspect`` on the ``acp`` subparsers (argparse only; nothing heavy imported)."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "inspect",
+        help="proxy an agent's stdio and log the decoded ACP traffic",
+        description=(
+            "Run as the editor's agent command: forwards stdin/stdout to the agent "
+            "unchanged and logs every message. Put the agent command after `--`."
+        ),
+        epilog="exit status: the agent's; 3 agent not started; 2 usage; 130 interrupted",
+    )
+    parser.add_argument("--json", action="store_true", help="log JSON lines instead of text")
+    parser.add_argument("--log", default=None, metavar="FILE", help="append the log here")
+    parser.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
+    parser.set_defaults(handler=run_inspect)
+    return parser
+
+
+def _short(value: Any, limit: int = _SUMMARY_LIMIT) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _render_update_text(params: Any) -> str | None:
+    """A ``session/update`` rendered by the shared renderer, as plain text (None if unknown)."""
+    try:
+        from acpwire import schema as s
+
+        from .render import render_update
+    except ImportError:  # no Rich: the caller falls back to a JSON summary
+        return None
+    try:
+        note = s.convert(params, s.SessionNotification)
+    except Exception:
+        return None
+    return render_update(note.update).plain
+
+
+class TrafficLog:
+    """Decodes lines of both directions and writes one log record per message.
+
+    Thread-safe: the two pumps of the proxy call :meth:`message` concurrently.
+    """
+
+    def __init__(self, out: TextIO, *, json_lines: bool = False) -> None:
+        self.out = out
+        self.json_lines = json_lines
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[Sender, str], tuple[str, float]] = {}
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            try:
+                self.out.write(text + "\n")
+                self.out.flush()
+            except (OSError, ValueError):
+                pass  # the log is best effort; the traffic must keep flowing
+
+    def event(self, name: str, **fields: Any) -> None:
+        t = time.monotonic() - self.started
+        if self.json_lines:
+            self._write(json.dumps({"t": round(t, 6), "event": name, **fields}))
+        else:
+            extra = " ".join(f"{k}={_short(v, 200)}" for k, v in fields.items())
+            self._write(f"{t:9.3f}  -- {name} {extra}".rstrip())
+
+    def message(self, sender: Sender, raw: bytes) -> None:
+        now = time.monotonic()
+        t = now - self.started
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        record: dict[str, Any] = {"t": round(t, 6), "from": sender}
+        if not isinstance(value, dict):
+            record["kind"] = "invalid"
+            record["raw"] = raw.decode("utf-8", "replace")
+            if self.json_lines:
+                self._write(json.dumps(record, ensure_ascii=False))
+            else:
+                self._write(f"{t:9.3f}  {_ARROWS[sender]}  NOT JSON-RPC: {_short(record['raw'])}")
+            return
+        method = value.get("method")
+        rid = value.get("id")
+        latency: float | None = None
+        if isinstance(method, str):
+            kind = "request" if "id" in value else "notification"
+            if kind == "request":
+                self._pending[(sender, json.dumps(rid))] = (method, now)
+        else:
+            kind = "response"
+            other: Sender = "agent" if sender == "client" else "client"
+            found = self._pending.pop((other, json.dumps(rid)), None)
+            if found is not None:
+                method, since = found
+                latency = now - since
+        record.update(kind=kind, method=method, id=rid)
+        if latency is not None:
+            record["latencyMs"] = round(latency * 1000, 3)
+        if self.json_lines:
+            record["message"] = value
+            self._write(json.dumps(record, ensure_ascii=False))
+            return
+        self._write(
+            f"{t:9.3f}  {_ARROWS[sender]}  {self._summary(kind, method, rid, value, latency)}"
+        )
+
+    def _summary(
+        self, kind: str, method: Any, rid: Any, value: dict[str, Any], latency: float | None
+    ) -> str:
+        params = value.get("params")
+        if kind == "request":
+            return f"{method} #{rid}  {_short(params)}"
+        if kind == "notification":
+            if method == "session/update" and isinstance(params, dict):
+                rendered = _render_update_text(params)
+                sid = params.get("sessionId")
+                if rendered is not None:
+                    return f"session/update [{sid}] {_short(rendered)}"
+            return f"{method}  {_short(params)}"
+        took = f" ({latency * 1000:.1f} ms)" if latency is not None else ""
+        name = method if isinstance(method, str) else "response"
+        if "error" in value:
+            err = value.get("error")
+            err = err if isinstance(err, dict) else {}
+            return f"{name} #{rid} -> error {err.get('code')}: {_short(err.get('message'))}{took}"
+        return f"{name} #{rid} -> {_short(value.get('result'))}{took}"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _pump(
+    read_fd: int,
+    write_fd: int,
+    on_line: Callable[[bytes], None],
+    on_end: Callable[[], None],
+) -> None:
+    """Copy ``read_fd`` to ``write_fd`` unchanged; hand each complete line to ``on_line``."""
+    from acpwire.protocol.framing import LineSplitter
+
+    splitter = LineSplitter()
+    try:
+        while True:
+            try:
+                data = os.read(read_fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            try:
+                _write_all(write_fd, data)
+            except OSError:
+                break
+            for line in splitter.feed(data):
+                if isinstance(line, bytes):
+                    on_line(line)
+    finally:
+        on_end()
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    """The ``acp inspect`` command; returns the exit status."""
+    agent = list(args.agent)
+    if agent and agent[0] == "--":
+        agent = agent[1:]
+    if not agent:
+        print("acp inspect: give the agent command after --", file=sys.stderr)
+        return 2
+    # Keep the real stdout for the forwarded bytes only; everything else that would
+    # print to fd 1 now lands on stderr.
+    sys.stdout.flush()
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    log_file: TextIO = sys.stderr
+    if args.log is not None:
+        try:
+            log_file = open(args.log, "a", encoding="utf-8")
+        except OSError as exc:
+            print(f"acp inspect: cannot open --log {args.log!r}: {exc}", file=sys.stderr)
+            return 2
+    log = TrafficLog(log_file, json_lines=args.json)
+    try:
+        return _proxy(agent, out_fd, log)
+    finally:
+        if log_file is not sys.stderr:
+            log_file.close()
+        os.close(out_fd)
+
+
+def _proxy(agent: list[str], out_fd: int, log: TrafficLog) -> int:
+    try:
+        proc = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    except OSError as exc:
+        print(f"acp inspect: cannot start agent {agent[0]!r}: {exc}", file=sys.stderr)
+        log.event("agent-not-started", command=agent, error=str(exc))
+        return 3
+    assert proc.stdin is not None and proc.stdout is not None
+    log.event("start", command=agent, pid=proc.pid)
+    agent_in = proc.stdin
+
+    def close_agent_stdin() -> None:
+        log.event("editor-closed-stdin")
+        try:
+            agent_in.close()
+        except OSError:
+            pass
+
+    def on_term(signum: int, frame: Any) -> None:
+        proc.terminate()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    forward_in = threading.Thread(
+        target=_pump,
+        args=(0, agent_in.fileno(), lambda line: log.message("client", line), close_agent_stdin),
+        name="acp-inspect-editor-to-agent",
+        daemon=True,
+    )
+    forward_in.start()
+    try:
+        _pump(proc.stdout.fileno(), out_fd, lambda line: log.message("agent", line), lambda: None)
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        proc.wait()
+        log.event("interrupted")
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    log.event("agent-exited", status=code)
+    return 128 - code if code < 0 else code

@@ -1,0 +1,364 @@
+"""The ACP v1 rules an agent must (or should) follow that ``acp check`` tests from outside.
+
+Each rule has the id used across acpwire's tests and docs, its level, the side that
+must comply, one sentence in our own words and the spec page it comes from (the ACP
+documentation, ``docs/protocol/v1/``). The sentences paraphrase; the spec is the
+authority. :mod:`acpwire.testing.conformance` cites these ids in every check, and a
+test proves each id here is checked by something and exists in the full list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["BY_ID", "REQUIREMENTS", "Level", "Requirement", "Side", "requirement"]
+
+Level = Literal["MUST", "SHOULD"]
+Side = Literal["agent", "client", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One rule: ``id`` (e.g. ``RPC-006``), level, who complies, a sentence, its source."""
+
+    id: str
+    level: Level
+    side: Side
+    text: str
+    source: str
+
+
+def _r(id: str, level: Level, side: Side, text: str, source: str) -> Requirement:
+    return Requirement(id, level, side, text, source)
+
+
+REQUIREMENTS: tuple[Requirement, ...] = (
+    # transports.mdx
+    _r("TRANS-001", "MUST", "both", "Messages are UTF-8 text.", "transports.mdx"),
+    _r(
+        "TRANS-003",
+        "MUST",
+        "both",
+        "On stdio a message is a single line ending in a newline; no line breaks inside it.",
+        "transports.mdx#stdio",
+    ),
+    _r(
+        "TRANS-004",
+        "MUST",
+        "agent",
+        "The agent's stdout carries ACP messages only; logging belongs on stderr.",
+        "transports.mdx#stdio",
+    ),
+    # JSON-RPC basics (overview.mdx, JSON-RPC 2.0)
+    _r(
+        "RPC-001",
+        "MUST",
+        "both",
+        "A response holds a result or an error, never both; an error has an integer code "
+        "and a string message.",
+        "overview.mdx",
+    ),
+    _r("RPC-002", "MUST", "both", "Notifications are never answered.", "overview.mdx"),
+    _r(
+        "RPC-003",
+        "MUST",
+        "both",
+        "A response carries the id of its request, with the same JSON type.",
+        "overview.mdx",
+    ),
+    _r("RPC-005", "MUST", "both", "Each request gets exactly one response.", "overview.mdx"),
+    _r(
+        "RPC-006",
+        "MUST",
+        "agent",
+        "A request for a method the agent does not have is answered -32601.",
+        "overview.mdx",
+    ),
+    _r(
+        "RPC-009",
+        "MUST",
+        "agent",
+        "An input line that is not JSON neither stops the agent nor spoils its output; "
+        "later requests are still answered.",
+        "overview.mdx",
+    ),
+    _r(
+        "RPC-010",
+        "SHOULD",
+        "agent",
+        "If an unparseable line is answered, the answer is error -32700 with a null id.",
+        "overview.mdx",
+    ),
+    _r(
+        "SCHEMA-001",
+        "MUST",
+        "agent",
+        "What the agent sends matches the official v1 JSON Schema for that method.",
+        "schema.json",
+    ),
+    # initialization.mdx
+    _r(
+        "INIT-003",
+        "MUST",
+        "agent",
+        "The initialize result names the chosen protocol version as an integer.",
+        "initialization.mdx",
+    ),
+    _r(
+        "INIT-005",
+        "SHOULD",
+        "agent",
+        "The initialize result describes the agent (agentInfo with name and version).",
+        "initialization.mdx#implementation-information",
+    ),
+    _r(
+        "INIT-008",
+        "MUST",
+        "agent",
+        "Asked for a version it supports, the agent answers with that version.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-009",
+        "MUST",
+        "agent",
+        "Asked for a version it does not support, the agent answers with the newest "
+        "version it does support.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-015",
+        "MUST",
+        "agent",
+        "Every agent offers session/new, session/prompt, session/cancel and sends session/update.",
+        "initialization.mdx#session-capabilities",
+    ),
+    _r(
+        "INIT-017",
+        "MUST",
+        "agent",
+        "agentCapabilities has the documented shape.",
+        "initialization.mdx#agent-capabilities",
+    ),
+    # session-setup.mdx
+    _r(
+        "SESS-002",
+        "MUST",
+        "agent",
+        "Each session/new yields a new, distinct sessionId.",
+        "session-setup.mdx#creating-a-session",
+    ),
+    _r(
+        "SESS-006",
+        "MUST",
+        "agent",
+        "session/load streams the earlier conversation back as session/update notifications.",
+        "session-setup.mdx#loading-sessions",
+    ),
+    _r(
+        "SESS-007",
+        "MUST",
+        "agent",
+        "The session/load response comes after the whole replay, not before or during it.",
+        "session-setup.mdx#loading-sessions",
+    ),
+    _r(
+        "SESS-030",
+        "SHOULD",
+        "agent",
+        "An optional method whose capability is not advertised is answered with an error.",
+        "initialization.mdx#capabilities",
+    ),
+    # session-list.mdx
+    _r(
+        "LIST-004",
+        "MUST",
+        "agent",
+        "session/list answers with a sessions array (and maybe a nextCursor).",
+        "session-list.mdx",
+    ),
+    _r(
+        "LIST-005",
+        "MUST",
+        "agent",
+        "With nothing matching, session/list returns an empty sessions array.",
+        "session-list.mdx",
+    ),
+    _r(
+        "LIST-011",
+        "MUST",
+        "agent",
+        "A cwd filter keeps exactly the sessions with that cwd, listed with the cwd they "
+        "were created with.",
+        "session-list.mdx",
+    ),
+    # prompt-turn.mdx
+    _r(
+        "PROMPT-003",
+        "MUST",
+        "agent",
+        "The end of a turn is the session/prompt response with a stopReason; the turn's "
+        "updates come before it.",
+        "prompt-turn.mdx#4-check-for-completion",
+    ),
+    _r(
+        "PROMPT-005",
+        "MUST",
+        "agent",
+        "stopReason is end_turn, max_tokens, max_turn_requests, refusal or cancelled.",
+        "prompt-turn.mdx#stop-reasons",
+    ),
+    _r(
+        "PROMPT-006",
+        "MUST",
+        "agent",
+        "session/update only names sessions set up on this connection.",
+        "prompt-turn.mdx#3-agent-reports-output",
+    ),
+    _r(
+        "PROMPT-007",
+        "SHOULD",
+        "agent",
+        "A session takes another prompt after a turn has ended.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "CANCEL-003",
+        "SHOULD",
+        "agent",
+        "After session/cancel the agent stops its work promptly.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "CANCEL-004",
+        "MUST",
+        "agent",
+        "A cancelled turn ends with the stopReason cancelled.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "CANCEL-005",
+        "MUST",
+        "agent",
+        "A cancelled turn is answered with a result, not a JSON-RPC error.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "CANCEL-006",
+        "MUST",
+        "agent",
+        "Updates of a cancelled turn are sent before its session/prompt response.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "CANCEL-008",
+        "SHOULD",
+        "agent",
+        "A session takes a new prompt after a cancelled turn.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    # capability-gated client methods
+    _r(
+        "FS-002",
+        "MUST",
+        "agent",
+        "No fs/* call unless the client advertised that fs capability.",
+        "file-system.mdx#checking-support",
+    ),
+    _r(
+        "TERM-002",
+        "MUST",
+        "agent",
+        "No terminal/* call unless the client advertised terminal support.",
+        "terminals.mdx#checking-support",
+    ),
+    _r(
+        "ELIC-005",
+        "MUST",
+        "agent",
+        "No elicitation/create in a mode the client did not advertise.",
+        "elicitation.mdx#checking-support",
+    ),
+    # session-modes.mdx, session-config-options.mdx
+    _r(
+        "MODE-002",
+        "MUST",
+        "agent",
+        "session/set_mode with one of the offered mode ids succeeds.",
+        "session-modes.mdx#from-the-client",
+    ),
+    _r(
+        "MODE-004",
+        "SHOULD",
+        "agent",
+        "currentModeId is one of the offered mode ids.",
+        "session-modes.mdx",
+    ),
+    _r(
+        "CFG-003",
+        "MUST",
+        "agent",
+        "Boolean config options appear only if the client advertised support for them.",
+        "session-config-options.mdx#boolean-config-options",
+    ),
+    _r(
+        "CFG-010",
+        "MUST",
+        "agent",
+        "Every config option has a current value, one of its listed values for a select.",
+        "session-config-options.mdx#default-values",
+    ),
+    _r(
+        "CFG-012",
+        "MUST",
+        "agent",
+        "session/set_config_option answers with every config option and its current value.",
+        "session-config-options.mdx#from-the-client",
+    ),
+    # extensibility.mdx, cancellation.mdx
+    _r(
+        "EXT-003",
+        "MUST",
+        "both",
+        "A custom _-prefixed request is always answered, with its own id.",
+        "extensibility.mdx#custom-requests",
+    ),
+    _r(
+        "EXT-004",
+        "SHOULD",
+        "both",
+        "An unknown custom request is answered -32601.",
+        "extensibility.mdx#custom-requests",
+    ),
+    _r(
+        "EXT-006",
+        "SHOULD",
+        "both",
+        "Unknown custom notifications are ignored without an answer.",
+        "extensibility.mdx#custom-notifications",
+    ),
+    _r(
+        "RCANCEL-003",
+        "SHOULD",
+        "both",
+        "Unknown $/ notifications are ignored without an answer.",
+        "cancellation.mdx",
+    ),
+    # transports.mdx (lifecycle)
+    _r(
+        "SHUT-001",
+        "SHOULD",
+        "agent",
+        "The agent exits soon after its stdin is closed.",
+        "transports.mdx#stdio",
+    ),
+)
+
+BY_ID: Mapping[str, Requirement] = {r.id: r for r in REQUIREMENTS}
+
+
+def requirement(id: str) -> Requirement:
+    """The rule with this id (``KeyError`` when acpwire does not list it)."""
+    return BY_ID[id]
