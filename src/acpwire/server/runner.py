@@ -28,11 +28,13 @@ def _uvicorn() -> Any:
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
-    """A listening-ready TCP socket on ``host:port`` (``0``: any free port)."""
+    """A listening TCP socket on ``host:port`` (``0``: any free port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    # Listening now lets clients queue in the backlog until uvicorn accepts them.
+    sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 
