@@ -139,16 +139,16 @@ def render_report(report: Any) -> Any:
     table = Table(title=title, title_justify="left", expand=False, show_lines=False)
     table.add_column("result", no_wrap=True)
     table.add_column("level", no_wrap=True)
-    table.add_column("check")
+    table.add_column("check", no_wrap=True)
     table.add_column("requirements")
     table.add_column("detail", overflow="fold")
     for r in report.results:
         table.add_row(
             Text(r.status, style=_STATUS_STYLE[r.status]),
             r.check.level,
-            r.check.title,
+            r.check.key,
             ", ".join(r.check.ids),
-            r.detail,
+            Text(r.detail),  # plain text: details quote agent output, never markup
         )
     counts = report.counts()
     summary = Text(

@@ -1226,25 +1226,29 @@ class _Checker:
         self._update_sessions()
 
     def _stdout_clean(self) -> None:
-        problems = []
+        bad = 0
+        seen: dict[str, list[str]] = {}  # distinct bad line -> runs it appeared in
         for e in self.entries:
             if e.direction != "from_agent":
                 continue
             try:
                 e.raw.decode("utf-8")
             except UnicodeDecodeError:
-                problems.append(f"[{e.run}] a line that is not UTF-8: {_short(e.raw)}")
-                continue
-            m = e.message
-            if m is None or m.get("jsonrpc") != "2.0":
-                problems.append(f"[{e.run}] {_short(e.raw.decode('utf-8', 'replace'), 60)!r}")
+                what = f"not UTF-8: {_short(e.raw)}"
+            else:
+                m = e.message
+                if m is not None and m.get("jsonrpc") == "2.0":
+                    continue
+                what = repr(_short(e.raw.decode("utf-8", "replace"), 60))
+            bad += 1
+            seen.setdefault(what, []).append(e.run)
         count = sum(1 for e in self.entries if e.direction == "from_agent")
-        if problems:
+        if bad:
+            shown = [f"{what} ({', '.join(runs)})" for what, runs in list(seen.items())[:3]]
             self.record(
                 "stdout-clean",
                 "fail",
-                f"{len(problems)} line(s) on stdout are not JSON-RPC messages: "
-                + "; ".join(problems[:3]),
+                f"{bad} line(s) on stdout are not JSON-RPC messages: " + "; ".join(shown),
             )
         else:
             self.record("stdout-clean", "pass", f"{count} line(s), all JSON-RPC")
