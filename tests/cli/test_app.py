@@ -242,7 +242,11 @@ async def test_an_agent_that_needs_authentication_offers_its_methods_and_the_cho
     """-32000 on session/new: the auth methods are listed; picking the agent method authenticates."""
     app = make_app(tmp_path, [sys.executable, str(Path(__file__).with_name("auth_agent.py"))])
     async with app.run_test(size=(100, 40)) as pilot:
-        await until(app, pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        await until(
+            app,
+            pilot,
+            lambda: isinstance(app.screen, ChoiceScreen) and bool(app.screen.query("#choice-0")),
+        )
         screen = app.screen
         assert isinstance(screen, ChoiceScreen)
         assert [key for key, _ in screen.choices] == ["token", "login", ""]
