@@ -51,9 +51,16 @@ import msgspec
 from ..agent.connection import Agent, AgentSideConnection
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
+from ..protocol.peek import (
+    SESSION_ATTACHING,
+    SESSION_OPENING,
+    BatchMessage,
+    NotAMessage,
+    Peeked,
+    peek,
+)
 from ..transports.base import Transport
 from ..transports.memory import MemoryTransport, memory_pair
-from ._peek import SESSION_ATTACHING, SESSION_OPENING, BatchMessage, NotAMessage, Peeked, peek
 
 log = logging.getLogger("acpwire.server")
 

@@ -24,7 +24,7 @@ import msgspec
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
-from ..server._peek import SESSION_ATTACHING, SESSION_OPENING, NotAMessage, peek
+from ..protocol.peek import SESSION_ATTACHING, SESSION_OPENING, NotAMessage, peek
 
 log = logging.getLogger("acpwire.transports.http")
 
