@@ -39,6 +39,7 @@ class StreamTransport:
         self._held = bytearray()
         self._burst = False
         self._write_error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def send(self, message: bytes) -> None:
         if self._closed:
@@ -59,7 +60,10 @@ class StreamTransport:
         else:
             writer.write(message + b"\n")
             self._burst = True
-            asyncio.get_running_loop().call_soon(self._end_burst)
+            loop = self._loop
+            if loop is None:  # cached: get_running_loop() costs a getpid() system call
+                loop = self._loop = asyncio.get_running_loop()
+            loop.call_soon(self._end_burst)
         if writer.transport.get_write_buffer_size() > WRITE_HIGH_WATER:
             try:
                 await writer.drain()
