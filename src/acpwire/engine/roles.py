@@ -4,7 +4,7 @@ capability gates, and the base of the typed peers."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..protocol.errors import CapabilityError
 from ..schema import to_json
@@ -38,11 +38,11 @@ def build_router(
 
 def capability_value(capabilities: Any, path: str) -> Any:
     """The JSON value at a dotted wire path inside a capabilities object (None if absent)."""
-    node = to_json(capabilities) if capabilities is not None else None
+    node: Any = to_json(capabilities) if capabilities is not None else None
     for part in path.split("."):
         if not isinstance(node, dict):
             return None
-        node = node.get(part)
+        node = cast("dict[str, Any]", node).get(part)  # a JSON object
     return node
 
 
@@ -54,7 +54,9 @@ def gate_allows(gate: CapabilityGate, capabilities: Any, mode: str | None = None
     if gate.kind == "marker":
         return isinstance(value, dict)
     # "mode": the elicitation container must hold a non-null object for the mode used.
-    return isinstance(value, dict) and isinstance(value.get(mode or ""), dict)
+    return isinstance(value, dict) and isinstance(
+        cast("dict[str, Any]", value).get(mode or ""), dict
+    )
 
 
 class Peer:

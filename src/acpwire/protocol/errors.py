@@ -17,7 +17,7 @@ Error codes are JSON-RPC 2.0's plus ACP's (schema ``ErrorCode``).
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
 
 class ErrorCode(IntEnum):
@@ -82,14 +82,15 @@ class RequestError(AcpError):
             return InternalError(
                 "peer sent a malformed error object", data=error, from_peer=from_peer
             )
-        code = error.get("code")
-        message = error.get("message")
+        fields = cast("dict[str, Any]", error)  # a JSON object
+        code = fields.get("code")
+        message = fields.get("message")
         if not isinstance(code, int) or isinstance(code, bool):
             code = ErrorCode.INTERNAL_ERROR
         if not isinstance(message, str):
             message = ""
         cls = _BY_CODE.get(code, RequestError)
-        return cls(message, error.get("data"), code=code, from_peer=from_peer)
+        return cls(message, fields.get("data"), code=code, from_peer=from_peer)
 
 
 class ParseError(RequestError):

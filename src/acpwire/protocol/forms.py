@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from .. import schema as s
 from ..schema import UnsetType
@@ -66,7 +66,10 @@ def _check_value(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
     if isinstance(prop, s.BooleanPropertySchema):
         return None if isinstance(value, bool) else "must be true or false"
     if isinstance(prop, s.MultiSelectPropertySchema):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, list):
+            return "must be a list of strings"
+        chosen = cast("list[object]", value)  # a JSON array
+        if not all(isinstance(v, str) for v in chosen):
             return "must be a list of strings"
         items = prop.items
         allowed: list[str] | None = None
@@ -74,12 +77,12 @@ def _check_value(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
             allowed = list(items.enum)
         elif isinstance(items, s.TitledMultiSelectItems):
             allowed = [o.const for o in items.any_of]
-        if allowed is not None and any(v not in allowed for v in value):
+        if allowed is not None and any(v not in allowed for v in chosen):
             return f"each item must be one of {allowed}"
         low, high = _opt(prop.min_items), _opt(prop.max_items)
-        if low is not None and len(value) < low:
+        if low is not None and len(chosen) < low:
             return f"choose at least {low}"
-        if high is not None and len(value) > high:
+        if high is not None and len(chosen) > high:
             return f"choose at most {high}"
         return None
     return None

@@ -7,9 +7,9 @@ this version does not know arrives as an ``Unknown...`` value holding the raw
 JSON (see :mod:`acpwire.schema._base`).
 """
 
+from . import _generated_models
 from ._base import UNSET, AcpModel, UnknownVariant, UnsetType
 from ._generated_models import *  # noqa: F403
-from ._generated_models import __all__ as _models_all
 from .codec import convert, decode, encode, to_json
 
 __all__ = [
@@ -21,5 +21,5 @@ __all__ = [
     "decode",
     "encode",
     "to_json",
-    *_models_all,
 ]
+__all__ += _generated_models.__all__

@@ -18,7 +18,7 @@ same reason.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -100,14 +100,16 @@ class _Tagged(_UnionDecoder):
     def __call__(self, obj: Any) -> Any:
         if not isinstance(obj, dict):
             raise ValueError(f"Expected `object`, got `{type(obj).__name__}`")
-        tag = obj.get(self.field)
+        # A decoded JSON object: its keys are strings.
+        raw = cast("dict[str, Any]", obj)
+        tag = raw.get(self.field)
         cls = self.tags.get(tag) if isinstance(tag, str) else None
         if cls is None:
             if tag is None and self.default is not None:
                 cls = self.default
             else:
-                return self.unknown(tag if isinstance(tag, str) else None, obj)
-        return _convert(obj, cls)
+                return self.unknown(tag if isinstance(tag, str) else None, raw)
+        return _convert(raw, cls)
 
 
 class _Untagged(_UnionDecoder):
@@ -125,7 +127,7 @@ class _Untagged(_UnionDecoder):
             except (msgspec.ValidationError, ValueError) as exc:
                 first_error = first_error or exc
         if self.unknown is not None and isinstance(obj, dict):
-            return self.unknown(None, obj)
+            return self.unknown(None, cast("dict[str, Any]", obj))
         raise ValueError(str(first_error) if first_error else "no union member matched")
 
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from . import _generated_models as m
+from .. import schema as m
 from ._method_spec import CapabilityGate, MethodSpec
 
 METHODS: tuple[MethodSpec, ...] = (

@@ -17,7 +17,7 @@ Direction = Literal["sent", "received"]
 class WireLog:
     """Messages as JSON values, in the order they crossed the transport."""
 
-    entries: list[tuple[Direction, Any]] = field(default_factory=list)
+    entries: list[tuple[Direction, Any]] = field(default_factory=list[tuple[Direction, Any]])
 
     @property
     def sent(self) -> list[Any]:

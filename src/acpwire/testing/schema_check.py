@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..schema.methods import BY_NAME
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 
 def load_official_schema(path: str | Path) -> dict[str, Any]:
@@ -26,21 +29,20 @@ class SchemaValidator:
 
     def __init__(self, schema: dict[str, Any]) -> None:
         try:
-            import jsonschema
+            from jsonschema.validators import validator_for
         except ImportError as exc:  # pragma: no cover - dev dependency
             raise ImportError("SchemaValidator needs jsonschema: pip install jsonschema") from exc
-        self._jsonschema = jsonschema
+        self._validator_class = validator_for(schema)
         self._schema = schema
-        self._validators: dict[str, Any] = {}
+        self._validators: dict[str, Validator] = {}
         self._methods: dict[Any, str] = {}
         self._error = self._validator("Error")
 
-    def _validator(self, definition: str) -> Any:
+    def _validator(self, definition: str) -> Validator:
         v = self._validators.get(definition)
         if v is None:
             sub = {"$ref": f"#/$defs/{definition}", "$defs": self._schema["$defs"]}
-            cls = self._jsonschema.validators.validator_for(self._schema)
-            v = self._validators[definition] = cls(sub)
+            v = self._validators[definition] = self._validator_class(sub)
         return v
 
     def note_request(self, message: Any) -> None:
@@ -51,6 +53,7 @@ class SchemaValidator:
     def validate(self, message: Any) -> None:
         """Raise ``jsonschema.ValidationError`` (or ``AssertionError``) if ``message`` is not valid ACP."""
         assert isinstance(message, dict), f"not a JSON object: {message!r}"
+        message = cast("dict[str, Any]", message)
         assert message.get("jsonrpc") == "2.0", f"missing jsonrpc 2.0: {message!r}"
         if "method" in message:
             method = message["method"]

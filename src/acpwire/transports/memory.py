@@ -34,7 +34,7 @@ class MemoryTransport:
         if self._eof:
             return None
         item = await self._inbox.get()
-        if item is _EOF:
+        if item is None:  # _EOF
             self._eof = True
         elif len(item) > self.max_message_size:
             return Oversize(len(item))
