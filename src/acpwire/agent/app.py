@@ -39,6 +39,7 @@ import os
 import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .. import schema as s
@@ -83,6 +84,19 @@ AuthHook = Callable[[str], Awaitable[bool | None]]
 CheckHook = Callable[[], Awaitable[bool]]
 LogoutHook = Callable[[], Awaitable[None]]
 LoginHook = Callable[[str], int | None]
+
+
+@dataclass
+class AppHooks:
+    """What an :class:`AgentApp`'s decorators registered; each connection's runtime reads it."""
+
+    prompt: PromptHandler | None = None
+    commands: dict[str, PromptHandler] = field(default_factory=dict[str, PromptHandler])
+    """Slash command name to its handler."""
+    authenticate: AuthHook | None = None
+    is_authenticated: CheckHook | None = None
+    logout: LogoutHook | None = None
+    terminal_login: LoginHook | None = None
 
 
 def _store_for(
@@ -144,19 +158,15 @@ class AgentApp:
             client_name=name,
             client_version=version,
         )
-        self._prompt_handler: PromptHandler | None = None
-        self._command_handlers: dict[str, PromptHandler] = {}
-        self._authenticate: AuthHook | None = None
-        self._is_authenticated: CheckHook | None = None
-        self._logout: LogoutHook | None = None
-        self._terminal_login: LoginHook | None = None
+        self.hooks = AppHooks()
+        """The handlers and hooks the decorators below registered."""
 
     # -- decorators ----------------------------------------------------------
 
     def prompt(self, handler: H) -> H:
         """Register the prompt handler: ``async def handle(turn) -> None | stop reason``."""
         _require_async(handler, "the prompt handler")
-        self._prompt_handler = handler
+        self.hooks.prompt = handler
         return handler
 
     def command(self, name: str, description: str, *, hint: str | None = None) -> Callable[[H], H]:
@@ -168,30 +178,30 @@ class AgentApp:
         def register(handler: H) -> H:
             _require_async(handler, "a command handler")
             self.commands[name] = Command(name, description, hint)
-            self._command_handlers[name] = handler
+            self.hooks.commands[name] = handler
             return handler
 
         return register
 
     def authenticate(self, hook: AuthHook) -> AuthHook:
         """``async def hook(method_id) -> bool | None``: False (or a RequestError) rejects."""
-        self._authenticate = hook
+        self.hooks.authenticate = hook
         return hook
 
     def is_authenticated(self, hook: CheckHook) -> CheckHook:
         """``async def hook() -> bool``: already signed in (say, credentials on disk)? Asked before -32000."""
-        self._is_authenticated = hook
+        self.hooks.is_authenticated = hook
         return hook
 
     def logout(self, hook: LogoutHook) -> LogoutHook:
         """``async def hook() -> None``; registering it advertises ``auth.logout``."""
-        self._logout = hook
+        self.hooks.logout = hook
         return hook
 
     def terminal_login(self, hook: LoginHook) -> LoginHook:
         """``def hook(method_id) -> exit code``: the interactive login :meth:`run` performs when
         launched with a :class:`TerminalAuth` method's ``args``."""
-        self._terminal_login = hook
+        self.hooks.terminal_login = hook
         return hook
 
     # -- what the app advertises -------------------------------------------
@@ -215,7 +225,9 @@ class AgentApp:
                 additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
                 resume=s.SessionResumeCapabilities() if durable else UNSET,
             ),
-            auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()) if self._logout else UNSET,
+            auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities())
+            if self.hooks.logout
+            else UNSET,
         )
 
     # -- serving -------------------------------------------------------------
@@ -259,9 +271,10 @@ class AgentApp:
         args = list(sys.argv[1:] if argv is None else argv)
         for method in self.auth_methods:
             if isinstance(method, TerminalAuth) and method.args and args == list(method.args):
-                if self._terminal_login is None:
+                login = self.hooks.terminal_login
+                if login is None:
                     raise SystemExit(f"{self.name}: no terminal login registered for {method.id!r}")
-                raise SystemExit(self._terminal_login(method.id) or 0)
+                raise SystemExit(login(method.id) or 0)
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
         try:
             asyncio.run(self.serve_stdio())

@@ -36,7 +36,7 @@ class TerminalAuth:
     id: str
     name: str
     args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
     description: str | None = None
 
 

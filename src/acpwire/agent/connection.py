@@ -220,7 +220,7 @@ class AgentSideConnection:
     async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
         caps = params.client_capabilities
         self.client.remote_capabilities = (
-            s.ClientCapabilities() if isinstance(caps, UnsetType) or caps is None else caps
+            s.ClientCapabilities() if isinstance(caps, UnsetType) else caps
         )
         info = params.client_info
         self.client.client_info = None if isinstance(info, UnsetType) else info

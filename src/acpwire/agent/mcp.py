@@ -30,10 +30,10 @@ import inspect
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from ..schema import (
     AgentCapabilities,
@@ -87,7 +87,7 @@ class McpToolResult:
     text: str
     structured: Any = None
     is_error: bool = False
-    content: list[dict[str, Any]] = field(default_factory=list)
+    content: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
 
 
 def _import_sdk() -> ModuleType:
@@ -109,9 +109,11 @@ def _attr(obj: Any, snake: str, camel: str, default: Any = None) -> Any:
 
 def _describe(exc: BaseException) -> str:
     """A one-line description, looking through exception groups to their leaves."""
-    inner = getattr(exc, "exceptions", None)
+    inner: object = getattr(exc, "exceptions", None)
     if isinstance(inner, tuple) and inner:
-        return "; ".join(_describe(e) for e in inner)
+        # An exception group (the builtin one or a backport): its members are exceptions.
+        leaves = cast("tuple[BaseException, ...]", inner)
+        return "; ".join(_describe(e) for e in leaves)
     text = str(exc)
     if isinstance(exc, FileNotFoundError) and exc.filename:
         text = f"command not found: {exc.filename}"
@@ -173,7 +175,7 @@ class _Conn:
     closing: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     session: Any = None
-    tools: list[McpTool] = field(default_factory=list)
+    tools: list[McpTool] = field(default_factory=list[McpTool])
     error: str | None = None
     stderr: _StderrCapture | None = None
     http_error: str | None = None  # last non-2xx HTTP status seen (HTTP servers)
@@ -291,7 +293,7 @@ class McpServers:
     def _admit(self, index: int, server: McpServer) -> _Conn | None:
         """Validate one config; record a failure and return None if it cannot be used."""
         if isinstance(server, UnknownVariant):
-            raw_name = server.raw.get("name") if isinstance(server.raw, dict) else None
+            raw_name = server.raw.get("name")
             name = raw_name if isinstance(raw_name, str) else f"#{index}"
             self._fail(name, f"unsupported MCP server type {server.tag!r}")
             return None
@@ -342,7 +344,7 @@ class McpServers:
         if self._closed:
             return
         self._closed = True
-        tasks = []
+        tasks: list[asyncio.Task[None]] = []
         for conn in self._conns.values():
             conn.closing.set()
             if not conn.ready.is_set() and conn.scope is not None:
@@ -501,7 +503,10 @@ def _convert_result(result: Any) -> McpToolResult:
         if getattr(block, "type", None) == "text":
             texts.append(block.text)
         dumped = block.model_dump(mode="json", by_alias=True, exclude_none=True)
-        blocks.append(dumped if isinstance(dumped, dict) else {"value": dumped})
+        # pydantic's JSON dump of a content block: an object with string keys.
+        blocks.append(
+            cast("dict[str, Any]", dumped) if isinstance(dumped, dict) else {"value": dumped}
+        )
     return McpToolResult(
         text="\n".join(texts),
         structured=_attr(result, "structured_content", "structuredContent"),
@@ -511,7 +516,9 @@ def _convert_result(result: Any) -> McpToolResult:
 
 
 @contextlib.asynccontextmanager
-async def _streamable_http(url: str, headers: dict[str, str], conn: _Conn) -> AsyncIterator[Any]:
+async def _streamable_http(
+    url: str, headers: dict[str, str], conn: _Conn
+) -> AsyncGenerator[Any, None]:
     """The SDK's streamable HTTP client with headers, across SDK versions.
 
     The SDK reports an HTTP error status only as "Server returned an error

@@ -25,7 +25,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from .. import schema as s
 from ..protocol.errors import (
@@ -44,7 +44,7 @@ from .commands import parse_command
 from .connection import Agent
 from .sessions import Session, new_record
 from .store import SessionRecord
-from .turn import StopReason, Turn, check_prompt, is_absolute, run_turn
+from .turn import StopReason, Turn, check_prompt, is_absolute
 
 if TYPE_CHECKING:
     from .app import AgentApp
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["AppAgent", "TurnInProgress"]
 
 log = logging.getLogger("acpwire.agent")
+
+_T = TypeVar("_T")
 
 
 class TurnInProgress(RequestError):
@@ -61,7 +63,7 @@ class TurnInProgress(RequestError):
     default_message = "A prompt turn is already running in this session"
 
 
-def _value(v: Any) -> Any:
+def _value(v: _T | UnsetType) -> _T | None:
     return None if isinstance(v, UnsetType) else v
 
 
@@ -99,7 +101,7 @@ class AppAgent(Agent):
     async def _require_auth(self) -> None:
         if not self.app.auth_required or self.authenticated:
             return
-        check = self.app._is_authenticated
+        check = self.app.hooks.is_authenticated
         if check is not None and await check():
             self.authenticated = True
             return
@@ -205,14 +207,14 @@ class AppAgent(Agent):
                 f"{params.method_id!r} is not an authentication method for `authenticate`",
                 {"methodId": params.method_id},
             )
-        hook = self.app._authenticate
+        hook = self.app.hooks.authenticate
         if hook is not None and await hook(params.method_id) is False:
             raise AuthRequired("Authentication failed", {"methodId": params.method_id})
         self.authenticated = True
         return s.AuthenticateResponse()
 
     async def logout(self, params: s.LogoutRequest) -> s.LogoutResponse:
-        hook = self.app._logout
+        hook = self.app.hooks.logout
         if hook is None:
             raise MethodNotFound("logout is not supported by this agent")
         await hook()
@@ -356,18 +358,17 @@ class AppAgent(Agent):
             await session.record_update(
                 to_json(s.UserMessageChunk(content=block, message_id=message_id))
             )
-        handler = self.app._prompt_handler
+        handler = self.app.hooks.prompt
         parsed = parse_command(turn.text) if self.app.commands else None
         if parsed is not None and parsed[0] in self.app.commands:
             turn.command = parsed
-            handler = self.app._command_handlers.get(parsed[0], handler)
+            handler = self.app.hooks.commands.get(parsed[0], handler)
         if handler is None:
             raise MethodNotFound("this agent has no prompt handler (decorate one with @app.prompt)")
         if self.app.auto_title and session.title is None and turn.text.strip():
             title = turn.text.strip().splitlines()[0][:80]
             await session.set_title(title)
-        task: asyncio.Task[StopReason] = asyncio.ensure_future(run_turn(turn, handler))
-        turn._task = task
+        task = turn.start_handler(handler)
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:
@@ -378,8 +379,7 @@ class AppAgent(Agent):
                 raise
             return "cancelled"
         if task.cancelled():  # cancelled before it ever ran
-            await turn._teardown()
-            turn._done.set()
+            await turn.teardown()
             return "cancelled"
         return task.result()
 

@@ -33,7 +33,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError
@@ -79,7 +79,7 @@ class McpSupport:
     startup_timeout: float = 15.0
     client_name: str = "acpwire"
     client_version: str = "0"
-    live: set[McpServers] = field(default_factory=set)
+    live: set[McpServers] = field(default_factory=set[McpServers])
 
     @property
     def capabilities(self) -> s.McpCapabilities:
@@ -196,6 +196,21 @@ class Session:
     def remember_terminal(self, terminal_id: str, output: str) -> None:
         """Keep a released terminal's final output, shown in its place on replay."""
         self._terminal_outputs[terminal_id] = output[-_TERMINAL_OUTPUT_LIMIT:]
+
+    def remembered_permission(self, key: str) -> str | None:
+        """The ``allow_always`` / ``reject_always`` answer given for ``key``, if any."""
+        return self._permission_memory.get(key)
+
+    def remember_permission(self, key: str, kind: str) -> None:
+        """Keep an ``allow_always`` / ``reject_always`` answer for later calls with ``key``."""
+        self._permission_memory[key] = kind
+
+    def take_mcp_report(self) -> bool:
+        """True once per session: whoever gets it reports the MCP servers that failed to start."""
+        if self._mcp_reported:
+            return False
+        self._mcp_reported = True
+        return True
 
     async def save(self) -> None:
         """Persist title, mode, option values and ``state``."""
@@ -344,9 +359,10 @@ def replayable(update: dict[str, Any], terminal_outputs: Mapping[str, str]) -> d
     ):
         return update
     replaced: list[Any] = []
-    for item in content:
-        if isinstance(item, dict) and item.get("type") == "terminal":
-            output = terminal_outputs.get(str(item.get("terminalId")), "")
+    for item in cast("list[object]", content):  # recorded wire JSON
+        block = cast("dict[str, Any]", item) if isinstance(item, dict) else None
+        if block is not None and block.get("type") == "terminal":
+            output = terminal_outputs.get(str(block.get("terminalId")), "")
             item = {
                 "type": "content",
                 "content": {"type": "text", "text": output or "(terminal output not kept)"},

@@ -35,14 +35,14 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Protocol, TypeVar, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, cast, runtime_checkable
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -191,14 +191,14 @@ class SessionRecord:
 
     session_id: str
     cwd: str
-    additional_directories: list[str] = field(default_factory=list)
+    additional_directories: list[str] = field(default_factory=list[str])
     title: str | None = None
     created_at: str = field(default_factory=utc_now)
     updated_at: str = ""
     """Defaults to ``created_at``."""
     mode_id: str | None = None
-    config_values: dict[str, str | bool] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
+    config_values: dict[str, str | bool] = field(default_factory=dict[str, str | bool])
+    meta: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def __post_init__(self) -> None:
         if not self.updated_at:
@@ -276,25 +276,44 @@ def _check_str(value: object, what: str, *, optional: bool = False) -> None:
         raise TypeError(f"{what} must be {kind}, got {type(value).__name__}")
 
 
-def _encode(record: SessionRecord) -> _Row:
+def _check_record(record: object) -> None:
     if not isinstance(record, SessionRecord):
         raise TypeError(f"expected a SessionRecord, got {type(record).__name__}")
+
+
+def _is_str_list(value: object) -> bool:
+    if not isinstance(value, builtins.list):
+        return False
+    items = cast("builtins.list[object]", value)  # isinstance leaves the items unknown
+    return all(isinstance(d, str) for d in items)
+
+
+def _is_config_values(value: object) -> bool:
+    if not isinstance(value, dict):
+        return False
+    entries = cast("dict[object, object]", value)  # isinstance leaves the entries unknown
+    return all(isinstance(k, str) and isinstance(v, (str, bool)) for k, v in entries.items())
+
+
+def _check_dict(value: object, what: str) -> None:
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} must be a dict, got {type(value).__name__}")
+
+
+def _encode(record: SessionRecord) -> _Row:
+    # Records come from agent code; check them at run time, whatever their annotations say.
+    _check_record(record)
     _check_str(record.session_id, "session_id")
     if not record.session_id:
         raise ValueError("session_id must not be empty")
     _check_str(record.cwd, "cwd")
     _check_str(record.title, "title", optional=True)
     _check_str(record.mode_id, "mode_id", optional=True)
-    if not isinstance(record.additional_directories, builtins.list) or not all(
-        isinstance(d, str) for d in record.additional_directories
-    ):
+    if not _is_str_list(record.additional_directories):
         raise TypeError("additional_directories must be a list of strings")
-    if not isinstance(record.config_values, dict) or not all(
-        isinstance(k, str) and isinstance(v, (str, bool)) for k, v in record.config_values.items()
-    ):
+    if not _is_config_values(record.config_values):
         raise TypeError("config_values must map config ids (str) to str or bool values")
-    if not isinstance(record.meta, dict):
-        raise TypeError(f"meta must be a dict, got {type(record.meta).__name__}")
+    _check_dict(record.meta, "meta")
     _timestamp_key(record.created_at, "created_at")
     return _Row(
         session_id=record.session_id,
@@ -347,18 +366,20 @@ def _decode_cursor(cursor: object) -> tuple[int, str]:
         raise ValueError(problem)
     try:
         raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-        value = json.loads(raw)
+        value: object = json.loads(raw)
     except ValueError:  # binascii.Error, JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise ValueError(problem) from None
+    if not isinstance(value, builtins.list):
+        raise ValueError(problem)
+    items = cast("builtins.list[object]", value)  # decoded JSON
     if (
-        not isinstance(value, builtins.list)
-        or len(value) != 3
-        or value[0] != _CURSOR_VERSION
-        or type(value[1]) is not int
-        or not isinstance(value[2], str)
+        len(items) != 3
+        or items[0] != _CURSOR_VERSION
+        or type(items[1]) is not int
+        or not isinstance(items[2], str)
     ):
         raise ValueError(problem)
-    return value[1], value[2]
+    return items[1], items[2]
 
 
 def _check_limit(limit: object) -> int:
@@ -583,7 +604,7 @@ assert max(_MIGRATIONS) == SCHEMA_VERSION
 
 
 @contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+def _transaction(conn: sqlite3.Connection) -> Generator[None, None, None]:
     """A write transaction. IMMEDIATE takes the write lock up front, so a busy
     database is waited for (busy_timeout) instead of failing mid-transaction."""
     conn.execute("BEGIN IMMEDIATE")

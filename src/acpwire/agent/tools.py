@@ -152,7 +152,9 @@ class ToolCall:
     def finished(self) -> bool:
         return self.status in ("completed", "failed")
 
-    async def _start(self) -> None:
+    async def announce(self) -> None:
+        """Send the ``tool_call`` that reports this call (``turn.tool()`` and
+        ``turn.start_tool()`` do it; call it once)."""
         await self.turn.send(
             s.ToolCallStart(
                 tool_call_id=self.id,
@@ -164,7 +166,7 @@ class ToolCall:
                 raw_input=UNSET if self.raw_input is None else self.raw_input,
             )
         )
-        self.turn._open_calls[self.id] = self
+        self.turn.open_calls[self.id] = self
 
     async def update(
         self,
@@ -209,7 +211,7 @@ class ToolCall:
                 fields[key] = list(fields[key])
         await self.turn.send(s.ToolCallProgress(tool_call_id=self.id, **fields))
         if self.finished:
-            self.turn._open_calls.pop(self.id, None)
+            self.turn.open_calls.pop(self.id, None)
 
     async def add(self, *items: ToolContent) -> None:
         """Append content (text, blocks, diffs, terminals) and send the complete list."""
@@ -247,8 +249,8 @@ class ToolCall:
         ids = [o.option_id for o in options]
         if not ids or len(set(ids)) != len(ids):
             raise ValueError("permission options need unique ids (TOOL-005)")
-        memory = self.turn.session._permission_memory
-        remembered = memory.get(self.permission_key)
+        session = self.turn.session
+        remembered = session.remembered_permission(self.permission_key)
         if remembered is not None:
             match = next((o for o in options if o.kind == remembered), None)
             if match is not None:
@@ -270,7 +272,7 @@ class ToolCall:
             chosen = next((o for o in options if o.option_id == outcome.option_id), None)
             kind = chosen.kind if chosen is not None else None
             if kind in ("allow_always", "reject_always"):
-                memory[self.permission_key] = kind
+                session.remember_permission(self.permission_key, kind)
             result = Permission("selected", outcome.option_id, kind)
         else:
             result = Permission("cancelled")
@@ -302,7 +304,7 @@ class ToolCall:
         fallback: bool = False,
     ) -> RunResult:
         """Run a command in a client terminal embedded in this call; see :meth:`Turn.run`."""
-        return await self.turn._run_in(
+        return await self.turn.run_in(
             self,
             command,
             args,
@@ -312,12 +314,12 @@ class ToolCall:
             fallback=fallback,
         )
 
-    async def _close_quietly(self, message: str | None) -> None:
+    async def close_quietly(self, message: str | None = None) -> None:
         """Fail the call during teardown; a closed connection is not an error here."""
         with contextlib.suppress(ConnectionClosedError, OSError):
             await self.fail(message)
         self.status = "failed"
-        self.turn._open_calls.pop(self.id, None)
+        self.turn.open_calls.pop(self.id, None)
 
 
 class ToolCallContext:
@@ -327,7 +329,7 @@ class ToolCallContext:
         self.call = call
 
     async def __aenter__(self) -> ToolCall:
-        await self.call._start()
+        await self.call.announce()
         return self.call
 
     async def __aexit__(
@@ -345,5 +347,5 @@ class ToolCallContext:
             if not call.finished:
                 await call.fail(str(exc) or type(exc).__name__)
             return True
-        await call._close_quietly(None)
+        await call.close_quietly(None)
         return False

@@ -85,8 +85,8 @@ class Answer:
     """The user's answer to :meth:`Turn.ask`: ``accept`` (with ``content``), ``decline`` or ``cancel``."""
 
     action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
+    content: dict[str, Any] = field(default_factory=dict[str, Any])
+    problems: list[str] = field(default_factory=list[str])
     """Where an accepted ``content`` does not match the form (missing, extra or mistyped fields)."""
 
     @property
@@ -145,7 +145,8 @@ class Turn:
         self.prompt: list[s.ContentBlock] = list(prompt)
         self.command: tuple[str, str] | None = None
         """``(name, argument text)`` when the prompt invoked a declared slash command."""
-        self._open_calls: dict[str, ToolCall] = {}
+        self.open_calls: dict[str, ToolCall] = {}
+        """Tool calls reported and not finished yet, by id; the turn fails them when it ends."""
         self._terminals: set[TerminalHandle] = set()
         self._message_id: str | None = None
         self._thought_id: str | None = None
@@ -263,8 +264,8 @@ class Turn:
 
     async def plan(self, *entries: str | s.PlanEntry) -> Plan:
         """Send a plan (strings become pending, medium-priority entries) and return it for updates."""
-        plan = Plan(self, [_plan_entry(e) for e in entries])
-        await plan._send()
+        plan = Plan(self, [])
+        await plan.set(*entries)
         return plan
 
     def tool(
@@ -306,7 +307,7 @@ class Turn:
         call = ToolCall(
             self, title, kind=kind, locations=locations, raw_input=raw_input, content=content
         )
-        await call._start()
+        await call.announce()
         return call
 
     async def set_title(self, title: str | None) -> None:
@@ -460,7 +461,7 @@ class Turn:
         label = title or shlex.join([command, *args])
         raw = {"command": command, "args": list(args), "cwd": cwd or self.cwd}
         async with self.tool(label, kind="execute", raw_input=raw) as call:
-            return await self._run_in(
+            return await self.run_in(
                 call,
                 command,
                 args,
@@ -472,7 +473,7 @@ class Turn:
         # Only reached when a ToolError inside was reported as the call's failure.
         return RunResult("", None)
 
-    async def _run_in(
+    async def run_in(
         self,
         call: ToolCall,
         command: str,
@@ -483,6 +484,7 @@ class Turn:
         output_byte_limit: int | None,
         fallback: bool,
     ) -> RunResult:
+        """What :meth:`run` and :meth:`ToolCall.run` do inside ``call``, an open tool call."""
         if not self.can_run_commands and fallback:
             await call.update(status="in_progress")
             result = await run_locally(
@@ -521,8 +523,7 @@ class Turn:
         """
         self._check_open()
         servers = await self.session.connect_mcp()
-        if not self.session._mcp_reported:
-            self.session._mcp_reported = True
+        if self.session.take_mcp_report():
             for name, reason in servers.failures.items():
                 call = await self.start_tool(
                     f"MCP server {name}: unavailable",
@@ -628,10 +629,34 @@ class Turn:
         """Wait until the turn has been torn down."""
         await self._done.wait()
 
-    async def _teardown(self) -> None:
+    def start_handler(self, handler: PromptHandler) -> asyncio.Task[StopReason]:
+        """Run ``handler`` for this turn in a new task (:func:`run_turn`), which :meth:`cancel` cancels.
+
+        The runtime does this once per turn.
+        """
+        task: asyncio.Task[StopReason] = asyncio.ensure_future(run_turn(self, handler))
+        self._task = task
+        return task
+
+    async def teardown(self, *, quiet: bool = False) -> None:
+        """End the turn: fail every open tool call, release every terminal, refuse further sends.
+
+        The runtime calls it when the handler is done (``quiet``: a closed
+        connection is no error) or was cancelled before it ran; then
+        :meth:`wait` returns.
+        """
+        if quiet:
+            with contextlib.suppress(ConnectionClosedError):
+                await self._release()
+            self._finished = True
+        else:
+            await self._release()
+        self._done.set()
+
+    async def _release(self) -> None:
         self._tearing_down = True
-        for call in list(self._open_calls.values()):
-            await call._close_quietly(None)
+        for call in list(self.open_calls.values()):
+            await call.close_quietly(None)
         for term in list(self._terminals):
             await term.close()
         self._terminals.clear()
@@ -650,19 +675,17 @@ async def run_turn(turn: Turn, handler: PromptHandler) -> StopReason:
             result = await handler(turn)
         except asyncio.CancelledError:
             stop = "cancelled"
-            task = asyncio.current_task()
-            if task is not None and hasattr(task, "uncancel"):
-                task.uncancel()  # handled: later timeouts in teardown must work normally
+            # Handled: later timeouts in teardown must work normally (Task.uncancel is 3.11+).
+            uncancel: Callable[[], int] | None = getattr(asyncio.current_task(), "uncancel", None)
+            if uncancel is not None:
+                uncancel()
         else:
             if result is not None:
                 if result not in STOP_REASONS:
                     raise ValueError(f"a prompt handler returned {result!r}, not a stop reason")
                 stop = result
     finally:
-        with contextlib.suppress(ConnectionClosedError):
-            await turn._teardown()
-        turn._finished = True
-        turn._done.set()
+        await turn.teardown(quiet=True)
     return "cancelled" if turn.cancelled else stop
 
 
