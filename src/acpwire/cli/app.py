@@ -26,7 +26,7 @@ import subprocess
 import sys
 import webbrowser
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from rich.console import Console, RenderableType
 from rich.text import Text
@@ -99,7 +99,10 @@ HELP = """Keys: Enter send | Ctrl+J newline | Tab complete /command | Esc or Ctr
 Mention files with @path (sent as resource links, or embedded when the agent accepts it)."""
 
 
-def _opt(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _opt(value: _T | UnsetType) -> _T | None:
     return None if isinstance(value, UnsetType) else value
 
 
@@ -224,7 +227,7 @@ class FormScreen(ModalScreen[FormResult]):
                 if isinstance(prop, s.BooleanPropertySchema):
                     yield Checkbox(title, bool(value), id=widget_id)
                 elif isinstance(prop, s.StringPropertySchema) and (
-                    _opt(prop.enum) or _opt(prop.one_of)
+                    bool(_opt(prop.enum)) or bool(_opt(prop.one_of))
                 ):
                     choices: list[tuple[str, str]] = [(e, e) for e in (_opt(prop.enum) or [])] + [
                         (o.title, o.const) for o in (_opt(prop.one_of) or [])
@@ -258,8 +261,10 @@ class FormScreen(ModalScreen[FormResult]):
             if isinstance(widget, Checkbox):
                 out[name] = widget.value
             elif isinstance(widget, Select):
-                if isinstance(widget.value, str):
-                    out[name] = widget.value
+                # compose() builds every Select from (title, str) choices.
+                selected = cast("Select[str]", widget).value
+                if isinstance(selected, str):
+                    out[name] = selected
             elif isinstance(widget, Input):
                 text = widget.value.strip()
                 if not text:
@@ -597,7 +602,7 @@ class ChatApp(App[int]):
         text = event.text_area.text
         hint = self.query_one("#hint", Static)
         if text.startswith("/") and " " not in text and "\n" not in text:
-            lines = []
+            lines: list[str] = []
             agent_commands = (
                 {} if self.state is None else {c.name: c for c in self.state.available_commands}
             )
@@ -625,7 +630,9 @@ class ChatApp(App[int]):
         if text.startswith("/"):
             name, _, rest = text[1:].partition(" ")
             agent_names = (
-                set() if self.state is None else {c.name for c in self.state.available_commands}
+                set[str]()
+                if self.state is None
+                else {c.name for c in self.state.available_commands}
             )
             if name in LOCAL_COMMANDS and name not in agent_names:
                 prompt.clear()
@@ -771,7 +778,8 @@ class ChatApp(App[int]):
         self.note(f"loaded session {session_id}")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # textual annotates the parameter as a bare (generic) Screen.
+        yield from super().get_system_commands(screen)  # pyright: ignore[reportUnknownMemberType]
         state, client = self.state, self.client
         if state is None or client is None:
             return

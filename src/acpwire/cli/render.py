@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -311,7 +311,11 @@ def render_conversation(
 def render_update(update: s.SessionUpdate) -> Text:
     """A single ``session/update``, one or a few lines (for logs and ``inspect``)."""
     wire = s.to_json(update)
-    kind = wire.get("sessionUpdate", type(update).__name__) if isinstance(wire, dict) else "?"
+    kind = (
+        cast("dict[str, Any]", wire).get("sessionUpdate", type(update).__name__)
+        if isinstance(wire, dict)
+        else "?"
+    )
     out = Text(f"{kind}: ", style="bold")
     if isinstance(update, (s.AgentMessageChunk, s.UserMessageChunk, s.AgentThoughtChunk)):
         block = update.content

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from .. import schema as s
@@ -119,9 +119,7 @@ class AgentPeer(Peer):
                 f"this client speaks {sorted(SUPPORTED_VERSIONS)}"
             )
         caps = result.agent_capabilities
-        self.remote_capabilities = (
-            s.AgentCapabilities() if isinstance(caps, UnsetType) or caps is None else caps
-        )
+        self.remote_capabilities = s.AgentCapabilities() if isinstance(caps, UnsetType) else caps
         self.initialize_response = result
         return result
 
@@ -286,7 +284,7 @@ async def connect(
     cwd: str | os.PathLike[str] | None = None,
     initialize: bool = True,
     **spawn_options: Any,
-) -> AsyncIterator[ClientSideConnection]:
+) -> AsyncGenerator[ClientSideConnection, None]:
     """Spawn an agent, connect ``client`` to it and (by default) initialize.
 
     On exit the connection is closed and the agent stopped: stdin closed, then

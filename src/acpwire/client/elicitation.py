@@ -27,7 +27,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from .. import schema as s
@@ -264,5 +264,8 @@ def form_defaults(schema: s.ElicitationSchema) -> dict[str, FormValue]:
     for name, prop in props.items():
         default = getattr(prop, "default", UNSET)
         if default is not None and not isinstance(default, UnsetType):
-            values[name] = list(default) if isinstance(default, list) else default
+            # Only multi-select properties have list defaults, and those hold strings.
+            values[name] = (
+                list(cast("list[str]", default)) if isinstance(default, list) else default
+            )
     return values

@@ -217,7 +217,7 @@ class WorkspaceFiles:
             )
 
 
-def _check_path_argument(path: str) -> None:
+def _check_path_argument(path: object) -> None:
     if not isinstance(path, str) or not path:
         raise InvalidParams("path must be a non-empty string", {"reason": "invalid_path"})
     if "\x00" in path:

@@ -60,7 +60,7 @@ class MessageView:
 
     role: Role
     message_id: str | None = None
-    content: list[s.ContentBlock] = field(default_factory=list)
+    content: list[s.ContentBlock] = field(default_factory=list[s.ContentBlock])
 
     @property
     def text(self) -> str:
@@ -85,14 +85,14 @@ class ToolCallView:
     kind: str | None = None
     status: str | None = None
     name: str | None = None
-    content: list[s.ToolCallContent] = field(default_factory=list)
-    locations: list[s.ToolCallLocation] = field(default_factory=list)
+    content: list[s.ToolCallContent] = field(default_factory=list[s.ToolCallContent])
+    locations: list[s.ToolCallLocation] = field(default_factory=list[s.ToolCallLocation])
     raw_input: Any = None
     raw_output: Any = None
     announced: bool = False
     awaiting_permission: bool = False
     cancelled: bool = False
-    _set_by_update: set[str] = field(default_factory=set, repr=False)
+    _set_by_update: set[str] = field(default_factory=set[str], repr=False)
 
     @property
     def finished(self) -> bool:
@@ -115,6 +115,26 @@ class ToolCallView:
     @property
     def terminal_ids(self) -> list[str]:
         return [c.terminal_id for c in self.content if isinstance(c, s.Terminal)]
+
+    def merge_start(self, start: s.ToolCallStart) -> None:
+        """Apply a ``tool_call``; a field an earlier update already set keeps the update's value."""
+        for name in _TOOL_FIELDS:
+            value = getattr(start, name)
+            if isinstance(value, UnsetType) or name in self._set_by_update:
+                continue
+            setattr(self, name, list(value) if name in _LIST_FIELDS else value)
+        self.announced = True
+
+    def merge_update(self, update: s.ToolCallUpdate) -> None:
+        """Apply a ``tool_call_update``: every field it carries replaces the current value."""
+        for name in _TOOL_FIELDS:
+            value = getattr(update, name)
+            if isinstance(value, UnsetType):
+                continue
+            if name in _LIST_FIELDS:
+                value = [] if value is None else list(value)
+            setattr(self, name, value)
+            self._set_by_update.add(name)
 
 
 @dataclass(frozen=True)
@@ -293,24 +313,10 @@ class SessionState:
         return view
 
     def _start_tool_call(self, start: s.ToolCallStart) -> None:
-        view = self._tool_call(start.tool_call_id)
-        for name in _TOOL_FIELDS:
-            value = getattr(start, name)
-            if isinstance(value, UnsetType) or name in view._set_by_update:
-                continue
-            setattr(view, name, list(value) if name in _LIST_FIELDS else value)
-        view.announced = True
+        self._tool_call(start.tool_call_id).merge_start(start)
 
     def _update_tool_call(self, update: s.ToolCallUpdate) -> None:
-        view = self._tool_call(update.tool_call_id)
-        for name in _TOOL_FIELDS:
-            value = getattr(update, name)
-            if isinstance(value, UnsetType):
-                continue
-            if name in _LIST_FIELDS:
-                value = [] if value is None else list(value)
-            setattr(view, name, value)
-            view._set_by_update.add(name)
+        self._tool_call(update.tool_call_id).merge_update(update)
 
     # ------------------------------------------------------------------ local events
 

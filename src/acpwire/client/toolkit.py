@@ -36,9 +36,9 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from importlib import metadata
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import schema as s
 from ..engine.roles import gate_allows
@@ -97,7 +97,15 @@ def _default_client_info() -> s.Implementation:
     return s.Implementation(name="acpwire", title="acpwire client toolkit", version=version)
 
 
-def _none(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _is_permission_outcome(value: object) -> bool:
+    """Whether a permission policy (user code, checked at run time) returned an outcome."""
+    return isinstance(value, (s.SelectedPermissionOutcome, s.CancelledPermissionOutcome))
+
+
+def _none(value: _T | UnsetType) -> _T | None:
     return None if isinstance(value, UnsetType) else value
 
 
@@ -281,7 +289,9 @@ class ToolkitClient(Client):
         """``session/new``; returns the new session's state (modes and config options filled in)."""
         self._check_directories(additional_directories)
         result = await self.agent.new_session(
-            os.path.abspath(cwd), mcp_servers, additional_directories=additional_directories
+            os.path.abspath(cwd),  # noqa: ASYNC240 - no file I/O, at most getcwd()
+            mcp_servers,
+            additional_directories=additional_directories,
         )
         state = self.register_session(result.session_id, cwd, additional_directories or ())
         state.set_modes(result.modes)
@@ -309,7 +319,7 @@ class ToolkitClient(Client):
         try:
             result = await self.agent.load_session(
                 session_id,
-                os.path.abspath(cwd),
+                os.path.abspath(cwd),  # noqa: ASYNC240 - no file I/O, at most getcwd()
                 mcp_servers,
                 additional_directories=additional_directories,
             )
@@ -317,9 +327,8 @@ class ToolkitClient(Client):
             if not known:
                 self._forget(session_id)
             raise
-        if result is not None:
-            state.set_modes(result.modes)
-            state.set_config_options(result.config_options)
+        state.set_modes(result.modes)
+        state.set_config_options(result.config_options)
         return state
 
     async def resume_session(
@@ -338,7 +347,7 @@ class ToolkitClient(Client):
         try:
             result = await self.agent.resume_session(
                 session_id,
-                os.path.abspath(cwd),
+                os.path.abspath(cwd),  # noqa: ASYNC240 - no file I/O, at most getcwd()
                 mcp_servers,
                 additional_directories=additional_directories,
             )
@@ -346,9 +355,8 @@ class ToolkitClient(Client):
             if not known:
                 self._forget(session_id)
             raise
-        if result is not None:
-            state.set_modes(result.modes)
-            state.set_config_options(result.config_options)
+        state.set_modes(result.modes)
+        state.set_config_options(result.config_options)
         return state
 
     async def list_sessions(
@@ -521,7 +529,7 @@ class ToolkitClient(Client):
                 "permission policy chose %r, which was not offered; rejecting", outcome.option_id
             )
             return request.reject()
-        if not isinstance(outcome, (s.SelectedPermissionOutcome, s.CancelledPermissionOutcome)):
+        if not _is_permission_outcome(outcome):
             log.warning("permission policy returned %r; rejecting", outcome)
             return request.reject()
         return outcome
@@ -675,7 +683,7 @@ async def open_agent(
     initialize_timeout: float | None = 60.0,
     on_stderr: Callable[[str], None] | None = None,
     grace_period: float = 2.0,
-) -> AsyncIterator[ToolkitClient]:
+) -> AsyncGenerator[ToolkitClient, None]:
     """Spawn the agent ``command`` (an argv list), connect ``client`` and initialize it.
 
     Yields the client (a new :class:`ToolkitClient` when none is given), with

@@ -40,7 +40,7 @@ from ..agent.app import (
     permission_option,
 )
 from ..agent.store import SessionStore, default_data_dir
-from ..protocol.errors import AcpError, InvalidParams, ResourceNotFound
+from ..protocol.errors import AcpError, InvalidParams, RequestError, ResourceNotFound
 
 __all__ = ["APP_NAME", "COMMANDS", "DemoCommand", "build_app", "default_store_path", "main"]
 
@@ -150,8 +150,8 @@ def language_of(path: str) -> str:
 
 
 def describe_error(error: BaseException) -> str:
-    if isinstance(error, AcpError) and hasattr(error, "message"):
-        return str(error.message)
+    if isinstance(error, RequestError):
+        return error.message
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
     return str(error) or type(error).__name__
@@ -307,11 +307,12 @@ async def cmd_search(turn: Turn, args: list[str], rest: str) -> None:
 async def _edit(turn: Turn, shown: str, new_text_for: Callable[[str | None], str]) -> None:
     """Read the file (None when missing), build the new text, show the diff, ask, write."""
     path = turn.resolve(shown)
+    old: str | None = None
     async with turn.tool(
         f"Edit {shown}", kind="edit", locations=[location(path)], raw_input={"path": path}
     ) as call:
         try:
-            old: str | None = await turn.read_file(path, fallback=True)
+            old = await turn.read_file(path, fallback=True)
         except (FileNotFoundError, ResourceNotFound):
             old = None  # a new file
         except (AcpError, OSError, ValueError) as error:
@@ -382,6 +383,7 @@ async def cmd_run(turn: Turn, args: list[str], rest: str) -> None:
     command, arguments = args[0], args[1:]
     label = shlex.join(args)
     exit_code: int | None = None
+    signal: str | None = None
     output = ""
     async with turn.tool(
         f"Run {label}",
@@ -395,7 +397,7 @@ async def cmd_run(turn: Turn, args: list[str], rest: str) -> None:
             )
         except (AcpError, OSError) as error:
             raise ToolError(f"Could not start {command}: {describe_error(error)}") from None
-        exit_code, output = result.exit_code, result.output
+        exit_code, signal, output = result.exit_code, result.signal, result.output
         await call.update(
             raw_output={
                 "exitCode": exit_code,
@@ -410,7 +412,7 @@ async def cmd_run(turn: Turn, args: list[str], rest: str) -> None:
         await turn.say(f"`{label}` did not run (see the failed tool call).\n")
         return
     where = "a client terminal" if turn.can_run_commands else "a local process (no client terminal)"
-    status = "signal " + str(result.signal) if result.signal else f"exit code {exit_code}"
+    status = "signal " + str(signal) if signal else f"exit code {exit_code}"
     await turn.say(f"`{label}` ran in {where} and finished with {status}.\n\n")
     await turn.say(fence(output) if output else "(no output)\n")
     await verbose_footer(turn)
