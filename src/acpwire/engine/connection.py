@@ -155,6 +155,8 @@ class Connection:
         self._notification_routes: dict[str, tuple[Callable[[Any], Any], Handler]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._worker: asyncio.Task[None] | None = None
+        # Set by start(); asyncio.get_running_loop() costs a getpid() system call.
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closed: ConnectionClosedError | None = None
         self._done = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -164,8 +166,9 @@ class Connection:
     def start(self) -> None:
         """Start reading from the transport. Idempotent."""
         if self._reader is None:
-            self._reader = asyncio.ensure_future(self._read_loop())
-            self._worker = asyncio.ensure_future(self._inbox_loop())
+            loop = self._loop = asyncio.get_running_loop()
+            self._reader = loop.create_task(self._read_loop())
+            self._worker = loop.create_task(self._inbox_loop())
 
     @property
     def closed(self) -> bool:
@@ -227,7 +230,7 @@ class Connection:
             raise ConnectionClosedError(str(self._closed), broken=self._closed.broken)
         self.start()
         request_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = (self._loop or asyncio.get_running_loop()).create_future()
         self._pending[request_id] = _Pending(future, method, result_type)
         try:
             await self.transport.send(wire.encode_request(request_id, method, params))
@@ -250,8 +253,10 @@ class Connection:
         await self.transport.send(wire.encode_notification(method, params))
 
     async def _send_quietly(self, line: bytes) -> None:
-        with contextlib.suppress(ConnectionClosedError, ConnectionError, OSError):
+        try:
             await self.transport.send(line)
+        except (ConnectionClosedError, ConnectionError, OSError):
+            pass
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -304,7 +309,7 @@ class Connection:
         elif isinstance(msg, wire.Request):
             if msg.id in self._incoming:
                 log.warning("%s: duplicate request id %r", self.name, msg.id)
-            task = asyncio.ensure_future(self._handle_request(msg))
+            task = (self._loop or asyncio.get_running_loop()).create_task(self._handle_request(msg))
             self._incoming[msg.id] = task
             task.add_done_callback(functools.partial(self._request_done, msg.id))
         elif isinstance(msg, wire.Response):
@@ -421,7 +426,15 @@ class Connection:
     async def _handle_request(self, msg: wire.Request) -> None:
         request_id = msg.id
         try:
-            result = await self._call_handler(msg)
+            route = self.router.requests.get(msg.method)
+            if route is None:
+                result = await self._call_unrouted(msg)
+            else:
+                try:
+                    params = _decoders.decode(msg.params, route.params_type)
+                except msgspec.ValidationError as exc:
+                    raise _invalid_params(exc) from None
+                result = await route.handler(params)
             line = wire.encode_result(request_id, result)
         except RequestError as exc:
             line = wire.encode_error(request_id, exc)
@@ -442,14 +455,7 @@ class Connection:
         if task.cancelled() and by_peer and self._closed is None:
             self._spawn(self._send_quietly(wire.encode_error(request_id, RequestCancelled())))
 
-    async def _call_handler(self, msg: wire.Request) -> Any:
-        route = self.router.requests.get(msg.method)
-        if route is None:
-            if msg.method.startswith("_") and self.router.ext_request is not None:
-                return await self.router.ext_request(msg.method, _any_decoder.decode(msg.params))
-            raise MethodNotFound(f"Method not found: {msg.method}", {"method": msg.method})
-        try:
-            params = _decoders.decode(msg.params, route.params_type)
-        except msgspec.ValidationError as exc:
-            raise _invalid_params(exc) from None
-        return await route.handler(params)
+    async def _call_unrouted(self, msg: wire.Request) -> Any:
+        if msg.method.startswith("_") and self.router.ext_request is not None:
+            return await self.router.ext_request(msg.method, _any_decoder.decode(msg.params))
+        raise MethodNotFound(f"Method not found: {msg.method}", {"method": msg.method})
