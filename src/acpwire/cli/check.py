@@ -133,7 +133,7 @@ def render_report(report: Any) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    info = report.agent_info or {}
+    info: dict[str, Any] = report.agent_info or {}
     name = " ".join(str(info.get(k)) for k in ("name", "version") if info.get(k)) or "unknown"
     title = f"acp check: {name} (protocol {report.protocol_version})"
     table = Table(title=title, title_justify="left", expand=False, show_lines=False)

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, cast
 
 __all__ = ["TrafficLog", "add_inspect_parser", "run_inspect"]
 
@@ -58,6 +58,11 @@ def _short(value: Any, limit: int = _SUMMARY_LIMIT) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _as_dict(value: object) -> dict[str, Any] | None:
+    """``value`` if it is a JSON object (decoded JSON objects have string keys), else None."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
 
 
 def _render_update_text(params: Any) -> str | None:
@@ -108,11 +113,11 @@ class TrafficLog:
         now = time.monotonic()
         t = now - self.started
         try:
-            value = json.loads(raw)
+            value = _as_dict(json.loads(raw))
         except ValueError:
             value = None
         record: dict[str, Any] = {"t": round(t, 6), "from": sender}
-        if not isinstance(value, dict):
+        if value is None:
             record["kind"] = "invalid"
             record["raw"] = raw.decode("utf-8", "replace")
             if self.json_lines:
@@ -152,17 +157,17 @@ class TrafficLog:
         if kind == "request":
             return f"{method} #{rid}  {_short(params)}"
         if kind == "notification":
-            if method == "session/update" and isinstance(params, dict):
-                rendered = _render_update_text(params)
-                sid = params.get("sessionId")
+            update_params = _as_dict(params)
+            if method == "session/update" and update_params is not None:
+                rendered = _render_update_text(update_params)
+                sid = update_params.get("sessionId")
                 if rendered is not None:
                     return f"session/update [{sid}] {_short(rendered)}"
             return f"{method}  {_short(params)}"
         took = f" ({latency * 1000:.1f} ms)" if latency is not None else ""
         name = method if isinstance(method, str) else "response"
         if "error" in value:
-            err = value.get("error")
-            err = err if isinstance(err, dict) else {}
+            err = _as_dict(value.get("error")) or {}
             return f"{name} #{rid} -> error {err.get('code')}: {_short(err.get('message'))}{took}"
         return f"{name} #{rid} -> {_short(value.get('result'))}{took}"
 
@@ -254,16 +259,22 @@ def _proxy(agent: list[str], out_fd: int, log: TrafficLog) -> int:
     def on_term(signum: int, frame: Any) -> None:
         proc.terminate()
 
+    def from_client(line: bytes) -> None:
+        log.message("client", line)
+
+    def from_agent(line: bytes) -> None:
+        log.message("agent", line)
+
     previous = signal.signal(signal.SIGTERM, on_term)
     forward_in = threading.Thread(
         target=_pump,
-        args=(0, agent_in.fileno(), lambda line: log.message("client", line), close_agent_stdin),
+        args=(0, agent_in.fileno(), from_client, close_agent_stdin),
         name="acp-inspect-editor-to-agent",
         daemon=True,
     )
     forward_in.start()
     try:
-        _pump(proc.stdout.fileno(), out_fd, lambda line: log.message("agent", line), lambda: None)
+        _pump(proc.stdout.fileno(), out_fd, from_agent, lambda: None)
         code = proc.wait()
     except KeyboardInterrupt:
         proc.terminate()

@@ -79,6 +79,13 @@ AgentTarget = ConnectionServer | Callable[[], Agent]
 """What the endpoint hosts: an ``AgentApp``/bridge (``.serve(transport)``) or an ``Agent`` factory."""
 
 
+def _require_agent(agent: object) -> Agent:
+    """Check at run time what a factory (user code, maybe untyped) returned."""
+    if not isinstance(agent, Agent):
+        raise TypeError(f"the agent factory returned {type(agent).__name__}, not an Agent")
+    return agent
+
+
 def _serve_function(target: AgentTarget) -> Callable[[Transport], Awaitable[None]]:
     if isinstance(target, ConnectionServer):
         return target.serve
@@ -86,9 +93,7 @@ def _serve_function(target: AgentTarget) -> Callable[[Transport], Awaitable[None
         factory = target
 
         async def serve(transport: Transport) -> None:
-            agent = factory()
-            if not isinstance(agent, Agent):
-                raise TypeError(f"the agent factory returned {type(agent).__name__}, not an Agent")
+            agent = _require_agent(factory())
             await AgentSideConnection(agent, transport).serve()
 
         return serve
@@ -102,7 +107,7 @@ class Reply:
     status: int
     body: bytes = b""
     content_type: str | None = None
-    headers: list[tuple[str, str]] = field(default_factory=list)
+    headers: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
 
 
 def _error_reply(status: int, message: str, code: int = -32600) -> Reply:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +73,7 @@ class ServedApp:
 @contextlib.asynccontextmanager
 async def serve_in_background(
     app: AcpAsgiApp, host: str = "127.0.0.1", port: int = 0, **options: Any
-) -> AsyncIterator[ServedApp]:
+) -> AsyncGenerator[ServedApp, None]:
     """Serve ``app`` in this event loop while the block runs; stop it afterwards."""
     sock = bind(host, port)
     server = _server(app, **options)

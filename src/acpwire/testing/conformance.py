@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
 import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
@@ -276,10 +277,10 @@ class Report:
     """Results in :data:`CHECKS` order, plus what the agent said about itself."""
 
     command: list[str]
-    results: list[CheckResult] = field(default_factory=list)
+    results: list[CheckResult] = field(default_factory=list[CheckResult])
     agent_info: dict[str, Any] | None = None
     protocol_version: Any = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list[str])
     duration: float = 0.0
 
     @property
@@ -329,7 +330,7 @@ class WireEntry:
 
     @property
     def message(self) -> dict[str, Any] | None:
-        return self.value if isinstance(self.value, dict) else None
+        return _as_dict(self.value)
 
     @property
     def method(self) -> str | None:
@@ -346,11 +347,11 @@ class WireEntry:
         """(sessionId, sessionUpdate kind) of a ``session/update`` from the agent."""
         if self.direction != "from_agent" or self.method != "session/update":
             return None
-        params = self.message.get("params") if self.message else None
-        if not isinstance(params, dict):
+        params = _as_dict(self.message.get("params")) if self.message else None
+        if params is None:
             return None
-        update = params.get("update")
-        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        update = _as_dict(params.get("update"))
+        kind = update.get("sessionUpdate") if update is not None else None
         return str(params.get("sessionId")), str(kind)
 
 
@@ -575,7 +576,7 @@ class _Run:
         end: int | None = None,
         kinds: frozenset[str] | None = None,
     ) -> list[str]:
-        out = []
+        out: list[str] = []
         for entry in self.entries(start, end):
             su = entry.session_update()
             if su is not None and su[0] == session_id and (kinds is None or su[1] in kinds):
@@ -607,31 +608,48 @@ def _error_code(answer: _Answer) -> int | None:
     return answer.error.code if answer.error is not None else None
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _as_dict(value: object) -> dict[str, Any] | None:
+    """``value`` if it is a JSON object (decoded JSON objects have string keys), else None."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def _as_list(value: object) -> list[object] | None:
+    """``value`` if it is a JSON array, else None."""
+    return cast("list[object]", value) if isinstance(value, list) else None
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one."""
+    obj = _as_dict(value)
+    return obj if obj is not None else {}
+
+
+def _dicts(items: Iterable[object]) -> list[dict[str, Any]]:
+    """The JSON objects among ``items``, in order (other values are skipped)."""
+    return [obj for obj in map(_as_dict, items) if obj is not None]
 
 
 def _select_values(option: dict[str, Any]) -> list[Any]:
     """The values of a select config option (flat or grouped)."""
     values: list[Any] = []
-    for item in option.get("options") or []:
-        if not isinstance(item, dict):
-            continue
+    for item in _dicts(option.get("options") or ()):
         if "value" in item:
             values.append(item["value"])
-        for sub in item.get("options") or []:
-            if isinstance(sub, dict) and "value" in sub:
+        for sub in _dicts(item.get("options") or ()):
+            if "value" in sub:
                 values.append(sub["value"])
     return values
 
 
 def _config_problems(options: Any) -> list[str]:
-    problems = []
-    if not isinstance(options, list):
+    problems: list[str] = []
+    option_list = _as_list(options)
+    if option_list is None:
         return ["configOptions is not a list"]
-    for option in options:
-        if not isinstance(option, dict):
-            problems.append(f"config option {option!r} is not an object")
+    for item in option_list:
+        option = _as_dict(item)
+        if option is None:
+            problems.append(f"config option {item!r} is not an object")
             continue
         oid = option.get("id")
         if "currentValue" not in option:
@@ -647,14 +665,17 @@ def _config_problems(options: Any) -> list[str]:
 
 def _walk_config_options(value: Any) -> Iterator[Any]:
     """Every config option inside ``value`` (results, notifications), found by key."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "configOptions" and isinstance(item, list):
-                yield from item
+    obj = _as_dict(value)
+    array = _as_list(value)
+    if obj is not None:
+        for key, item in obj.items():
+            options = _as_list(item) if key == "configOptions" else None
+            if options is not None:
+                yield from options
             else:
                 yield from _walk_config_options(item)
-    elif isinstance(value, list):
-        for item in value:
+    elif array is not None:
+        for item in array:
             yield from _walk_config_options(item)
 
 
@@ -724,7 +745,7 @@ class _Checker:
                 )
             else:
                 got = _dict(answer.result).get("protocolVersion")
-                if got == 1 and not isinstance(got, bool):
+                if not isinstance(got, bool) and got == 1:
                     self.record(key, "pass", f"answered {got}")
                 else:
                     self.record(
@@ -785,13 +806,15 @@ class _Checker:
         version = result.get("protocolVersion")
         self.report.protocol_version = version
         info = result.get("agentInfo")
-        self.report.agent_info = info if isinstance(info, dict) else None
-        if version == 1 and not isinstance(version, bool):
+        agent_info = self.report.agent_info = _as_dict(info)
+        if not isinstance(version, bool) and version == 1:
             self.record("initialize", "pass", "protocolVersion 1")
         else:
             self.record("initialize", "fail", f"asked 1, answered protocolVersion {version!r}")
-        if isinstance(info, dict) and info.get("name") and info.get("version"):
-            self.record("agent-info", "pass", f"{info.get('name')} {info.get('version')}")
+        if agent_info is not None and agent_info.get("name") and agent_info.get("version"):
+            self.record(
+                "agent-info", "pass", f"{agent_info.get('name')} {agent_info.get('version')}"
+            )
         else:
             self.record("agent-info", "fail", f"agentInfo is {_short(info)}")
         caps = _dict(result.get("agentCapabilities"))
@@ -903,7 +926,7 @@ class _Checker:
                 )
 
     async def _new_session(self, run: _Run, init_result: dict[str, Any]) -> tuple[str | None, Any]:
-        params = {"cwd": self.cwd, "mcpServers": []}
+        params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
         answer = await run.call("session/new", params)
         if _error_code(answer) == AUTH_REQUIRED and self.options.auth_method:
             auth = await run.call("authenticate", {"methodId": self.options.auth_method})
@@ -913,11 +936,7 @@ class _Checker:
                 return None, None
             answer = await run.call("session/new", params)
         if _error_code(answer) == AUTH_REQUIRED:
-            methods = [
-                str(_dict(m).get("id"))
-                for m in init_result.get("authMethods") or []
-                if isinstance(m, dict)
-            ]
+            methods = [str(m.get("id")) for m in _dicts(init_result.get("authMethods") or ())]
             hint = (
                 f"; offered methods: {', '.join(methods)}; pass --auth-method ID" if methods else ""
             )
@@ -937,12 +956,12 @@ class _Checker:
 
     async def _modes_and_config(self, run: _Run, session_id: str, result: Any) -> None:
         result = _dict(result)
-        modes = result.get("modes")
-        if not isinstance(modes, dict):
+        modes = _as_dict(result.get("modes"))
+        if modes is None:
             self.record("set-mode", "n/a", "no modes offered")
             self.record("mode-state", "n/a", "no modes offered")
         else:
-            ids = [m.get("id") for m in modes.get("availableModes") or [] if isinstance(m, dict)]
+            ids = [m.get("id") for m in _dicts(modes.get("availableModes") or ())]
             current = modes.get("currentModeId")
             if current in ids:
                 self.record("mode-state", "pass", f"{current} of {', '.join(map(str, ids))}")
@@ -965,13 +984,14 @@ class _Checker:
             self.record("set-config-option", "n/a", "no config options offered")
             return
         self.verdict("config-options", _config_problems(options), f"{len(options)} options")
-        if not isinstance(options, list):
+        option_list = _as_list(options)
+        if option_list is None:
             self.record("set-config-option", "skip", "configOptions is not a list")
             return
         target_option: dict[str, Any] | None = None
         new_value: Any = None
-        for option in options:
-            if isinstance(option, dict) and option.get("type") == "select":
+        for option in _dicts(option_list):
+            if option.get("type") == "select":
                 others = [v for v in _select_values(option) if v != option.get("currentValue")]
                 if others:
                     target_option, new_value = option, others[0]
@@ -987,11 +1007,11 @@ class _Checker:
         if not answer.ok:
             self.record("set-config-option", "fail", f"set {cid}={new_value}: {answer.describe()}")
             return
-        returned = _dict(answer.result).get("configOptions")
-        if not isinstance(returned, list):
+        returned = _as_list(_dict(answer.result).get("configOptions"))
+        if returned is None:
             self.record("set-config-option", "fail", "the result has no configOptions list")
             return
-        before = {_dict(o).get("id") for o in options}
+        before = {_dict(o).get("id") for o in option_list}
         after = {_dict(o).get("id"): _dict(o) for o in returned}
         problems = [f"option {i!r} missing from the result" for i in before if i not in after]
         changed = after.get(cid)
@@ -1129,7 +1149,7 @@ class _Checker:
         replayed = run.updates(session_id, mark, index)
         ping = await run.ping()
         late = run.updates(session_id, index + 1, kinds=REPLAY_UPDATES)
-        problems = []
+        problems: list[str] = []
         if late:
             problems.append(
                 f"{len(late)} replayed update(s) after the response: {', '.join(late[:3])}"
@@ -1164,12 +1184,11 @@ class _Checker:
             if not page.ok:
                 problems.append(f"session/list with cwd: {page.describe()}")
                 break
-            sessions = _dict(page.result).get("sessions")
-            if not isinstance(sessions, list):
+            sessions = _as_list(_dict(page.result).get("sessions"))
+            if sessions is None:
                 problems.append("session/list with cwd has no sessions array")
                 break
-            for info in sessions:
-                info = _dict(info)
+            for info in map(_dict, sessions):
                 found[str(info.get("sessionId"))] = info.get("cwd")
             cursor = _dict(page.result).get("nextCursor")
             if not cursor:
@@ -1192,7 +1211,7 @@ class _Checker:
 
     async def _unadvertised(self, run: _Run, caps: dict[str, Any], session_id: str) -> None:
         session_caps = _dict(caps.get("sessionCapabilities"))
-        base = {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []}
+        base: dict[str, Any] = {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []}
         probes: list[tuple[str, dict[str, Any]]] = []
         if caps.get("loadSession") is not True:
             probes.append(("session/load", base))
@@ -1205,7 +1224,7 @@ class _Checker:
         if not probes:
             self.record("unadvertised-methods", "n/a", "every optional method probed is advertised")
             return
-        problems = []
+        problems: list[str] = []
         for method, params in probes:
             answer = await run.call(method, params)
             if answer.ok:
@@ -1259,7 +1278,7 @@ class _Checker:
             return
         from .schema_check import SchemaValidator
 
-        problems = []
+        problems: list[str] = []
         checked = 0
         for run in self.runs:
             validator = SchemaValidator(schema)
@@ -1283,7 +1302,7 @@ class _Checker:
         self.verdict("schema", problems, f"{checked} message(s) valid")
 
     def _responses(self) -> None:
-        problems = []
+        problems: list[str] = []
         for run in self.runs:
             requests: dict[Any, str] = {}
             answers: dict[Any, int] = {}
@@ -1324,7 +1343,7 @@ class _Checker:
         self.verdict("responses", problems)
 
     def _gates(self) -> None:
-        problems = []
+        problems: list[str] = []
         caps = s.convert(CLIENT_CAPABILITIES, s.ClientCapabilities)
         for e in self.entries:
             method = e.method
@@ -1352,7 +1371,7 @@ class _Checker:
         self.verdict("capability-gates", problems, "none (client advertised no capabilities)")
 
     def _update_sessions(self) -> None:
-        problems = []
+        problems: list[str] = []
         for run in self.runs:
             for e in run.entries():
                 su = e.session_update()
@@ -1384,7 +1403,7 @@ async def run_checks(options: CheckOptions) -> Report:
         )
     else:
         try:
-            import jsonschema  # noqa: F401
+            importlib.import_module("jsonschema")  # only whether it is installed
         except ImportError:
             schema_note = "schema validation needs jsonschema: pip install jsonschema"
         else:
