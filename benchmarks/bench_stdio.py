@@ -3,8 +3,8 @@
 
 Run from the repository root with acpwire's virtual environment:
 
-    .venv/bin/python benchmarks/bench_stdio.py            # full run (~2-3 min on 2 cores)
-    .venv/bin/python benchmarks/bench_stdio.py --quick    # smoke run (< 30 s)
+    .venv/bin/python benchmarks/bench_stdio.py            # full run (65-80 s on 2 cores)
+    .venv/bin/python benchmarks/bench_stdio.py --quick    # smoke run (~15 s)
     .venv/bin/python benchmarks/bench_stdio.py --json     # figures as JSON on stdout
 
 In every case the agent is a child process and the client talks to it over its
@@ -441,7 +441,9 @@ def _loadavg() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small N: a smoke run (< 30 s)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small N, one round: a smoke run (about 15 s)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     parser.add_argument(
         "--impl",
