@@ -42,3 +42,38 @@ def test_the_package_is_typed() -> None:
     from importlib.resources import files
 
     assert files("acpwire").joinpath("py.typed").is_file()
+
+
+def test_a_low_tier_stdio_agent_starts_without_the_high_tier_or_other_transports() -> None:
+    """Start-up time is part of spawn-to-session: importing stays minimal."""
+    code = (
+        "import sys\n"
+        "from acpwire.agent.connection import Agent, run_agent\n"
+        "heavy = ['acpwire.agent.app', 'acpwire.agent.store', 'acpwire.agent.mcp', 'importlib.metadata',\n"
+        "         'acpwire.transports.subprocess', 'acpwire.transports.http', 'acpwire.transports.websocket']\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_lazy_names_resolve() -> None:
+    import acpwire.agent
+    import acpwire.transports
+
+    assert acpwire.agent.AgentApp.__name__ == "AgentApp"
+    assert acpwire.transports.spawn.__name__ == "spawn"
+    with pytest.raises(AttributeError):
+        _ = acpwire.agent.NoSuchThing  # type: ignore[attr-defined]
+
+
+def test_the_version_matches_pyproject() -> None:
+    import re
+    from pathlib import Path
+
+    import acpwire
+
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    match = re.search(r'^version = "([^"]+)"', text, re.M)
+    assert match is not None
+    assert acpwire.__version__ == match.group(1)

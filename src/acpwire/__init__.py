@@ -6,8 +6,6 @@
 * :mod:`acpwire.transports` — stdio, subprocess and in-memory transports.
 """
 
-from importlib import metadata as _metadata
-
 from .protocol.errors import (
     AcpError,
     AuthRequired,
@@ -27,10 +25,9 @@ from .protocol.errors import (
 )
 from .protocol.version import PROTOCOL_VERSION
 
-try:
-    __version__ = _metadata.version("acpwire")
-except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+__version__ = "0.1.0"
+"""The package version (kept equal to pyproject.toml's by a test; no importlib.metadata
+at import time, which costs agents tens of milliseconds at every start)."""
 
 __all__ = [
     "PROTOCOL_VERSION",

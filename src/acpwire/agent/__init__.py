@@ -5,31 +5,81 @@ docs/agents.md) and the low tier :class:`Agent` (one method per client->agent
 method) with :class:`ClientPeer` for calling the client.
 """
 
-from .app import (
-    AgentApp,
-    AgentAuth,
-    Answer,
-    Choice,
-    ChoiceGroup,
-    Command,
-    Mode,
-    Permission,
-    PermissionDenied,
-    Plan,
-    Select,
-    Session,
-    StopReason,
-    TerminalAuth,
-    Toggle,
-    ToolCall,
-    ToolError,
-    Turn,
-    TurnInProgress,
-    location,
-    permission_option,
-)
+from typing import TYPE_CHECKING, Any
+
 from .connection import Agent, AgentSideConnection, ClientPeer, run_agent, serve_stdio
-from .store import MemorySessionStore, SessionRecord, SessionStore, SqliteSessionStore
+
+if TYPE_CHECKING:
+    from .app import (
+        AgentApp,
+        AgentAuth,
+        Answer,
+        Choice,
+        ChoiceGroup,
+        Command,
+        Mode,
+        Permission,
+        PermissionDenied,
+        Plan,
+        Select,
+        Session,
+        StopReason,
+        TerminalAuth,
+        Toggle,
+        ToolCall,
+        ToolError,
+        Turn,
+        TurnInProgress,
+        location,
+        permission_option,
+    )
+    from .store import MemorySessionStore, SessionRecord, SessionStore, SqliteSessionStore
+
+# The high tier (and its store) load on first use, so a low-tier agent starts
+# without importing them.
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "AgentApp",
+            "AgentAuth",
+            "Answer",
+            "Choice",
+            "ChoiceGroup",
+            "Command",
+            "Mode",
+            "Permission",
+            "PermissionDenied",
+            "Plan",
+            "Select",
+            "Session",
+            "StopReason",
+            "TerminalAuth",
+            "Toggle",
+            "ToolCall",
+            "ToolError",
+            "Turn",
+            "TurnInProgress",
+            "location",
+            "permission_option",
+        ],
+        "app",
+    ),
+    **dict.fromkeys(
+        ["MemorySessionStore", "SessionRecord", "SessionStore", "SqliteSessionStore"], "store"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Agent",

@@ -1,12 +1,44 @@
-"""Transports: narrow adapters that move whole messages (see :mod:`.base`)."""
+"""Transports: narrow adapters that move whole messages (see :mod:`.base`).
+
+Submodules load on first use, so an agent serving stdio does not import the
+subprocess, WebSocket or HTTP machinery.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from .base import Transport
-from .http import connect_http
-from .memory import MemoryTransport, memory_pair
-from .stdio import stdio_transport
-from .streams import StreamTransport
-from .subprocess import AgentNotFoundError, SubprocessTransport, spawn
-from .websocket import connect_websocket
+
+if TYPE_CHECKING:
+    from .http import connect_http
+    from .memory import MemoryTransport, memory_pair
+    from .stdio import stdio_transport
+    from .streams import StreamTransport
+    from .subprocess import AgentNotFoundError, SubprocessTransport, spawn
+    from .websocket import connect_websocket
+
+_LAZY = {
+    "AgentNotFoundError": "subprocess",
+    "MemoryTransport": "memory",
+    "StreamTransport": "streams",
+    "SubprocessTransport": "subprocess",
+    "connect_http": "http",
+    "connect_websocket": "websocket",
+    "memory_pair": "memory",
+    "spawn": "subprocess",
+    "stdio_transport": "stdio",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AgentNotFoundError",
