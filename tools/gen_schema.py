@@ -456,6 +456,15 @@ class Generator:
                 all_plans[cls].markers.extend(f"_{u}Marker" for u in unions)
         return self.emit_models(), self.emit_methods()
 
+    def native(self, plan: UnionPlan) -> bool:
+        """Whether msgspec can decode this union natively (all members tagged Structs)."""
+        return bool(
+            plan.field
+            and plan.tags
+            and plan.default is None
+            and len(plan.members) == len(plan.tags)
+        )
+
     def unknown_name(self, union: str) -> str:
         """The class for members of ``union`` this version does not know."""
         name = f"Unknown{union}"
@@ -494,7 +503,14 @@ class Generator:
             "from msgspec import field as _field",
             "from typing_extensions import TypeAlias",
             "",
-            "from ._base import AcpModel, UnionMarker, UnknownVariant, register_tagged_union, register_untagged_union",
+            "from ._base import (",
+            "    AcpModel,",
+            "    UnionMarker,",
+            "    UnknownVariant,",
+            "    register_native_union,",
+            "    register_tagged_union,",
+            "    register_untagged_union,",
+            ")",
             "",
             "",
         ]
@@ -546,7 +562,12 @@ class Generator:
             out.append("if TYPE_CHECKING:")
             out.append(f"    {name}: TypeAlias = Union[{', '.join(members)}]")
             out.append("else:")
-            out.append(f"    {name} = _{name}Marker")
+            if self.native(plan):
+                # Every member is a tagged Struct: msgspec decodes the union natively
+                # (fast); an unknown tag falls back to the tolerant converter.
+                out.append(f"    {name} = Union[{', '.join(plan.members)}]")
+            else:
+                out.append(f"    {name} = _{name}Marker")
             exported.append(name)
         for name, (runtime, typing_expr) in self.split_aliases.items():
             out.append("if TYPE_CHECKING:")
@@ -563,6 +584,8 @@ class Generator:
                     f"register_tagged_union(_{name}Marker, {json.dumps(plan.field)}, {{{tags}}}, "
                     f"{self.unknown_name(name)}{default})"
                 )
+                if self.native(plan):
+                    out.append(f"register_native_union({name}, {self.unknown_name(name)})")
             else:
                 choices = ", ".join(plan.untagged_choices)
                 unknown = f", {self.unknown_name(name)}" if plan.open else ""

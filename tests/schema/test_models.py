@@ -274,3 +274,35 @@ def test_generated_code_matches_the_generator() -> None:
     if result.returncode == 2:
         pytest.skip(result.stderr.strip())
     assert result.returncode == 0, result.stderr
+
+
+def test_unknown_members_deep_inside_native_unions_are_kept_and_siblings_still_typed() -> None:
+    raw = {
+        "sessionId": "s",
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "t",
+            "title": "x",
+            "content": [
+                {"type": "content", "content": {"type": "hologram", "z": 1}},
+                {"type": "diff", "path": "/a", "newText": "b"},
+                {"type": "wormhole"},
+            ],
+        },
+    }
+    note = s.decode(json.dumps(raw).encode(), s.SessionNotification)
+    update = note.update
+    assert isinstance(update, s.ToolCallStart)
+    assert isinstance(update.content, list)
+    first, second, third = update.content
+    assert isinstance(first, s.Content)
+    assert isinstance(first.content, s.UnknownContentBlock)
+    assert isinstance(second, s.Diff)
+    assert isinstance(third, s.UnknownToolCallContent)
+    assert s.to_json(note) == raw
+
+
+def test_a_real_error_inside_a_known_member_is_still_an_error_with_its_path() -> None:
+    bad = b'{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":5}}}'
+    with pytest.raises(msgspec.ValidationError, match=r"update\.content\.text"):
+        s.decode(bad, s.SessionNotification)

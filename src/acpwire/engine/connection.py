@@ -54,7 +54,7 @@ from ..protocol.errors import (
     RequestError,
 )
 from ..protocol.framing import Oversize
-from ..schema._base import dec_hook
+from ..schema.codec import decoder_for
 from ..transports.base import Transport
 
 log = logging.getLogger("acpwire.engine")
@@ -94,28 +94,6 @@ class _Pending:
 
 
 _any_decoder = msgspec.json.Decoder()
-
-
-class _Decoders:
-    """One msgspec decoder per params/result type, made on first use."""
-
-    def __init__(self) -> None:
-        self._cache: dict[Any, msgspec.json.Decoder[Any]] = {}
-
-    def decoder(self, tp: Any) -> msgspec.json.Decoder[Any]:
-        dec = self._cache.get(tp)
-        if dec is None:
-            dec = self._cache[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)
-        return dec
-
-    def decode(self, raw: msgspec.Raw, tp: Any) -> Any:
-        dec = self._cache.get(tp)
-        if dec is None:
-            dec = self._cache[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)
-        return dec.decode(raw)
-
-
-_decoders = _Decoders()
 
 
 def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
@@ -341,7 +319,7 @@ class Connection:
             if pending.result_type is None:
                 value = _any_decoder.decode(msg.result)
             else:
-                value = _decoders.decode(msg.result, pending.result_type)
+                value = decoder_for(pending.result_type)(msg.result)
         except msgspec.ValidationError as exc:
             error = InvalidParams(
                 f"peer's answer to {pending.method} does not match the schema", str(exc)
@@ -403,7 +381,7 @@ class Connection:
         route = self.router.notifications.get(method)
         if route is None:
             return None
-        entry = (_decoders.decoder(route.params_type).decode, route.handler)
+        entry = (decoder_for(route.params_type), route.handler)
         self._notification_routes[method] = entry
         return entry
 
@@ -431,7 +409,7 @@ class Connection:
                 result = await self._call_unrouted(msg)
             else:
                 try:
-                    params = _decoders.decode(msg.params, route.params_type)
+                    params = decoder_for(route.params_type)(msg.params)
                 except msgspec.ValidationError as exc:
                     raise _invalid_params(exc) from None
                 result = await route.handler(params)

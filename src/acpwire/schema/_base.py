@@ -17,10 +17,12 @@ same reason.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, cast
 
 import msgspec
+import msgspec.inspect
 from msgspec import UNSET, UnsetType
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "UnsetType",
     "dec_hook",
     "enc_hook",
+    "convert_tolerant",
+    "register_native_union",
     "register_tagged_union",
     "register_untagged_union",
 ]
@@ -123,7 +127,7 @@ class _Untagged(_UnionDecoder):
         first_error: Exception | None = None
         for choice in self.choices:
             try:
-                return msgspec.convert(obj, choice, dec_hook=dec_hook)
+                return convert_tolerant(obj, choice)
             except (msgspec.ValidationError, ValueError) as exc:
                 first_error = first_error or exc
         if self.unknown is not None and isinstance(obj, dict):
@@ -136,7 +140,7 @@ _UNIONS: dict[type[Any], _UnionDecoder] = {}
 
 def _convert(obj: Any, cls: type[Any]) -> Any:
     try:
-        return msgspec.convert(obj, cls, dec_hook=dec_hook)
+        return convert_tolerant(obj, cls)
     except msgspec.ValidationError as exc:
         # msgspec prefixes the outer path itself; keep the inner one readable.
         text = str(exc)
@@ -144,6 +148,158 @@ def _convert(obj: Any, cls: type[Any]) -> Any:
         if sep:
             raise ValueError(f"{head} (at `${path.rstrip('`')}` inside)") from None
         raise ValueError(text) from None
+
+
+# -- native unions and the tolerant converter ------------------------------------
+#
+# Unions whose members are all tagged Structs are declared as plain ``Union``s so
+# that msgspec decodes them natively, in C. msgspec rejects a tag it does not know,
+# so when a fast decode fails, :func:`convert_tolerant` walks the value again in
+# Python: it builds the same objects, turns members with unknown tags into the
+# union's ``Unknown...`` value, and reports real errors with their path.
+
+_NATIVE_UNKNOWN: dict[frozenset[type[Any]], type[UnknownVariant]] = {}
+
+
+def register_native_union(union: Any, unknown: type[UnknownVariant]) -> None:
+    """Declare the ``Unknown...`` class of a natively decoded union."""
+    members = frozenset(typing.get_args(union))
+    _NATIVE_UNKNOWN[members] = unknown
+
+
+def convert_tolerant(obj: Any, tp: Any) -> Any:
+    """Like ``msgspec.convert(obj, tp)``, but unknown union members become ``Unknown...`` values."""
+    try:
+        return msgspec.convert(obj, tp, dec_hook=dec_hook)
+    except msgspec.ValidationError:
+        pass
+    return _walk(obj, _type_info(tp), "$")
+
+
+_INFO: dict[Any, Any] = {}
+
+
+def _type_info(tp: Any) -> Any:
+    info = _INFO.get(tp)
+    if info is None:
+        info = _INFO[tp] = msgspec.inspect.type_info(tp)
+    return info
+
+
+def _fail(message: str, path: str) -> msgspec.ValidationError:
+    return msgspec.ValidationError(f"{message} - at `{path}`")
+
+
+_KIND_NAMES: dict[type[Any], str] = {
+    dict: "object",
+    list: "array",
+    str: "str",
+    int: "int",
+    float: "float",
+    bool: "bool",
+}
+
+
+def _kind(obj: object) -> str:
+    kind: type[object] = type(obj)
+    return "null" if obj is None else _KIND_NAMES.get(kind, kind.__name__)
+
+
+def _walk(obj: Any, t: Any, path: str) -> Any:
+    i = msgspec.inspect
+    if isinstance(t, i.AnyType):
+        return obj
+    if isinstance(t, i.StructType):
+        if not isinstance(obj, dict):
+            raise _fail(f"Expected `object`, got `{_kind(obj)}`", path)
+        data = cast("dict[str, Any]", obj)
+        if t.tag_field is not None and t.tag_field in data and data[t.tag_field] != t.tag:
+            raise _fail(f"Invalid value {data[t.tag_field]!r}", f"{path}.{t.tag_field}")
+        kwargs: dict[str, Any] = {}
+        for f in t.fields:
+            if f.encode_name in data:
+                kwargs[f.name] = _walk(data[f.encode_name], f.type, f"{path}.{f.encode_name}")
+            elif f.required:
+                raise _fail(f"Object missing required field `{f.encode_name}`", path)
+        return t.cls(**kwargs)
+    if isinstance(t, i.UnionType):
+        return _walk_union(obj, t, path)
+    if isinstance(t, i.ListType):
+        if not isinstance(obj, list):
+            raise _fail(f"Expected `array`, got `{_kind(obj)}`", path)
+        items = cast("list[object]", obj)
+        return [_walk(v, t.item_type, f"{path}[{n}]") for n, v in enumerate(items)]
+    if isinstance(t, i.DictType):
+        if not isinstance(obj, dict):
+            raise _fail(f"Expected `object`, got `{_kind(obj)}`", path)
+        entries = cast("dict[str, Any]", obj)
+        return {k: _walk(v, t.value_type, f"{path}[{k!r}]") for k, v in entries.items()}
+    if isinstance(t, i.CustomType):
+        try:
+            return dec_hook(t.cls, obj)
+        except (ValueError, TypeError) as exc:
+            raise _fail(str(exc), path) from None
+    # Scalars (str, int, float, bool, None and constrained forms): msgspec checks them.
+    try:
+        return msgspec.convert(obj, _scalar_type(t))
+    except msgspec.ValidationError as exc:
+        raise _fail(str(exc).partition(" - at `")[0], path) from None
+
+
+def _walk_union(obj: Any, t: Any, path: str) -> Any:
+    i = msgspec.inspect
+    types = t.types
+    if obj is None:
+        if any(isinstance(x, i.NoneType) for x in types):
+            return None
+        raise _fail("Expected a value, got `null`", path)
+    structs = [x for x in types if isinstance(x, i.StructType)]
+    if isinstance(obj, dict) and structs and all(x.tag_field for x in structs):
+        data = cast("dict[str, Any]", obj)
+        tag_field = structs[0].tag_field or ""
+        tag = data.get(tag_field)
+        for x in structs:
+            if x.tag == tag:
+                return _walk(obj, x, path)
+        unknown = _NATIVE_UNKNOWN.get(frozenset(x.cls for x in structs))
+        if unknown is not None:
+            return unknown(tag if isinstance(tag, str) else None, data)
+        raise _fail(f"Invalid value {tag!r}", f"{path}.{tag_field}")
+    # Other unions: the member whose JSON kind matches.
+    for x in types:
+        if _accepts(x, obj):
+            return _walk(obj, x, path)
+    raise _fail(f"Unexpected `{_kind(cast(object, obj))}`", path)
+
+
+_SCALARS: dict[type[Any], Any] = {
+    msgspec.inspect.StrType: str,
+    msgspec.inspect.IntType: int,
+    msgspec.inspect.FloatType: float,
+    msgspec.inspect.BoolType: bool,
+    msgspec.inspect.NoneType: type(None),
+}
+
+
+def _scalar_type(t: object) -> Any:
+    return _SCALARS.get(type(t), object)
+
+
+def _accepts(t: Any, obj: Any) -> bool:
+    i = msgspec.inspect
+    if isinstance(obj, bool):
+        return isinstance(t, (i.BoolType, i.AnyType))
+    if isinstance(obj, int):
+        return isinstance(t, (i.IntType, i.FloatType, i.AnyType))
+    if isinstance(obj, float):
+        return isinstance(t, (i.FloatType, i.AnyType))
+    if isinstance(obj, str):
+        return isinstance(t, (i.StrType, i.AnyType))
+    if isinstance(obj, list):
+        return isinstance(t, (i.ListType, i.AnyType, i.CustomType))
+    if isinstance(obj, dict):
+        return isinstance(t, (i.StructType, i.DictType, i.AnyType, i.CustomType))
+    return isinstance(t, i.AnyType)
 
 
 def register_tagged_union(

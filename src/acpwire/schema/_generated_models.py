@@ -10,7 +10,14 @@ from msgspec import UNSET, UnsetType
 from msgspec import field as _field
 from typing_extensions import TypeAlias
 
-from ._base import AcpModel, UnionMarker, UnknownVariant, register_tagged_union, register_untagged_union
+from ._base import (
+    AcpModel,
+    UnionMarker,
+    UnknownVariant,
+    register_native_union,
+    register_tagged_union,
+    register_untagged_union,
+)
 
 
 RequestId: TypeAlias = None | int | str
@@ -1800,11 +1807,11 @@ class ElicitationCancelAction(AcpModel, _CreateElicitationResponseMarker, kw_onl
 if TYPE_CHECKING:
     ToolCallContent: TypeAlias = Union[Content, Diff, Terminal, UnknownToolCallContent]
 else:
-    ToolCallContent = _ToolCallContentMarker
+    ToolCallContent = Union[Content, Diff, Terminal]
 if TYPE_CHECKING:
     ContentBlock: TypeAlias = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContentBlock]
 else:
-    ContentBlock = _ContentBlockMarker
+    ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
 if TYPE_CHECKING:
     EmbeddedResourceResource: TypeAlias = Union[TextResourceContents, BlobResourceContents, UnknownEmbeddedResourceResource]
 else:
@@ -1812,11 +1819,11 @@ else:
 if TYPE_CHECKING:
     CreateElicitationRequest: TypeAlias = Union[ElicitationFormMode, ElicitationUrlMode, UnknownCreateElicitationRequest]
 else:
-    CreateElicitationRequest = _CreateElicitationRequestMarker
+    CreateElicitationRequest = Union[ElicitationFormMode, ElicitationUrlMode]
 if TYPE_CHECKING:
     ElicitationPropertySchema: TypeAlias = Union[StringPropertySchema, NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectPropertySchema, UnknownElicitationPropertySchema]
 else:
-    ElicitationPropertySchema = _ElicitationPropertySchemaMarker
+    ElicitationPropertySchema = Union[StringPropertySchema, NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectPropertySchema]
 if TYPE_CHECKING:
     MultiSelectItems: TypeAlias = Union[StringMultiSelectItems, TitledMultiSelectItems, UnknownMultiSelectItems]
 else:
@@ -1828,7 +1835,7 @@ else:
 if TYPE_CHECKING:
     SessionConfigOption: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean, UnknownSessionConfigOption]
 else:
-    SessionConfigOption = _SessionConfigOptionMarker
+    SessionConfigOption = Union[SessionConfigSelect, SessionConfigBoolean]
 if TYPE_CHECKING:
     SessionConfigSelectOptionsItem: TypeAlias = Union[SessionConfigSelectOption, SessionConfigSelectGroup]
 else:
@@ -1836,11 +1843,11 @@ else:
 if TYPE_CHECKING:
     SessionUpdate: TypeAlias = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, PlanUpdate, PlanOperationUpdate, PlanRemoved, AvailableCommandsUpdate, CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate, UsageUpdate, Notice, CompactionUpdate, CompactionSummaryChunk, SubagentUpdate, SessionMessage, SessionMessageChunk, UnknownSessionUpdate]
 else:
-    SessionUpdate = _SessionUpdateMarker
+    SessionUpdate = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, PlanUpdate, PlanOperationUpdate, PlanRemoved, AvailableCommandsUpdate, CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate, UsageUpdate, Notice, CompactionUpdate, CompactionSummaryChunk, SubagentUpdate, SessionMessage, SessionMessageChunk]
 if TYPE_CHECKING:
     PlanUpdateContent: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown, UnknownPlanUpdateContent]
 else:
-    PlanUpdateContent = _PlanUpdateContentMarker
+    PlanUpdateContent = Union[PlanItems, PlanFile, PlanMarkdown]
 if TYPE_CHECKING:
     AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput, UnknownAvailableCommandInput]
 else:
@@ -1848,7 +1855,7 @@ else:
 if TYPE_CHECKING:
     StateUpdate: TypeAlias = Union[RunningStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate, UnrecognizedStateUpdate]
 else:
-    StateUpdate = _StateUpdateMarker
+    StateUpdate = Union[RunningStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate]
 if TYPE_CHECKING:
     McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerAcp, McpServerStdio, UnknownMcpServer]
 else:
@@ -1856,32 +1863,42 @@ else:
 if TYPE_CHECKING:
     RequestPermissionOutcome: TypeAlias = Union[CancelledPermissionOutcome, SelectedPermissionOutcome, UnknownRequestPermissionOutcome]
 else:
-    RequestPermissionOutcome = _RequestPermissionOutcomeMarker
+    RequestPermissionOutcome = Union[CancelledPermissionOutcome, SelectedPermissionOutcome]
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[ElicitationAcceptAction, ElicitationDeclineAction, ElicitationCancelAction, UnknownCreateElicitationResponse]
 else:
-    CreateElicitationResponse = _CreateElicitationResponseMarker
+    CreateElicitationResponse = Union[ElicitationAcceptAction, ElicitationDeclineAction, ElicitationCancelAction]
 if TYPE_CHECKING:
     SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
 else:
     SessionConfigSelectOptions = list[SessionConfigSelectOptionsItem]
 
 register_tagged_union(_ToolCallContentMarker, "type", {"content": Content, "diff": Diff, "terminal": Terminal}, UnknownToolCallContent)
+register_native_union(ToolCallContent, UnknownToolCallContent)
 register_tagged_union(_ContentBlockMarker, "type", {"text": TextContent, "image": ImageContent, "audio": AudioContent, "resource_link": ResourceLink, "resource": EmbeddedResource}, UnknownContentBlock)
+register_native_union(ContentBlock, UnknownContentBlock)
 register_untagged_union(_EmbeddedResourceResourceMarker, [TextResourceContents, BlobResourceContents], UnknownEmbeddedResourceResource)
 register_tagged_union(_CreateElicitationRequestMarker, "mode", {"form": ElicitationFormMode, "url": ElicitationUrlMode}, UnknownCreateElicitationRequest)
+register_native_union(CreateElicitationRequest, UnknownCreateElicitationRequest)
 register_tagged_union(_ElicitationPropertySchemaMarker, "type", {"string": StringPropertySchema, "number": NumberPropertySchema, "integer": IntegerPropertySchema, "boolean": BooleanPropertySchema, "array": MultiSelectPropertySchema}, UnknownElicitationPropertySchema)
+register_native_union(ElicitationPropertySchema, UnknownElicitationPropertySchema)
 register_tagged_union(_MultiSelectItemsMarker, "type", {"string": StringMultiSelectItems}, UnknownMultiSelectItems, default=TitledMultiSelectItems)
 register_tagged_union(_AuthMethodMarker, "type", {"terminal": AuthMethodTerminal}, UnknownAuthMethod, default=AuthMethodAgent)
 register_tagged_union(_SessionConfigOptionMarker, "type", {"select": SessionConfigSelect, "boolean": SessionConfigBoolean}, UnknownSessionConfigOption)
+register_native_union(SessionConfigOption, UnknownSessionConfigOption)
 register_untagged_union(_SessionConfigSelectOptionsItemMarker, [SessionConfigSelectOption, SessionConfigSelectGroup])
 register_tagged_union(_SessionUpdateMarker, "sessionUpdate", {"user_message_chunk": UserMessageChunk, "agent_message_chunk": AgentMessageChunk, "agent_thought_chunk": AgentThoughtChunk, "tool_call": ToolCallStart, "tool_call_update": ToolCallProgress, "plan": PlanUpdate, "plan_update": PlanOperationUpdate, "plan_removed": PlanRemoved, "available_commands_update": AvailableCommandsUpdate, "current_mode_update": CurrentModeUpdate, "config_option_update": ConfigOptionUpdate, "session_info_update": SessionInfoUpdate, "usage_update": UsageUpdate, "notice": Notice, "compaction_update": CompactionUpdate, "compaction_summary_chunk": CompactionSummaryChunk, "subagent_update": SubagentUpdate, "session_message": SessionMessage, "session_message_chunk": SessionMessageChunk}, UnknownSessionUpdate)
+register_native_union(SessionUpdate, UnknownSessionUpdate)
 register_tagged_union(_PlanUpdateContentMarker, "type", {"items": PlanItems, "file": PlanFile, "markdown": PlanMarkdown}, UnknownPlanUpdateContent)
+register_native_union(PlanUpdateContent, UnknownPlanUpdateContent)
 register_untagged_union(_AvailableCommandInputMarker, [UnstructuredCommandInput], UnknownAvailableCommandInput)
 register_tagged_union(_StateUpdateMarker, "state", {"running": RunningStateUpdate, "requires_action": RequiresActionStateUpdate, "unknown": UnknownStateUpdate}, UnrecognizedStateUpdate)
+register_native_union(StateUpdate, UnrecognizedStateUpdate)
 register_tagged_union(_McpServerMarker, "type", {"http": McpServerHttp, "sse": McpServerSse, "acp": McpServerAcp}, UnknownMcpServer, default=McpServerStdio)
 register_tagged_union(_RequestPermissionOutcomeMarker, "outcome", {"cancelled": CancelledPermissionOutcome, "selected": SelectedPermissionOutcome}, UnknownRequestPermissionOutcome)
+register_native_union(RequestPermissionOutcome, UnknownRequestPermissionOutcome)
 register_tagged_union(_CreateElicitationResponseMarker, "action", {"accept": ElicitationAcceptAction, "decline": ElicitationDeclineAction, "cancel": ElicitationCancelAction}, UnknownCreateElicitationResponse)
+register_native_union(CreateElicitationResponse, UnknownCreateElicitationResponse)
 
 __all__ = [
     "AgentAuthCapabilities",

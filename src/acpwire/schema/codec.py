@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
 
-from ._base import dec_hook, enc_hook
+from ._base import convert_tolerant, dec_hook, enc_hook
 
 T = TypeVar("T")
 
@@ -18,26 +19,46 @@ def encode(obj: Any) -> bytes:
     return _encoder.encode(obj)
 
 
-_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+Decode = Callable[[Any], Any]
+"""Bytes (or ``msgspec.Raw``) of one JSON text in, a model out."""
+
+_decoders: dict[Any, Decode] = {}
+_plain = msgspec.json.Decoder()
 
 
-def decoder_for(tp: Any) -> msgspec.json.Decoder[Any]:
-    """A cached JSON decoder for ``tp``."""
-    dec = _decoders.get(tp)
-    if dec is None:
-        dec = _decoders[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)
-    return dec
+def decoder_for(tp: Any) -> Decode:
+    """A cached decoding function for ``tp``.
+
+    The fast path is msgspec's typed decoder (open unions of tagged members are
+    native msgspec unions). When it rejects the input — an unknown union member, or
+    a real error — the value is decoded again by :func:`convert_tolerant`, which
+    keeps unknown members as ``Unknown...`` values and reports real errors with
+    their path as :class:`msgspec.ValidationError`.
+    """
+    cached = _decoders.get(tp)
+    if cached is not None:
+        return cached
+    fast = msgspec.json.Decoder(tp, dec_hook=dec_hook).decode
+
+    def decode_one(data: Any) -> Any:
+        try:
+            return fast(data)
+        except msgspec.ValidationError:
+            return convert_tolerant(_plain.decode(data), tp)
+
+    _decoders[tp] = decode_one
+    return decode_one
 
 
 def decode(data: bytes | str, tp: type[T]) -> T:
     """Parse JSON into ``tp``; raises :class:`msgspec.ValidationError` on mismatch."""
-    result: T = decoder_for(tp).decode(data)
+    result: T = decoder_for(tp)(data)
     return result
 
 
 def convert(obj: Any, tp: type[T]) -> T:
     """Turn already-parsed JSON (dicts, lists, ...) into ``tp``."""
-    result: T = msgspec.convert(obj, tp, dec_hook=dec_hook)
+    result: T = convert_tolerant(obj, tp)
     return result
 
 
