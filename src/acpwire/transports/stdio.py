@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
+import threading
 import sys
 from typing import Any
 
@@ -28,27 +30,50 @@ def _claim_stdout() -> int:
     return proto_fd
 
 
+def _watchable(fd: int) -> bool:
+    """Whether the event loop can poll ``fd``: pipes, sockets and terminals can; regular
+    files and devices such as /dev/null cannot (epoll refuses them)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
 async def _pipe_reader(fd: int, loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
     reader = asyncio.StreamReader(limit=2**31 - 1)
     protocol = asyncio.StreamReaderProtocol(reader)
-    try:
-        await loop.connect_read_pipe(
-            lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False)
-        )
-    except (ValueError, OSError):
-        # Not a pipe or socket (a regular file, say): read it on a thread.
-        def pump() -> None:
-            while True:
-                try:
-                    data = os.read(fd, 256 * 1024)
-                except OSError:
-                    data = b""
-                if not data:
-                    loop.call_soon_threadsafe(reader.feed_eof)
-                    return
-                loop.call_soon_threadsafe(reader.feed_data, data)
+    if _watchable(fd):
+        try:
+            await loop.connect_read_pipe(
+                lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False)
+            )
+            return reader
+        except (ValueError, OSError):
+            pass
 
-        loop.run_in_executor(None, pump)
+    # Not pollable (a regular file, /dev/null): read it on a daemon thread, which
+    # never keeps the process alive at exit.
+    def deliver(callback: Any, *args: Any) -> bool:
+        try:
+            loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:  # the loop is closed
+            return False
+        return True
+
+    def pump() -> None:
+        while True:
+            try:
+                data = os.read(fd, 256 * 1024)
+            except OSError:
+                data = b""
+            if not data:
+                deliver(reader.feed_eof)
+                return
+            if not deliver(reader.feed_data, data):
+                return
+
+    threading.Thread(target=pump, name="acpwire-stdin", daemon=True).start()
     return reader
 
 
@@ -79,13 +104,17 @@ class _BlockingTransport(asyncio.WriteTransport):
 async def _pipe_writer(
     fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop
 ) -> asyncio.StreamWriter:
-    try:
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", buffering=0)
-        )
-    except (ValueError, OSError):
+    transport: asyncio.WriteTransport | None = None
+    protocol = asyncio.streams.FlowControlMixin(loop)
+    if _watchable(fd):
+        try:
+            transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", buffering=0)
+            )
+        except (ValueError, OSError):
+            transport = None
+    if transport is None:
         transport = _BlockingTransport(fd)
-        protocol = asyncio.streams.FlowControlMixin(loop)
     return asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
