@@ -24,6 +24,9 @@ def test_an_agent_reading_a_file_and_writing_a_file_answers_and_exits(tmp_path: 
 
 def test_an_agent_with_stdin_from_dev_null_exits_at_once_instead_of_hanging() -> None:
     done = subprocess.run(
-        [sys.executable, str(AGENT)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=30
+        [sys.executable, str(AGENT)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        timeout=30,
     )
     assert done.returncode == 0

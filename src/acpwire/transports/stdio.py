@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-import threading
 import sys
+import threading
 from typing import Any
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
