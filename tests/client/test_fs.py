@@ -1,7 +1,6 @@
 """WorkspaceFiles: the client's sandbox behind fs/read_text_file and fs/write_text_file."""
 
 # Fixtures and assertions touch real files synchronously on purpose.
-# ruff: noqa: ASYNC240
 
 from __future__ import annotations
 

@@ -125,7 +125,7 @@ async def test_env_is_laid_over_the_inherited_environment(manager: TerminalManag
 
 
 async def test_command_runs_in_the_given_cwd(manager: TerminalManager, tmp_path: Path) -> None:
-    expected = os.path.realpath(tmp_path) + "\n"  # noqa: ASYNC240
+    expected = os.path.realpath(tmp_path) + "\n"
     _, out = await run_to_end(manager, "pwd", cwd=str(tmp_path))
     assert out.output == expected
 

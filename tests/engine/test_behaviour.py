@@ -329,7 +329,7 @@ async def test_an_agent_asked_for_a_newer_version_answers_1(link: Link, asked: i
 async def test_calls_not_allowed_by_the_peers_capabilities_fail_locally(client: Any) -> None:
     conn, _, log = client
     sent_before = len(log.sent)
-    with pytest.raises(CapabilityError, match="sessionCapabilities.list"):
+    with pytest.raises(CapabilityError, match=r"sessionCapabilities\.list"):
         await conn.agent.list_sessions()
     assert len(log.sent) == sent_before
 
