@@ -230,7 +230,7 @@ def decode_microbench(seconds_each: float) -> dict[str, Any]:
 
     def acpwire_full() -> Any:
         msg = parse(line)
-        return decoder.decode(msg.params)  # type: ignore[union-attr]
+        return decoder(msg.params)  # type: ignore[union-attr]
 
     value = acpwire_full()
     assert isinstance(value.update, s.AgentMessageChunk) and value.update.content.text == TEXT64
@@ -244,7 +244,7 @@ def decode_microbench(seconds_each: float) -> dict[str, Any]:
     cases: dict[str, Any] = {
         "acpwire: envelope + typed models": acpwire_full,
         "acpwire: envelope only (wire.parse)": lambda: parse(line),
-        "acpwire: typed params only": lambda: decoder.decode(raw_params),
+        "acpwire: typed params only": lambda: decoder(raw_params),
         "(prototype) params, native msgspec unions": lambda: native.decode(raw_params),
         "msgspec.json.decode (untyped)": lambda: msgspec.json.decode(line),
         "json.loads": lambda: json.loads(line),
