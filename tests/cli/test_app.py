@@ -255,3 +255,38 @@ async def test_an_agent_that_needs_authentication_offers_its_methods_and_the_cho
         await until(app, pilot, lambda: app.state is not None)
         assert app.state is not None and app.state.session_id == "sess_auth"
         await pilot.press("ctrl+q")
+
+
+async def test_against_the_demo_agent_stream_permission_diff_and_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The main job: `acp chat` on the built-in demo agent, end to end."""
+    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
+    target = tmp_path / "demo-notes.txt"
+    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await type_and_send(pilot, app, "stream 3")
+        await until(
+            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
+        )
+        assert app.state is not None and app.state.messages[-1].text.count("chunk") >= 1
+        await type_and_send(pilot, app, f"write {target} hello from the demo")
+        await until(
+            app,
+            pilot,
+            lambda: (
+                isinstance(app.screen, PermissionScreen) and bool(app.screen.query("#option-0"))
+            ),
+        )
+        await pilot.click("#option-0")
+        await until(app, pilot, lambda: app.state is not None and app.state.stop_reason is not None)
+        assert target.read_text() == "hello from the demo\n"
+        assert "+hello from the demo" in app.transcript_text()
+        await type_and_send(pilot, app, "slow 30")
+        await until(app, pilot, lambda: app.turn_running)
+        await pilot.press("escape")
+        await until(app, pilot, lambda: not app.turn_running)
+        assert app.state is not None and app.state.stop_reason == "cancelled"
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
