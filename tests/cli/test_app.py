@@ -13,7 +13,7 @@ pytest.importorskip("textual")
 
 from textual.pilot import Pilot
 
-from acpwire.cli.app import ChatApp, ChoiceScreen, PermissionScreen, PromptInput
+from acpwire.cli.app import ChatApp, ChoiceScreen, FormScreen, PermissionScreen, PromptInput
 from acpwire.cli.oneshot import ChatOptions
 from acpwire.cli.session import default_agent_command, demo_agent_available
 
@@ -290,3 +290,27 @@ async def test_against_the_demo_agent_stream_permission_diff_and_cancel(
         assert app.state is not None and app.state.stop_reason == "cancelled"
         await pilot.press("ctrl+q")
     assert app.return_code == 0
+
+
+async def test_an_elicitation_form_is_filled_in_and_the_agent_gets_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Input
+
+    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
+    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asyncio.wait_for(app.connected.wait(), TIMEOUT)
+        await type_and_send(pilot, app, "elicit")
+        await until(
+            app,
+            pilot,
+            lambda: isinstance(app.screen, FormScreen) and bool(app.screen.query("#submit")),
+        )
+        form = app.screen
+        assert isinstance(form, FormScreen)
+        form.query_one("#field-name", Input).value = "Ada"
+        await pilot.click("#submit")
+        await until(app, pilot, lambda: app.state is not None and app.state.stop_reason is not None)
+        assert "Nice to meet you, Ada! Blue is a fine colour." in app.transcript_text()
+        await pilot.press("ctrl+q")
