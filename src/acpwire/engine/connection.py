@@ -20,7 +20,8 @@ Guarantees (tested in ``tests/engine``):
   writes faster than this side handles is slowed down and memory stays bounded.
 * **Closing.** When the transport ends, cleanly or not, every pending outgoing
   call fails at once with :class:`ConnectionClosedError`, and running handlers
-  are cancelled. Nothing waits forever.
+  are cancelled — after a clean end of input, only once they have had
+  ``EOF_GRACE`` seconds to write their answers. Nothing waits forever.
 * **Errors.** A handler's :class:`RequestError` goes to the peer as is; any
   other exception is logged here and answered ``-32603`` without its text.
   Malformed input is answered ``-32700``/``-32600`` (id null when unknown) and
@@ -60,6 +61,8 @@ from ..transports.base import Transport
 log = logging.getLogger("acpwire.engine")
 
 CANCEL_REQUEST = "$/cancel_request"
+EOF_GRACE = 1.0
+"""Seconds the requests in hand may still take to answer after a clean end of input."""
 INBOX_HIGH_WATER = 2048
 """Notifications queued before the reader pauses (back-pressure to the peer)."""
 
@@ -171,14 +174,17 @@ class Connection:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    def _shutdown(self, reason: ConnectionClosedError) -> None:
-        if self._closed is not None:
-            return
-        self._closed = reason
+    def _fail_pending(self, reason: ConnectionClosedError) -> None:
         pending, self._pending = self._pending, {}
         for p in pending.values():
             if not p.future.done():
                 p.future.set_exception(reason)
+
+    def _shutdown(self, reason: ConnectionClosedError) -> None:
+        if self._closed is not None:
+            return
+        self._closed = reason
+        self._fail_pending(reason)
         for task in list(self._incoming.values()):
             task.cancel()
         self._done.set()
@@ -270,6 +276,12 @@ class Connection:
         except Exception as exc:  # a transport bug must not hang callers
             log.exception("%s: transport failed", self.name)
             reason = ConnectionClosedError(f"transport failed: {exc}", broken=True)
+        if not reason.broken and self._incoming:
+            # A clean end of input (the peer closed its side, or stdin was a file):
+            # its requests still in hand get a moment to write their answers.
+            # Our own calls can no longer be answered, so they fail now.
+            self._fail_pending(reason)
+            await asyncio.wait(list(self._incoming.values()), timeout=EOF_GRACE)
         # Let notifications that arrived before the end be handled first.
         self._inbox.append(lambda: self._shutdown(reason))
         self._inbox_ready.set()
