@@ -5,8 +5,9 @@ docs/agents.md) and the low tier :class:`Agent` (one method per client->agent
 method) with :class:`ClientPeer` for calling the client.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_getattr
 from .connection import Agent, AgentSideConnection, ClientPeer, run_agent, serve_stdio
 
 if TYPE_CHECKING:
@@ -70,15 +71,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

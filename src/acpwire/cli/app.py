@@ -59,7 +59,7 @@ from ..client.elicitation import (
     decline,
 )
 from ..client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
-from ..client.state import MessageView, SessionState, ToolCallView
+from ..client.state import MessageView, SessionState, ToolCallView, select_values
 from ..client.toolkit import open_agent
 from ..protocol.errors import AcpError, CapabilityError, ConnectionClosedError, RequestError
 from ..schema import UnsetType
@@ -737,7 +737,7 @@ class ChatApp(App[int]):
                 self.note("this session has no config options")
             for option in self.state.config_options:
                 if isinstance(option, s.SessionConfigSelect):
-                    values = ", ".join(_select_values(option))
+                    values = ", ".join(select_values(option))
                     self.note(f"{option.id} = {option.current_value}  ({values})")
                 elif isinstance(option, s.SessionConfigBoolean):
                     self.note(f"{option.id} = {str(option.current_value).lower()}  (true, false)")
@@ -791,7 +791,7 @@ class ChatApp(App[int]):
             )
         for option in state.config_options:
             if isinstance(option, s.SessionConfigSelect):
-                for value in _select_values(option):
+                for value in select_values(option):
                     yield SystemCommand(
                         f"Config: {option.name} = {value}",
                         f"set {option.id} to {value}",
@@ -885,16 +885,6 @@ class ChatApp(App[int]):
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._agent_task), 10)
         self.exit(self.exit_code, return_code=self.exit_code)
-
-
-def _select_values(option: s.SessionConfigSelect) -> list[str]:
-    values: list[str] = []
-    for item in option.options:
-        if isinstance(item, s.SessionConfigSelectGroup):
-            values.extend(o.value for o in item.options)
-        else:
-            values.append(item.value)
-    return values
 
 
 def run_app(options: ChatOptions) -> int:

@@ -47,6 +47,7 @@ __all__ = [
     "TerminalSnapshot",
     "ToolCallView",
     "TranscriptEntry",
+    "select_values",
 ]
 
 Role = Literal["user", "agent", "thought"]
@@ -396,3 +397,14 @@ class SessionState:
         self.turn_running = False
         self.stop_reason = None
         self._changed(None)
+
+
+def select_values(option: s.SessionConfigSelect) -> list[str]:
+    """Every value a select config option offers, groups flattened, in order."""
+    values: list[str] = []
+    for item in option.options:
+        if isinstance(item, s.SessionConfigSelectGroup):
+            values.extend(o.value for o in item.options)
+        else:
+            values.append(item.value)
+    return values

@@ -58,7 +58,7 @@ from .connection import Client, ClientSideConnection
 from .elicitation import ElicitationHandler, decline
 from .fs import DEFAULT_MAX_READ_BYTES, BufferProvider, WorkspaceFiles
 from .permissions import PermissionOutcome, PermissionPolicy, PermissionRequest, RejectAll
-from .state import SessionState, TerminalSnapshot
+from .state import SessionState, TerminalSnapshot, select_values
 from .terminals import TerminalManager, TerminalOutput
 
 __all__ = [
@@ -462,7 +462,7 @@ class ToolkitClient(Client):
                 raise ValueError(
                     f"config option {config_id!r} takes one of its values; got {value!r}"
                 )
-            allowed = _select_values(option)
+            allowed = select_values(option)
             if value not in allowed:
                 raise ValueError(
                     f"config option {config_id!r} has no value {value!r} (one of {allowed})"
@@ -658,16 +658,6 @@ class ToolkitClient(Client):
 _ADDITIONAL_DIRECTORIES = CapabilityGate(
     "agent", "sessionCapabilities.additionalDirectories", "marker"
 )
-
-
-def _select_values(option: s.SessionConfigSelect) -> list[str]:
-    values: list[str] = []
-    for item in option.options:
-        if isinstance(item, s.SessionConfigSelectGroup):
-            values.extend(o.value for o in item.options)
-        else:
-            values.append(item.value)
-    return values
 
 
 # ---------------------------------------------------------------------- open_agent

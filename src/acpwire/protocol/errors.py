@@ -170,7 +170,3 @@ class ConnectionClosedError(AcpError):
     def __init__(self, message: str = "connection closed", *, broken: bool = False) -> None:
         super().__init__(message)
         self.broken = broken
-
-
-class MessageTooLargeError(AcpError):
-    """A message exceeded the transport's configured maximum size."""
