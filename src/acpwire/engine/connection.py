@@ -26,6 +26,12 @@ Guarantees (tested in ``tests/engine``):
   other exception is logged here and answered ``-32603`` without its text.
   Malformed input is answered ``-32700``/``-32600`` (id null when unknown) and
   the connection carries on.
+* **Tolerance.** What this side sends is strictly valid; what it accepts is
+  not. A ``null`` result is taken as ``{}`` when the expected result is an
+  object whose fields are all optional (some clients answer
+  ``fs/write_text_file`` with ``null``). An error response with ``id: null``
+  (a peer that could not parse, or would not take, one of our notifications)
+  is logged once per connection, then only at debug level.
 
 Notification handlers must not await requests to the peer themselves (the
 answer would queue behind them): start a task for that.
@@ -97,6 +103,7 @@ class _Pending:
 
 
 _any_decoder = msgspec.json.Decoder()
+_EMPTY_OBJECT = b"{}"
 
 
 def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
@@ -108,6 +115,21 @@ def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
     if path:
         data["path"] = path.rstrip("`")
     return InvalidParams("Invalid params", data)
+
+
+def _decode_result(result_type: Any, raw: msgspec.Raw) -> Any:
+    """Decode a result; ``null`` stands for ``{}`` where an empty object is a valid answer."""
+    decode = decoder_for(result_type)
+    try:
+        return decode(raw)
+    except msgspec.ValidationError as exc:
+        if bytes(raw) != b"null":
+            raise
+        error = exc
+    try:
+        return decode(_EMPTY_OBJECT)
+    except msgspec.ValidationError:
+        raise error from None  # {} is not a valid answer either: report the null
 
 
 class Connection:
@@ -141,6 +163,7 @@ class Connection:
         self._closed: ConnectionClosedError | None = None
         self._done = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._orphan_errors = 0  # error responses with id null, logged once
 
     # -- lifecycle -------------------------------------------------------
 
@@ -305,7 +328,7 @@ class Connection:
         elif isinstance(msg, wire.Response):
             pending = self._pending.get(msg.id)
             if pending is None:
-                log.warning("%s: response to unknown request id %r", self.name, msg.id)
+                self._unmatched_response(msg)
                 return
             if self._inbox or self._inbox_busy:
                 self._inbox.append(msg)
@@ -319,6 +342,21 @@ class Connection:
             if msg.respond:
                 self._spawn(self._send_quietly(wire.encode_error(msg.id, msg.error)))
 
+    def _unmatched_response(self, msg: wire.Response) -> None:
+        if msg.id is not None or msg.error is None:
+            log.warning("%s: response to unknown request id %r", self.name, msg.id)
+            return
+        # JSON-RPC's answer to a message whose id could not be read. Some clients
+        # send one for every notification they fail to parse: say it once.
+        self._orphan_errors += 1
+        log.log(
+            logging.WARNING if self._orphan_errors == 1 else logging.DEBUG,
+            "%s: the peer answered a message it could not take with an error without id "
+            "(%s); further ones are logged at debug level",
+            self.name,
+            msg.error,
+        )
+
     def _resolve(self, msg: wire.Response) -> None:
         pending = self._pending.pop(msg.id, None)
         if pending is None or pending.future.done():
@@ -331,7 +369,7 @@ class Connection:
             if pending.result_type is None:
                 value = _any_decoder.decode(msg.result)
             else:
-                value = decoder_for(pending.result_type)(msg.result)
+                value = _decode_result(pending.result_type, msg.result)
         except msgspec.ValidationError as exc:
             error = InvalidParams(
                 f"peer's answer to {pending.method} does not match the schema", str(exc)

@@ -1,0 +1,116 @@
+"""Tolerant in what we accept: answers real peers send that the schema does not allow.
+
+Toad answers ``fs/write_text_file`` with ``"result": null`` where the schema says
+``{}``, and answers notifications it cannot parse with error responses whose id is
+``null``. Both must pass quietly, in both roles, while everything acpwire sends
+stays strictly valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import msgspec
+import pytest
+
+from acpwire.engine.connection import Connection, Router
+from acpwire.protocol.errors import ErrorCode, RequestError
+from acpwire.schema import codec
+from acpwire.schema.methods import METHODS, MethodSpec
+from acpwire.transports import memory_pair
+from acpwire.transports.memory import MemoryTransport
+
+TIMEOUT = 10
+
+
+def _accepts_empty_object(spec: MethodSpec) -> bool:
+    try:
+        codec.decode(b"{}", spec.result)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+EMPTY_RESULT = [m for m in METHODS if m.is_request and _accepts_empty_object(m)]
+REQUIRED_RESULT = [m for m in METHODS if m.is_request and not _accepts_empty_object(m)]
+
+
+async def _answer_next(peer: MemoryTransport, answer: dict[str, Any]) -> dict[str, Any]:
+    """Read one request from ``peer`` and answer it with ``answer`` (plus its id)."""
+    line = await asyncio.wait_for(peer.receive(), TIMEOUT)
+    assert isinstance(line, bytes)
+    request: dict[str, Any] = json.loads(line)
+    await peer.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
+    return request
+
+
+def test_the_table_has_methods_of_both_kinds_and_both_sides() -> None:
+    assert {m.handled_by for m in EMPTY_RESULT} == {"agent", "client"}
+    assert {"fs/write_text_file", "session/set_mode", "terminal/kill"} <= {
+        m.name for m in EMPTY_RESULT
+    }
+    assert {"session/new", "fs/read_text_file"} <= {m.name for m in REQUIRED_RESULT}
+
+
+@pytest.mark.parametrize("spec", EMPTY_RESULT, ids=lambda m: m.name)
+async def test_a_null_result_counts_as_an_empty_object(spec: MethodSpec) -> None:
+    ours, theirs = memory_pair()
+    conn = Connection(ours, Router({}, {}), name="test")
+    conn.start()
+    try:
+        call = asyncio.ensure_future(conn.request(spec.name, {}, spec.result))
+        await _answer_next(theirs, {"result": None})
+        result = await asyncio.wait_for(call, TIMEOUT)
+        assert result == codec.decode(b"{}", spec.result)
+    finally:
+        await conn.close()
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [m for m in REQUIRED_RESULT if m.name in ("session/new", "fs/read_text_file")],
+    ids=lambda m: m.name,
+)
+async def test_a_null_result_where_fields_are_required_is_still_a_schema_error(
+    spec: MethodSpec,
+) -> None:
+    ours, theirs = memory_pair()
+    conn = Connection(ours, Router({}, {}), name="test")
+    conn.start()
+    try:
+        call = asyncio.ensure_future(conn.request(spec.name, {}, spec.result))
+        await _answer_next(theirs, {"result": None})
+        with pytest.raises(RequestError) as caught:
+            await asyncio.wait_for(call, TIMEOUT)
+        assert caught.value.code == ErrorCode.INVALID_PARAMS
+        assert "does not match the schema" in caught.value.message
+        assert "null" in str(caught.value.data)
+    finally:
+        await conn.close()
+
+
+async def test_error_responses_with_a_null_id_are_logged_once_and_change_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ours, theirs = memory_pair()
+    conn = Connection(ours, Router({}, {}), name="test")
+    conn.start()
+    orphan = {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": "bad params"}}
+    try:
+        with caplog.at_level(logging.DEBUG, logger="acpwire.engine"):
+            for _ in range(20):
+                await theirs.send(json.dumps(orphan).encode())
+            # A call made after them is still answered normally.
+            call = asyncio.ensure_future(conn.request("_x/ping", {"n": 1}))
+            await _answer_next(theirs, {"result": {"pong": True}})
+            assert await asyncio.wait_for(call, TIMEOUT) == {"pong": True}
+        about_orphans = [r for r in caplog.records if "error without id" in r.getMessage()]
+        assert len(about_orphans) == 20
+        assert [r.levelno for r in about_orphans].count(logging.WARNING) == 1
+        assert "bad params" in about_orphans[0].getMessage()
+        assert not [r for r in caplog.records if "unknown request id" in r.getMessage()]
+    finally:
+        await conn.close()
