@@ -47,7 +47,7 @@ from ..schema import UNSET
 from ..transports.base import Transport
 from .auth import AgentAuth, AuthMethod, TerminalAuth
 from .commands import Command
-from .connection import AgentSideConnection
+from .connection import AgentSideConnection, serve_until_interrupted
 from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
 from .runtime import AppAgent, TurnInProgress
 from .sessions import McpSupport, Session
@@ -242,20 +242,26 @@ class AgentApp:
         conn.start()
         return conn
 
-    async def serve(self, transport: Transport) -> None:
-        """Serve one connection until the client hangs up; its sessions' MCP servers are then stopped."""
+    async def serve(self, transport: Transport, *, interruptible: bool = False) -> None:
+        """Serve one connection until the client hangs up; its sessions' MCP servers are then stopped.
+
+        With ``interruptible`` SIGINT ends serving in good order: running turns
+        are cancelled and answered ``cancelled`` first (see
+        :func:`~acpwire.agent.connection.serve_until_interrupted`).
+        """
         agent = self.agent()
+        conn = AgentSideConnection(agent, transport)
         try:
-            await AgentSideConnection(agent, transport).serve()
+            await (serve_until_interrupted(conn) if interruptible else conn.serve())
         finally:
             await agent.aclose_mcp()
 
     async def serve_stdio(self) -> None:
-        """Serve on this process's stdin/stdout, then close the store."""
+        """Serve on this process's stdin/stdout until the client hangs up or SIGINT, then close the store."""
         from ..transports.stdio import stdio_transport
 
         try:
-            await self.serve(await stdio_transport())
+            await self.serve(await stdio_transport(), interruptible=True)
         finally:
             await self.aclose()
 

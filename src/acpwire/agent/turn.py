@@ -636,6 +636,8 @@ class Turn:
         """
         task: asyncio.Task[StopReason] = asyncio.ensure_future(run_turn(self, handler))
         self._task = task
+        if self._cancel_requested:  # cancelled while the turn was being set up
+            task.cancel()
         return task
 
     async def teardown(self, *, quiet: bool = False) -> None:

@@ -190,6 +190,17 @@ class Connection:
             await self.transport.close()
         await self._stop_tasks()
 
+    async def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the requests in hand to be answered.
+
+        True when none is left. Requests that arrive meanwhile are not waited for.
+        """
+        tasks = list(self._incoming.values())
+        if not tasks:
+            return True
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        return not pending
+
     async def __aenter__(self) -> Connection:
         self.start()
         return self
