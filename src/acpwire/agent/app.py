@@ -28,6 +28,10 @@ client's ``mcpServers`` through ``await turn.mcp_servers()`` and
 on first use in a session, so sessions that never use them start nothing and
 the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
 and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
+
+Streaming: the history keeps one update per message whatever the agent sends;
+``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
+draw a few updates a second instead of one per token (:mod:`acpwire.agent.chunks`).
 """
 
 from __future__ import annotations
@@ -140,6 +144,7 @@ class AgentApp:
         page_size: int = 50,
         mcp: bool = True,
         mcp_startup_timeout: float = 15.0,
+        chunk_interval: float | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -152,6 +157,13 @@ class AgentApp:
         self.image, self.audio, self.embedded_context = image, audio, embedded_context
         self.auto_title = auto_title
         self.page_size = page_size
+        if chunk_interval is not None and chunk_interval <= 0:
+            raise ValueError(
+                f"chunk_interval must be positive seconds or None, got {chunk_interval!r}"
+            )
+        self.chunk_interval = chunk_interval
+        """Seconds a turn holds consecutive text chunks of one message to send them as one
+        update (None: each ``say``/``think`` goes out at once); see :mod:`acpwire.agent.chunks`."""
         self.mcp_support = McpSupport(
             enabled=mcp,
             startup_timeout=mcp_startup_timeout,

@@ -38,6 +38,7 @@ from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidPar
 from ..protocol.forms import validate_form
 from ..schema import UNSET
 from ..schema.methods import BY_NAME
+from .chunks import LiveChunks
 from .commands import Command
 from .connection import ClientPeer
 from .mcp import McpServerError, McpServers, McpToolResult
@@ -140,7 +141,13 @@ def _plan_entry(item: str | s.PlanEntry) -> s.PlanEntry:
 class Turn:
     """One prompt turn. Handlers receive it; see the module docstring."""
 
-    def __init__(self, session: Session, prompt: Sequence[s.ContentBlock]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        prompt: Sequence[s.ContentBlock],
+        *,
+        chunk_interval: float | None = None,
+    ) -> None:
         self.session = session
         self.prompt: list[s.ContentBlock] = list(prompt)
         self.command: tuple[str, str] | None = None
@@ -155,6 +162,7 @@ class Turn:
         self._tearing_down = False
         self._finished = False
         self._done = asyncio.Event()
+        self._live = None if chunk_interval is None else LiveChunks(session.send, chunk_interval)
 
     # -- what the handler reads ------------------------------------------
 
@@ -244,7 +252,10 @@ class Turn:
             self._thought_id = None
         elif isinstance(update, s.AgentThoughtChunk):
             self._message_id = None
-        await self.session.send(update)
+        if self._live is None:
+            await self.session.send(update)
+        else:
+            await self._live.send(update)
 
     async def say(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's message. Consecutive chunks share one ``messageId``."""
@@ -657,6 +668,8 @@ class Turn:
 
     async def _release(self) -> None:
         self._tearing_down = True
+        if self._live is not None:
+            await self._live.aclose()
         for call in list(self.open_calls.values()):
             await call.close_quietly(None)
         for term in list(self._terminals):
