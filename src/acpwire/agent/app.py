@@ -56,7 +56,15 @@ from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
 from .runtime import AppAgent, TurnInProgress
 from .sessions import McpSupport, Session
 from .store import MemorySessionStore, SessionStore, SqliteSessionStore, default_data_dir
-from .tools import Permission, PermissionDenied, ToolCall, ToolError, location, permission_option
+from .tools import (
+    Permission,
+    PermissionDenied,
+    ToolCall,
+    ToolError,
+    error_text,
+    location,
+    permission_option,
+)
 from .turn import Answer, Plan, PromptHandler, StopReason, Turn
 
 __all__ = [
@@ -79,6 +87,7 @@ __all__ = [
     "ToolError",
     "Turn",
     "TurnInProgress",
+    "error_text",
     "location",
     "permission_option",
 ]

@@ -101,7 +101,12 @@ class Answer:
 
 
 class Plan:
-    """The turn's plan. Every change sends the complete entry list (PLAN-003, PLAN-004)."""
+    """The turn's plan. Every change sends the complete entry list (PLAN-003, PLAN-004).
+
+    The schema knows three statuses (``pending``, ``in_progress``,
+    ``completed``); a step that could not be done is :meth:`fail`-ed: it stays
+    not completed and its text says why.
+    """
 
     def __init__(self, turn: Turn, entries: Sequence[s.PlanEntry]) -> None:
         self.turn = turn
@@ -127,6 +132,16 @@ class Plan:
 
     async def complete(self, index: int) -> None:
         await self.mark(index, "completed")
+
+    async def fail(self, index: int, reason: str | None = None) -> None:
+        """Mark a step as not done: back to ``pending``, its text ending ``(failed: reason)``."""
+        entry = self.entries[index]
+        note = f" (failed: {reason})" if reason else " (failed)"
+        content = entry.content if entry.content.endswith(note) else entry.content + note
+        self.entries[index] = s.PlanEntry(
+            content=content, priority=entry.priority, status="pending"
+        )
+        await self._send()
 
     async def _send(self) -> None:
         await self.turn.send(s.PlanUpdate(entries=list(self.entries)))
@@ -467,7 +482,8 @@ class Turn:
         released. Without the ``terminal`` capability: :class:`CapabilityError`,
         or with ``fallback`` the command runs on the agent's machine and its
         output is shown as text. A non-zero exit does not raise; check
-        ``result.ok``.
+        ``result.ok``. A command that cannot run (the client's error, a missing
+        program) fails the tool call and returns a result whose ``error`` says why.
         """
         label = title or shlex.join([command, *args])
         raw = {"command": command, "args": list(args), "cwd": cwd or self.cwd}
@@ -481,8 +497,8 @@ class Turn:
                 output_byte_limit=output_byte_limit,
                 fallback=fallback,
             )
-        # Only reached when a ToolError inside was reported as the call's failure.
-        return RunResult("", None)
+        # Only reached when the call failed and the tool block reported it.
+        return RunResult("", None, error=call.error)
 
     async def run_in(
         self,
