@@ -334,6 +334,15 @@ def test_acpx_reads_writes_a_new_file_and_runs_commands_through_the_demo(demo: A
     assert run.requests("terminal/create") and run.requests("terminal/release")
     assert "exit code 0" in run.text() and "hi" in run.text()
 
+    # Outside acpx's root: -32603 "Internal error"; the user reads acpx's reason instead.
+    (demo.cwd.parent / "outside.txt").write_text("secret\n")
+    refused = demo.run("exec", "read ../outside.txt", options=("--approve-all",))
+    assert refused.error("fs/read_text_file")["code"] == -32603
+    (call,) = refused.tool_calls().values()
+    assert call["status"] == "failed"
+    assert "outside allowed cwd subtree" in json.dumps(call["content"])
+    assert "Internal error" not in json.dumps(call["content"])
+
     # A program that cannot start: acpx's reason (in data.details) reaches the user.
     missing = demo.run("exec", "run nonexistent-cmd", options=("--approve-all",))
     assert missing.result("session/prompt") == {"stopReason": "end_turn"}
