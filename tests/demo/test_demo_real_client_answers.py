@@ -106,22 +106,18 @@ async def test_a_null_write_result_counts_as_written(
         assert call.status == "completed"
 
 
-async def test_a_new_file_is_written_when_the_probe_answers_empty_text(
-    ws: Path, tmp_path: Path, schema_validator: SchemaValidator
+@pytest.mark.parametrize(
+    "client_class",
+    [ToadLikeClient, AcpxLikeClient],
+    ids=["probe-answers-empty-text", "probe-answers-internal-error"],
+)
+async def test_a_new_file_is_written_whatever_the_probing_read_answers(
+    ws: Path,
+    tmp_path: Path,
+    schema_validator: SchemaValidator,
+    client_class: type[RecordingClient],
 ) -> None:
-    client = ToadLikeClient(permissions=AllowAll())
-    async with in_process(client, schema_validator, tmp_path / "store.db"):
-        state = await client.new_session(ws)
-        stop, reply = await run(client, state.session_id, "write fresh.txt hello")
-        assert stop == "end_turn"
-        assert (ws / "fresh.txt").read_text() == "hello\n"
-        assert "`fresh.txt` was written through the client" in reply
-
-
-async def test_a_new_file_is_written_when_the_probe_answers_an_internal_error(
-    ws: Path, tmp_path: Path, schema_validator: SchemaValidator
-) -> None:
-    client = AcpxLikeClient(permissions=AllowAll())
+    client = client_class(permissions=AllowAll())
     async with in_process(client, schema_validator, tmp_path / "store.db"):
         state = await client.new_session(ws)
         stop, reply = await run(client, state.session_id, "write fresh.txt hello")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -38,6 +39,16 @@ EMPTY_RESULT = [m for m in METHODS if m.is_request and _accepts_empty_object(m)]
 REQUIRED_RESULT = [m for m in METHODS if m.is_request and not _accepts_empty_object(m)]
 
 
+@pytest.fixture
+async def pair() -> AsyncIterator[tuple[Connection, MemoryTransport]]:
+    """An engine connection and the raw transport a test peer answers on."""
+    ours, theirs = memory_pair()
+    conn = Connection(ours, Router({}, {}), name="test")
+    conn.start()
+    yield conn, theirs
+    await conn.close()
+
+
 async def _answer_next(peer: MemoryTransport, answer: dict[str, Any]) -> dict[str, Any]:
     """Read one request from ``peer`` and answer it with ``answer`` (plus its id)."""
     line = await asyncio.wait_for(peer.receive(), TIMEOUT)
@@ -56,17 +67,14 @@ def test_the_table_has_methods_of_both_kinds_and_both_sides() -> None:
 
 
 @pytest.mark.parametrize("spec", EMPTY_RESULT, ids=lambda m: m.name)
-async def test_a_null_result_counts_as_an_empty_object(spec: MethodSpec) -> None:
-    ours, theirs = memory_pair()
-    conn = Connection(ours, Router({}, {}), name="test")
-    conn.start()
-    try:
-        call = asyncio.ensure_future(conn.request(spec.name, {}, spec.result))
-        await _answer_next(theirs, {"result": None})
-        result = await asyncio.wait_for(call, TIMEOUT)
-        assert result == codec.decode(b"{}", spec.result)
-    finally:
-        await conn.close()
+async def test_a_null_result_counts_as_an_empty_object(
+    pair: tuple[Connection, MemoryTransport], spec: MethodSpec
+) -> None:
+    conn, theirs = pair
+    call = asyncio.ensure_future(conn.request(spec.name, {}, spec.result))
+    await _answer_next(theirs, {"result": None})
+    result = await asyncio.wait_for(call, TIMEOUT)
+    assert result == codec.decode(b"{}", spec.result)
 
 
 @pytest.mark.parametrize(
@@ -75,42 +83,32 @@ async def test_a_null_result_counts_as_an_empty_object(spec: MethodSpec) -> None
     ids=lambda m: m.name,
 )
 async def test_a_null_result_where_fields_are_required_is_still_a_schema_error(
-    spec: MethodSpec,
+    pair: tuple[Connection, MemoryTransport], spec: MethodSpec
 ) -> None:
-    ours, theirs = memory_pair()
-    conn = Connection(ours, Router({}, {}), name="test")
-    conn.start()
-    try:
-        call = asyncio.ensure_future(conn.request(spec.name, {}, spec.result))
-        await _answer_next(theirs, {"result": None})
-        with pytest.raises(RequestError) as caught:
-            await asyncio.wait_for(call, TIMEOUT)
-        assert caught.value.code == ErrorCode.INVALID_PARAMS
-        assert "does not match the schema" in caught.value.message
-        assert "null" in str(caught.value.data)
-    finally:
-        await conn.close()
+    conn, theirs = pair
+    call = asyncio.ensure_future(conn.request(spec.name, {}, spec.result))
+    await _answer_next(theirs, {"result": None})
+    with pytest.raises(RequestError) as caught:
+        await asyncio.wait_for(call, TIMEOUT)
+    assert caught.value.code == ErrorCode.INVALID_PARAMS
+    assert "does not match the schema" in caught.value.message
+    assert "null" in str(caught.value.data)
 
 
 async def test_error_responses_with_a_null_id_are_logged_once_and_change_nothing(
-    caplog: pytest.LogCaptureFixture,
+    pair: tuple[Connection, MemoryTransport], caplog: pytest.LogCaptureFixture
 ) -> None:
-    ours, theirs = memory_pair()
-    conn = Connection(ours, Router({}, {}), name="test")
-    conn.start()
+    conn, theirs = pair
     orphan = {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": "bad params"}}
-    try:
-        with caplog.at_level(logging.DEBUG, logger="acpwire.engine"):
-            for _ in range(20):
-                await theirs.send(json.dumps(orphan).encode())
-            # A call made after them is still answered normally.
-            call = asyncio.ensure_future(conn.request("_x/ping", {"n": 1}))
-            await _answer_next(theirs, {"result": {"pong": True}})
-            assert await asyncio.wait_for(call, TIMEOUT) == {"pong": True}
-        about_orphans = [r for r in caplog.records if "error without id" in r.getMessage()]
-        assert len(about_orphans) == 20
-        assert [r.levelno for r in about_orphans].count(logging.WARNING) == 1
-        assert "bad params" in about_orphans[0].getMessage()
-        assert not [r for r in caplog.records if "unknown request id" in r.getMessage()]
-    finally:
-        await conn.close()
+    with caplog.at_level(logging.DEBUG, logger="acpwire.engine"):
+        for _ in range(20):
+            await theirs.send(json.dumps(orphan).encode())
+        # A call made after them is still answered normally.
+        call = asyncio.ensure_future(conn.request("_x/ping", {"n": 1}))
+        await _answer_next(theirs, {"result": {"pong": True}})
+        assert await asyncio.wait_for(call, TIMEOUT) == {"pong": True}
+    about_orphans = [r for r in caplog.records if "error without id" in r.getMessage()]
+    assert len(about_orphans) == 20
+    assert [r.levelno for r in about_orphans].count(logging.WARNING) == 1
+    assert "bad params" in about_orphans[0].getMessage()
+    assert not [r for r in caplog.records if "unknown request id" in r.getMessage()]

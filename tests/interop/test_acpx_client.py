@@ -170,9 +170,9 @@ class Acpx:
             *args,
         ]
 
-    def run(self, *args: str, options: tuple[str, ...] = ()) -> Output:
-        proc = subprocess.run(
-            self.command(*args, options=options),
+    def _exec(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv,
             cwd=self.cwd,
             env=self.env(),
             capture_output=True,
@@ -180,20 +180,16 @@ class Acpx:
             timeout=TIMEOUT,
             stdin=subprocess.DEVNULL,
         )
+
+    def run(self, *args: str, options: tuple[str, ...] = ()) -> Output:
+        proc = self._exec(self.command(*args, options=options))
         self._note_owner()
         return Output(proc.returncode, _parse(proc.stdout), proc.stderr, proc.stdout)
 
     def plain(self, *args: str) -> str:
         """A non-JSON acpx command (``sessions list``, ``status``): its stdout."""
-        proc = subprocess.run(
-            [*self.argv, "--cwd", str(self.cwd), "--agent", shlex.join(self.agent), *args],
-            cwd=self.cwd,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
+        agent = shlex.join(self.agent)
+        proc = self._exec([*self.argv, "--cwd", str(self.cwd), "--agent", agent, *args])
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 
