@@ -17,8 +17,11 @@ from typing import Any
 import msgspec
 import pytest
 
+from acpwire import schema as s
+from acpwire.agent.connection import Agent, AgentSideConnection
+from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.engine.connection import Connection, Router
-from acpwire.protocol.errors import ErrorCode, RequestError
+from acpwire.protocol.errors import ErrorCode, RequestError, ResourceNotFound
 from acpwire.schema import codec
 from acpwire.schema.methods import METHODS, MethodSpec
 from acpwire.transports import memory_pair
@@ -112,3 +115,38 @@ async def test_error_responses_with_a_null_id_are_logged_once_and_change_nothing
     assert [r.levelno for r in about_orphans].count(logging.WARNING) == 1
     assert "bad params" in about_orphans[0].getMessage()
     assert not [r for r in caplog.records if "unknown request id" in r.getMessage()]
+
+
+class _ReadingAgent(Agent):
+    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
+        return s.NewSessionResponse(session_id="s1")
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        await self.client.read_text_file(params.session_id, "/nowhere/missing.txt")
+        return s.PromptResponse(stop_reason="end_turn")
+
+
+class _MissingFiles(Client):
+    def capabilities(self) -> s.ClientCapabilities:
+        return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True))
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        raise ResourceNotFound("no such file", {"path": params.path})
+
+
+async def test_a_peers_error_escaping_a_handler_is_not_passed_off_as_this_requests_error() -> None:
+    """The client's -32002 for a read is not the prompt's -32002: the prompt gets -32603."""
+    a, b = memory_pair()
+    agent_side = AgentSideConnection(_ReadingAgent(), a)
+    agent_side.start()
+    client_side = ClientSideConnection(_MissingFiles(), b)
+    try:
+        await asyncio.wait_for(client_side.initialize(), TIMEOUT)
+        await client_side.agent.new_session("/tmp")
+        with pytest.raises(RequestError) as caught:
+            await asyncio.wait_for(client_side.agent.prompt("s1", "go"), TIMEOUT)
+        assert caught.value.code == ErrorCode.INTERNAL_ERROR
+        assert caught.value.data == {"details": "no such file (code -32002)"}
+    finally:
+        await client_side.close()
+        await agent_side.close()

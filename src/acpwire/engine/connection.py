@@ -22,8 +22,11 @@ Guarantees (tested in ``tests/engine``):
   call fails at once with :class:`ConnectionClosedError`, and running handlers
   are cancelled — after a clean end of input, only once they have had
   ``EOF_GRACE`` seconds to write their answers. Nothing waits forever.
-* **Errors.** A handler's :class:`RequestError` goes to the peer as is; any
-  other exception is logged here and answered ``-32603`` without its text.
+* **Errors.** A handler's :class:`RequestError` goes to the peer as is, unless
+  it is the peer's own answer to one of this side's calls (``from_peer``): that
+  one says nothing about the request being answered, so it becomes ``-32603``
+  with the peer's message in ``data.details``. Any other exception is logged
+  here and answered ``-32603`` without its text.
   Malformed input is answered ``-32700``/``-32600`` (id null when unknown) and
   the connection carries on.
 * **Tolerance.** What this side sends is strictly valid; what it accepts is
@@ -130,6 +133,16 @@ def _decode_result(result_type: Any, raw: msgspec.Raw) -> Any:
         return decode(_EMPTY_OBJECT)
     except msgspec.ValidationError:
         raise error from None  # {} is not a valid answer either: report the null
+
+
+def _own_error(error: RequestError, method: str, name: str) -> RequestError:
+    """The error to answer a request with. An error the peer answered to one of our
+    own calls says nothing about this request (a -32602 about a peer's answer is not
+    about these params): it becomes -32603, with the peer's words in ``data.details``."""
+    if not error.from_peer:
+        return error
+    log.warning("%s: handler for %s failed on the peer's error: %s", name, method, error)
+    return InternalError(data={"details": f"{error.message} (code {error.code})"})
 
 
 class Connection:
@@ -476,7 +489,7 @@ class Connection:
                 result = await route.handler(params)
             line = wire.encode_result(request_id, result)
         except RequestError as exc:
-            line = wire.encode_error(request_id, exc)
+            line = wire.encode_error(request_id, _own_error(exc, msg.method, self.name))
         except asyncio.CancelledError:
             raise  # answered by _request_done when the peer asked for it
         except Exception:
