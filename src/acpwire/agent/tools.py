@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PERMISSION_OPTIONS",
+    "TOOL_FAILURES",
     "Permission",
     "PermissionDenied",
     "ToolCall",
