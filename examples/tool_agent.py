@@ -1,6 +1,13 @@
 """A tool-using agent: reads a file through the client, proposes an edit (diff + permission),
 then runs a command in the client's terminal.
 
+It is meant as a model of a correct agent: every step is a tool call whose
+status tells the truth, and nothing the client or the user says no to ends the
+turn with an error. A missing file fails the read call, a rejected permission
+fails the edit call, a command that cannot start fails the execute call; the
+plan shows which steps were done and which were not, and the turn ends
+normally with a sentence saying what happened.
+
 Prompt it with a file path relative to the session folder, e.g. ``notes.txt``.
 Sessions are kept in ``tool_agent.sqlite3`` next to this file, so the client can
 list, load and resume them after a restart.
@@ -24,40 +31,61 @@ app = AgentApp(
         Mode("ask", "Ask", "Ask before every edit"),
         Mode("auto", "Auto", "Edit without asking"),
     ],
+    commands=[Command("review", "Review a file", hint="path")],
 )
 
 
 @app.prompt
 async def review(turn: Turn) -> None:
-    target = turn.resolve(turn.text.strip() or "README.md")
+    name = turn.command[1] if turn.command else turn.text
+    target = turn.resolve(name.strip() or "README.md")
     plan = await turn.plan(f"Read {target}", "Mark it reviewed", "Count its lines")
 
     # 1. Read through the client (sees unsaved editor buffers); fall back to disk.
+    #    A failure inside the block (the client's error, a missing file) fails the
+    #    call, not the turn: the block is left and `read.failed` says so.
     await plan.start(0)
-    async with turn.tool(f"Read {target}", kind="read", locations=[location(target, 1)]) as call:
+    old: str | None = None
+    async with turn.tool(f"Read {target}", kind="read", locations=[location(target, 1)]) as read:
         old = await turn.read_file(target, fallback=True)
-        await call.update(raw_output={"chars": len(old)})
+        await read.update(raw_output={"chars": len(old)})
+    if old is None:
+        await plan.fail(0, read.error)
+        await turn.say(f"I could not read {target}: {read.error}.\n")
+        return
     await plan.complete(0)
 
     # 2. Propose the edit as a diff and ask before writing it.
     await plan.start(1)
     if MARKER in old:
         await turn.say(f"{target} is already marked as reviewed.\n")
+        await plan.complete(1)
     else:
-        async with turn.tool(f"Mark {target} reviewed", kind="edit") as call:
+        async with turn.tool(f"Mark {target} reviewed", kind="edit") as edit:
             new = old + ("" if old.endswith("\n") or not old else "\n") + MARKER
-            await call.diff(target, new, old)
+            await edit.diff(target, new, old)  # the call stays pending while we ask
             if turn.mode != "auto":
-                await call.require_permission()  # rejected -> the call is marked failed
+                await edit.require_permission()  # a rejection fails the call
+            await edit.start()
             await turn.write_file(target, new, fallback=True)
-    await plan.complete(1)
+        if edit.rejected:
+            await plan.fail(1, "permission rejected")
+            await turn.say(f"Not marking {target}: you rejected the edit.\n")
+        elif edit.failed:
+            await plan.fail(1, edit.error)
+            await turn.say(f"Could not mark {target}: {edit.error}.\n")
+        else:
+            await plan.complete(1)
 
     # 3. Run a command; its terminal is embedded in an "execute" tool call.
     await plan.start(2)
     result = await turn.run("wc", ["-l", target], fallback=True)
+    if result.error is not None:
+        await plan.fail(2, result.error)
+        await turn.say(f"Could not count the lines: {result.error}.\n")
+        return
     await plan.complete(2)
     await turn.say(f"`wc -l` says: {result.output.strip()} (exit {result.exit_code})\n")
-    await turn.set_commands([Command("review", "Review a file", hint="path")])
 
 
 if __name__ == "__main__":

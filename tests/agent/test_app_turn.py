@@ -560,3 +560,94 @@ async def test_the_tool_agent_example_reads_proposes_an_edit_and_runs_a_command(
         assert kinds == {"read", "edit", "execute"}
         assert "3" in w.client.texts(sid)[-1]
     assert (tmp_path / "notes.txt").read_text().endswith("# reviewed by tool-agent\n")
+
+
+# ---------------------------------------------------------------------------- failures inside a step
+
+
+async def test_a_client_error_inside_a_tool_block_fails_the_call_and_the_turn_goes_on(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    """A missing file is the client's -32002: the read call fails, the prompt does not."""
+    seen: list[tuple[bool, str | None]] = []
+    app = AgentApp("t", auto_title=False)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        async with turn.tool("Read missing.txt", kind="read") as call:
+            await turn.read_file("missing.txt")
+            await turn.say("not reached")
+        seen.append((call.failed, call.error))
+        await turn.say("carried on")
+
+    async with wired(app, TestClient(tmp_path), schema_validator) as w:
+        sid = await w.new_session(str(tmp_path))
+        assert (await w.agent.prompt(sid, "go")).stop_reason == "end_turn"
+        assert w.client.texts(sid) == ["carried on"]
+        assert w.client.tool_updates(sid)[-1]["status"] == "failed"
+    ((failed, error),) = seen
+    assert failed and error  # the client's own words
+
+
+async def test_a_local_os_error_inside_a_tool_block_fails_the_call(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    app = AgentApp("t", auto_title=False)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        async with turn.tool("Read missing.txt", kind="read") as call:
+            await turn.read_file("missing.txt", fallback=True)
+        await turn.say(f"failed: {call.error}")
+
+    async with wired(app, TestClient(tmp_path, fs=False), schema_validator) as w:
+        sid = await w.new_session(str(tmp_path))
+        assert (await w.agent.prompt(sid, "go")).stop_reason == "end_turn"
+        (text,) = w.client.texts(sid)
+        assert text.startswith("failed: No such file or directory")
+
+
+def test_error_text_prefers_the_clients_details() -> None:
+    from acpwire.agent.app import error_text
+    from acpwire.protocol.errors import InternalError
+
+    assert error_text(InternalError(data={"details": "spawn x ENOENT"})) == "spawn x ENOENT"
+    assert error_text(InternalError(data={"other": 1})) == "Internal error"
+    assert error_text(FileNotFoundError(2, "No such file or directory", "/a")) == (
+        "No such file or directory: /a"
+    )
+
+
+async def test_a_rejection_can_be_told_apart_and_its_plan_step_is_not_completed(
+    schema_validator: SchemaValidator,
+) -> None:
+    app = AgentApp("t", auto_title=False)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        plan = await turn.plan("Edit a.txt", "Report")
+        await plan.start(0)
+        async with turn.tool("Edit a.txt", kind="edit") as call:
+            await call.diff("/work/project/a.txt", "new\n", "old\n")
+            await call.require_permission()
+        if call.rejected:
+            await plan.fail(0, "permission rejected")
+        else:
+            await plan.complete(0)
+        await plan.complete(1)
+
+    async with wired(app, TestClient(permission="reject_once"), schema_validator) as w:
+        sid = await w.new_session()
+        assert (await w.agent.prompt(sid, "go")).stop_reason == "end_turn"
+        plans = [s.to_json(u)["entries"] for u in w.client.updates(sid) if kind(u) == "plan"]
+        (request,) = w.client.permission_requests
+    assert plans[-1] == [
+        {
+            "content": "Edit a.txt (failed: permission rejected)",
+            "priority": "medium",
+            "status": "pending",
+        },
+        {"content": "Report", "priority": "medium", "status": "completed"},
+    ]
+    # The diff alone does not start the call: it is pending while the user decides.
+    assert request.tool_call.status == "pending"

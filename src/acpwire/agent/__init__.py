@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ToolError,
         Turn,
         TurnInProgress,
+        error_text,
         location,
         permission_option,
     )
@@ -60,6 +61,7 @@ _LAZY = {
             "ToolError",
             "Turn",
             "TurnInProgress",
+            "error_text",
             "location",
             "permission_option",
         ],
@@ -101,6 +103,7 @@ __all__ = [
     "ToolError",
     "Turn",
     "TurnInProgress",
+    "error_text",
     "location",
     "permission_option",
     "run_agent",

@@ -28,6 +28,10 @@ client's ``mcpServers`` through ``await turn.mcp_servers()`` and
 on first use in a session, so sessions that never use them start nothing and
 the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
 and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
+
+Streaming: the history keeps one update per message whatever the agent sends;
+``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
+draw a few updates a second instead of one per token (:mod:`acpwire.agent.chunks`).
 """
 
 from __future__ import annotations
@@ -47,12 +51,20 @@ from ..schema import UNSET
 from ..transports.base import Transport
 from .auth import AgentAuth, AuthMethod, TerminalAuth
 from .commands import Command
-from .connection import AgentSideConnection
+from .connection import AgentSideConnection, serve_until_interrupted
 from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
 from .runtime import AppAgent, TurnInProgress
 from .sessions import McpSupport, Session
 from .store import MemorySessionStore, SessionStore, SqliteSessionStore, default_data_dir
-from .tools import Permission, PermissionDenied, ToolCall, ToolError, location, permission_option
+from .tools import (
+    Permission,
+    PermissionDenied,
+    ToolCall,
+    ToolError,
+    error_text,
+    location,
+    permission_option,
+)
 from .turn import Answer, Plan, PromptHandler, StopReason, Turn
 
 __all__ = [
@@ -75,6 +87,7 @@ __all__ = [
     "ToolError",
     "Turn",
     "TurnInProgress",
+    "error_text",
     "location",
     "permission_option",
 ]
@@ -140,6 +153,7 @@ class AgentApp:
         page_size: int = 50,
         mcp: bool = True,
         mcp_startup_timeout: float = 15.0,
+        chunk_interval: float | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -152,6 +166,13 @@ class AgentApp:
         self.image, self.audio, self.embedded_context = image, audio, embedded_context
         self.auto_title = auto_title
         self.page_size = page_size
+        if chunk_interval is not None and chunk_interval <= 0:
+            raise ValueError(
+                f"chunk_interval must be positive seconds or None, got {chunk_interval!r}"
+            )
+        self.chunk_interval = chunk_interval
+        """Seconds a turn holds consecutive text chunks of one message to send them as one
+        update (None: each ``say``/``think`` goes out at once); see :mod:`acpwire.agent.chunks`."""
         self.mcp_support = McpSupport(
             enabled=mcp,
             startup_timeout=mcp_startup_timeout,
@@ -242,20 +263,26 @@ class AgentApp:
         conn.start()
         return conn
 
-    async def serve(self, transport: Transport) -> None:
-        """Serve one connection until the client hangs up; its sessions' MCP servers are then stopped."""
+    async def serve(self, transport: Transport, *, interruptible: bool = False) -> None:
+        """Serve one connection until the client hangs up; its sessions' MCP servers are then stopped.
+
+        With ``interruptible`` SIGINT ends serving in good order: running turns
+        are cancelled and answered ``cancelled`` first (see
+        :func:`~acpwire.agent.connection.serve_until_interrupted`).
+        """
         agent = self.agent()
+        conn = AgentSideConnection(agent, transport)
         try:
-            await AgentSideConnection(agent, transport).serve()
+            await (serve_until_interrupted(conn) if interruptible else conn.serve())
         finally:
             await agent.aclose_mcp()
 
     async def serve_stdio(self) -> None:
-        """Serve on this process's stdin/stdout, then close the store."""
+        """Serve on this process's stdin/stdout until the client hangs up or SIGINT, then close the store."""
         from ..transports.stdio import stdio_transport
 
         try:
-            await self.serve(await stdio_transport())
+            await self.serve(await stdio_transport(), interruptible=True)
         finally:
             await self.aclose()
 

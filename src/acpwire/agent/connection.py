@@ -5,12 +5,23 @@ Subclass :class:`Agent`, override the methods you support (the rest answer
 ``-32601``), and serve it with :func:`serve_stdio` or
 :class:`AgentSideConnection`. The method names come from the method table
 (:mod:`acpwire.schema.methods`); a test checks that they match it.
+
+Interrupting a stdio agent: clients such as ``acpx exec`` leave the agent in
+the terminal's process group, so Ctrl-C reaches the agent as SIGINT together
+with ``session/cancel``. A stdio agent served by :func:`serve_stdio` (and so
+:func:`run_agent` and ``AgentApp.run``) then does what ``session/cancel``
+does for every prompt still running, gives their answers (``cancelled``) up
+to :data:`INTERRUPT_GRACE` seconds to go out, closes the connection and
+returns; the program exits 0. A second SIGINT stops at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +34,9 @@ from ..schema import UNSET, UnsetType
 from ..transports.base import Transport
 
 log = logging.getLogger("acpwire.agent")
+
+INTERRUPT_GRACE = 5.0
+"""Seconds the cancelled turns have, after an interrupt, to answer before the connection closes."""
 
 
 class Agent:
@@ -210,11 +224,16 @@ class AgentSideConnection:
         self, agent: Agent, transport: Transport, *, check_capabilities: bool = True
     ) -> None:
         self.agent = agent
-        router = build_router(agent, "agent", overrides={"initialize": self._initialize})
+        router = build_router(
+            agent,
+            "agent",
+            overrides={"initialize": self._initialize, "session/prompt": self._prompt},
+        )
         self.connection = Connection(transport, router, name="agent")
         self.client = ClientPeer(self.connection)
         self.client.check_capabilities = check_capabilities
         self.client.remote_capabilities = s.ClientCapabilities()
+        self._prompting: dict[str, int] = {}  # session id -> prompts in hand
         agent.on_connect(self.client)
 
     async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
@@ -225,6 +244,18 @@ class AgentSideConnection:
         info = params.client_info
         self.client.client_info = None if isinstance(info, UnsetType) else info
         return await self.agent.initialize(params)
+
+    async def _prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        sid = params.session_id
+        self._prompting[sid] = self._prompting.get(sid, 0) + 1
+        try:
+            return await self.agent.prompt(params)
+        finally:
+            left = self._prompting[sid] - 1
+            if left:
+                self._prompting[sid] = left
+            else:
+                del self._prompting[sid]
 
     def start(self) -> None:
         self.connection.start()
@@ -237,21 +268,64 @@ class AgentSideConnection:
         finally:
             await self.connection.close()
 
+    async def interrupt(self, grace: float = INTERRUPT_GRACE) -> None:
+        """Stop serving in good order: cancel every running prompt as ``session/cancel``
+        would, wait up to ``grace`` seconds for the requests in hand to be answered
+        (prompts with ``cancelled``), then close."""
+        for session_id in list(self._prompting):
+            try:
+                await self.agent.cancel(s.CancelNotification(session_id=session_id))
+            except Exception:
+                log.exception("cancelling session %s on interrupt failed", session_id)
+        await self.connection.drain(grace)
+        await self.close()
+
     async def close(self) -> None:
         await self.connection.close()
 
 
+async def serve_until_interrupted(conn: AgentSideConnection) -> None:
+    """:meth:`AgentSideConnection.serve`, but SIGINT calls :meth:`~AgentSideConnection.interrupt`.
+
+    Where signal handlers cannot be installed (Windows, a thread other than the
+    main one), this is plain ``serve()``.
+    """
+    loop = asyncio.get_running_loop()
+    interrupted = asyncio.Event()
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupted.set)
+    except (NotImplementedError, RuntimeError, ValueError):
+        await conn.serve()
+        return
+    serving = asyncio.ensure_future(conn.serve())
+    waiting = asyncio.ensure_future(interrupted.wait())
+    try:
+        await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if interrupted.is_set():
+            # From now on a second Ctrl-C raises KeyboardInterrupt: stop at once.
+            loop.remove_signal_handler(signal.SIGINT)
+            log.info("SIGINT: cancelling running turns, then exiting")
+            await conn.interrupt()
+        await serving
+    finally:
+        waiting.cancel()
+        serving.cancel()
+        with contextlib.suppress(RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+
 async def serve_stdio(agent: Agent, **options: Any) -> None:
-    """Serve ``agent`` on this process's stdin/stdout until the client closes it."""
+    """Serve ``agent`` on this process's stdin/stdout until the client closes it or
+    SIGINT interrupts it (see the module docstring)."""
     from ..transports.stdio import stdio_transport
 
     transport = await stdio_transport(**options)
-    await AgentSideConnection(agent, transport).serve()
+    await serve_until_interrupted(AgentSideConnection(agent, transport))
 
 
 def run_agent(agent: Agent | AgentFactory, **options: Any) -> None:
     """Run an agent as a stdio program: the usual body of an agent's ``main()``."""
-    logging.basicConfig(level=logging.WARNING, stream=__import__("sys").stderr)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     instance = agent() if callable(agent) and not isinstance(agent, Agent) else agent
     assert isinstance(instance, Agent)
     try:

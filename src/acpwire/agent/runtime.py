@@ -342,7 +342,7 @@ class AppAgent(Agent):
         check_prompt(params.prompt, self.app.prompt_capabilities())
         if session.turn is not None:
             raise TurnInProgress(data={"sessionId": session.id})
-        turn = Turn(session, params.prompt)
+        turn = Turn(session, params.prompt, chunk_interval=self.app.chunk_interval)
         session.turn = turn
         if session.mcp_servers and session.mcp_support.enabled:
             self._watch_connection()

@@ -12,6 +12,10 @@ load/resume response carries the current values, commands are re-published
 after each load/resume, and replaying an old option list could show a client
 ``boolean`` options it never advertised (CFG-003).
 
+A run of text chunks of one message is recorded as one update, merged on
+write, and replay merges runs again on read (:mod:`acpwire.agent.chunks` says
+why): a session of 2,000 one-word chunks replays one update per message.
+
 On replay, ``terminal`` tool call content is replaced by the command's final
 output as text: the terminal ids belong to a client that has released them
 (TERM-007).
@@ -38,6 +42,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError
 from ..schema import to_json
+from .chunks import ChunkRun, coalesce, run_key
 from .commands import Command
 from .connection import ClientPeer
 from .mcp import McpServers
@@ -126,6 +131,7 @@ class Session:
         self.commands: list[Command] = []
         self.turn: Turn | None = None
         self.closed = False
+        self._run: ChunkRun | None = None  # chunks of one message not written yet
 
     # -- what handlers read ------------------------------------------------
 
@@ -164,8 +170,9 @@ class Session:
         return dict(self.values)
 
     async def history(self) -> list[dict[str, Any]]:
-        """Every recorded update of this session, oldest first, in wire form."""
-        return await self.store.history(self.id)
+        """Every recorded update of this session, oldest first, in wire form (one per message)."""
+        await self.flush_history()
+        return list(coalesce(await self.store.history(self.id)))
 
     # -- wire state ----------------------------------------------------------
 
@@ -187,9 +194,32 @@ class Session:
             await self.record_update(wire)
 
     async def record_update(self, wire: dict[str, Any]) -> None:
-        """Append one update (wire form) to the history without sending it."""
+        """Append one update (wire form) to the history without sending it.
+
+        A text chunk that continues the message being recorded is merged into it
+        and written with it later (:meth:`flush_history`).
+        """
+        key = run_key(wire)
+        run = self._run
+        if run is not None and run.take(wire, key):
+            return
+        self._run = None if key is None else ChunkRun(wire, key)
+        records = [] if run is None else [run.merged()]
+        if key is None:
+            records.append(wire)
+        await self._write(records)
+
+    async def flush_history(self) -> None:
+        """Write the message still being merged, if any (turn end, save, before reading)."""
+        run, self._run = self._run, None
+        if run is not None:
+            await self._write([run.merged()])
+
+    async def _write(self, records: list[dict[str, Any]]) -> None:
+        if not records:
+            return
         try:
-            await self.store.append(self.id, wire)
+            await self.store.extend(self.id, records)
         except Exception:  # a full disk must not break the conversation
             log.exception("could not record an update of session %s", self.id)
 
@@ -213,7 +243,8 @@ class Session:
         return True
 
     async def save(self) -> None:
-        """Persist title, mode, option values and ``state``."""
+        """Persist the history still being merged, title, mode, option values and ``state``."""
+        await self.flush_history()
         rec = self.record
         rec.config_values = dict(self.values)
         rec.mode_id = self.mode
@@ -339,8 +370,11 @@ class Session:
     # -- replay --------------------------------------------------------------
 
     async def replay(self) -> int:
-        """Send the whole recorded history as ``session/update`` (SESS-006); returns the count."""
-        history = await self.store.history(self.id)
+        """Send the whole recorded history as ``session/update`` (SESS-006); returns the count.
+
+        Consecutive chunks of one message go as one update.
+        """
+        history = await self.history()
         for update in history:
             payload = {"sessionId": self.id, "update": replayable(update, self._terminal_outputs)}
             await self.client.connection.notify("session/update", payload)

@@ -36,6 +36,8 @@ class RunResult:
     truncated: bool = False
     terminal_id: str | None = None
     """The client terminal it ran in (already released), or None when it ran locally."""
+    error: str | None = None
+    """Why the command could not run (its tool call failed); None when it ran."""
 
     @property
     def ok(self) -> bool:

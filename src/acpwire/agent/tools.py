@@ -5,11 +5,18 @@ the client and keeps its status right:
 
 * entering sends ``tool_call`` with status ``pending``;
 * the first change (content, a granted permission, a terminal) moves it to
-  ``in_progress`` (PROMPT-004);
+  ``in_progress`` (PROMPT-004), except a change that only shows diffs: a
+  proposed edit is shown while the call waits for permission, and the grant
+  then moves it on;
 * leaving normally sends ``completed``; leaving with an exception sends
-  ``failed``. A :class:`ToolError` (for example :class:`PermissionDenied`)
-  is reported as the call's content and swallowed, so the turn goes on; any
-  other exception, cancellation included, propagates after the update.
+  ``failed``. Failures of the tool's work are reported as the call's content
+  and swallowed, so the turn goes on: a :class:`ToolError` (for example
+  :class:`PermissionDenied`), an error answer of the client
+  (:class:`~acpwire.protocol.errors.RequestError`: a missing file, a command
+  that cannot start) and an ``OSError`` of the agent's own disk or processes
+  (the ``fallback=True`` paths). Check :attr:`ToolCall.failed` (and
+  :attr:`ToolCall.rejected`) after the block. Any other exception,
+  cancellation included, propagates after the update.
 
 Every ``tool_call_update`` carries only the fields that changed since the last
 one. ``content`` is a whole field on the wire (an update replaces the list), so
@@ -23,10 +30,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import schema as s
-from ..protocol.errors import ConnectionClosedError
+from ..protocol.errors import ConnectionClosedError, RequestError
 from ..schema import UNSET
 
 if TYPE_CHECKING:
@@ -35,12 +42,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PERMISSION_OPTIONS",
+    "TOOL_FAILURES",
     "Permission",
     "PermissionDenied",
     "ToolCall",
     "ToolCallContext",
     "ToolContent",
     "ToolError",
+    "error_text",
     "location",
     "permission_option",
     "tool_content",
@@ -68,6 +77,25 @@ class ToolError(Exception):
 
 class PermissionDenied(ToolError):
     """The user rejected (or cancelled) a permission request."""
+
+
+TOOL_FAILURES = (ToolError, RequestError, OSError)
+"""What a tool block reports as its call's failure and swallows (see the module docstring)."""
+
+
+def error_text(error: BaseException) -> str:
+    """What to tell the user about a failure: a client error's ``data.details`` when it
+    gives them (``spawn x ENOENT`` says more than ``Internal error``), else its message."""
+    if isinstance(error, RequestError):
+        data: object = error.data
+        if isinstance(data, dict):
+            details = cast("dict[str, Any]", data).get("details")
+            if isinstance(details, str) and details.strip():
+                return details.strip()
+        return error.message or f"error {error.code}"
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    return str(error) or type(error).__name__
 
 
 def permission_option(
@@ -147,10 +175,24 @@ class ToolCall:
         self.raw_output: Any = None
         self.content: list[s.ToolCallContent] = [tool_content(c) for c in content]
         self.permission_key = permission_key or kind or title
+        self.permission: Permission | None = None
+        """The last answer to :meth:`request_permission`, None if never asked."""
+        self.error: str | None = None
+        """Why the call failed, when it did."""
 
     @property
     def finished(self) -> bool:
         return self.status in ("completed", "failed")
+
+    @property
+    def failed(self) -> bool:
+        """The call ended ``failed`` (an error, a rejected permission, a cancelled turn)."""
+        return self.status == "failed"
+
+    @property
+    def rejected(self) -> bool:
+        """Permission was asked and not given (rejected, or the question was cancelled)."""
+        return self.permission is not None and not self.permission.allowed
 
     async def announce(self) -> None:
         """Send the ``tool_call`` that reports this call (``turn.tool()`` and
@@ -186,7 +228,7 @@ class ToolCall:
         if self.finished:
             raise RuntimeError(f"tool call {self.title!r} is already {self.status}")
         fields: dict[str, Any] = {}
-        if status is None and self.status == "pending":
+        if status is None and self.status == "pending" and not _only_diffs(content):
             status = "in_progress"
         if status is not None and status != self.status:
             fields["status"] = self.status = status
@@ -225,6 +267,10 @@ class ToolCall:
         """Embed a live terminal (its output follows in the client)."""
         await self.add(s.Terminal(terminal_id=terminal_id))
 
+    async def start(self) -> None:
+        """Mark the call ``in_progress`` (the work has begun)."""
+        await self.update(status="in_progress")
+
     async def complete(self, raw_output: Any = _KEEP) -> None:
         """Mark the call ``completed``."""
         if not self.finished:
@@ -234,6 +280,8 @@ class ToolCall:
         """Mark the call ``failed``, optionally with a message added to its content."""
         if self.finished:
             return
+        if message:
+            self.error = message
         content = [*self.content, tool_content(message)] if message else None
         await self.update(status="failed", content=content, raw_output=raw_output)
 
@@ -255,6 +303,7 @@ class ToolCall:
             match = next((o for o in options if o.kind == remembered), None)
             if match is not None:
                 result = Permission("selected", match.option_id, match.kind, remembered=True)
+                self.permission = result
                 if result.allowed:
                     await self.update(status="in_progress")
                 return result
@@ -276,6 +325,7 @@ class ToolCall:
             result = Permission("selected", outcome.option_id, kind)
         else:
             result = Permission("cancelled")
+        self.permission = result
         if result.allowed:
             await self.update(status="in_progress")
         return result
@@ -343,9 +393,14 @@ class ToolCallContext:
             if not call.finished:
                 await call.complete()
             return False
-        if isinstance(exc, ToolError):
+        if isinstance(exc, TOOL_FAILURES):
             if not call.finished:
-                await call.fail(str(exc) or type(exc).__name__)
+                await call.fail(error_text(exc))
             return True
         await call.close_quietly(None)
         return False
+
+
+def _only_diffs(content: Sequence[ToolContent] | None) -> bool:
+    """The content shows proposed edits and nothing else."""
+    return bool(content) and all(isinstance(c, s.Diff) for c in content or ())

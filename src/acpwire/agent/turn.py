@@ -38,6 +38,7 @@ from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidPar
 from ..protocol.forms import validate_form
 from ..schema import UNSET
 from ..schema.methods import BY_NAME
+from .chunks import LiveChunks
 from .commands import Command
 from .connection import ClientPeer
 from .mcp import McpServerError, McpServers, McpToolResult
@@ -100,7 +101,12 @@ class Answer:
 
 
 class Plan:
-    """The turn's plan. Every change sends the complete entry list (PLAN-003, PLAN-004)."""
+    """The turn's plan. Every change sends the complete entry list (PLAN-003, PLAN-004).
+
+    The schema knows three statuses (``pending``, ``in_progress``,
+    ``completed``); a step that could not be done is :meth:`fail`-ed: it stays
+    not completed and its text says why.
+    """
 
     def __init__(self, turn: Turn, entries: Sequence[s.PlanEntry]) -> None:
         self.turn = turn
@@ -127,6 +133,16 @@ class Plan:
     async def complete(self, index: int) -> None:
         await self.mark(index, "completed")
 
+    async def fail(self, index: int, reason: str | None = None) -> None:
+        """Mark a step as not done: back to ``pending``, its text ending ``(failed: reason)``."""
+        entry = self.entries[index]
+        note = f" (failed: {reason})" if reason else " (failed)"
+        content = entry.content if entry.content.endswith(note) else entry.content + note
+        self.entries[index] = s.PlanEntry(
+            content=content, priority=entry.priority, status="pending"
+        )
+        await self._send()
+
     async def _send(self) -> None:
         await self.turn.send(s.PlanUpdate(entries=list(self.entries)))
 
@@ -140,7 +156,13 @@ def _plan_entry(item: str | s.PlanEntry) -> s.PlanEntry:
 class Turn:
     """One prompt turn. Handlers receive it; see the module docstring."""
 
-    def __init__(self, session: Session, prompt: Sequence[s.ContentBlock]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        prompt: Sequence[s.ContentBlock],
+        *,
+        chunk_interval: float | None = None,
+    ) -> None:
         self.session = session
         self.prompt: list[s.ContentBlock] = list(prompt)
         self.command: tuple[str, str] | None = None
@@ -155,6 +177,7 @@ class Turn:
         self._tearing_down = False
         self._finished = False
         self._done = asyncio.Event()
+        self._live = None if chunk_interval is None else LiveChunks(session.send, chunk_interval)
 
     # -- what the handler reads ------------------------------------------
 
@@ -244,7 +267,10 @@ class Turn:
             self._thought_id = None
         elif isinstance(update, s.AgentThoughtChunk):
             self._message_id = None
-        await self.session.send(update)
+        if self._live is None:
+            await self.session.send(update)
+        else:
+            await self._live.send(update)
 
     async def say(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's message. Consecutive chunks share one ``messageId``."""
@@ -456,7 +482,8 @@ class Turn:
         released. Without the ``terminal`` capability: :class:`CapabilityError`,
         or with ``fallback`` the command runs on the agent's machine and its
         output is shown as text. A non-zero exit does not raise; check
-        ``result.ok``.
+        ``result.ok``. A command that cannot run (the client's error, a missing
+        program) fails the tool call and returns a result whose ``error`` says why.
         """
         label = title or shlex.join([command, *args])
         raw = {"command": command, "args": list(args), "cwd": cwd or self.cwd}
@@ -470,8 +497,8 @@ class Turn:
                 output_byte_limit=output_byte_limit,
                 fallback=fallback,
             )
-        # Only reached when a ToolError inside was reported as the call's failure.
-        return RunResult("", None)
+        # Only reached when the call failed and the tool block reported it.
+        return RunResult("", None, error=call.error)
 
     async def run_in(
         self,
@@ -636,6 +663,8 @@ class Turn:
         """
         task: asyncio.Task[StopReason] = asyncio.ensure_future(run_turn(self, handler))
         self._task = task
+        if self._cancel_requested:  # cancelled while the turn was being set up
+            task.cancel()
         return task
 
     async def teardown(self, *, quiet: bool = False) -> None:
@@ -655,6 +684,8 @@ class Turn:
 
     async def _release(self) -> None:
         self._tearing_down = True
+        if self._live is not None:
+            await self._live.aclose()
         for call in list(self.open_calls.values()):
             await call.close_quietly(None)
         for term in list(self._terminals):

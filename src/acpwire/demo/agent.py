@@ -36,11 +36,12 @@ from ..agent.app import (
     ToolCall,
     ToolError,
     Turn,
+    error_text,
     location,
     permission_option,
 )
 from ..agent.store import SessionStore, default_data_dir
-from ..protocol.errors import AcpError, InvalidParams, RequestError, ResourceNotFound
+from ..protocol.errors import AcpError, InvalidParams, ResourceNotFound
 
 __all__ = ["APP_NAME", "COMMANDS", "DemoCommand", "build_app", "default_store_path", "main"]
 
@@ -149,12 +150,30 @@ def language_of(path: str) -> str:
             "rs": "rust", "sh": "bash", "yml": "yaml"}.get(suffix, suffix)  # fmt: skip
 
 
-def describe_error(error: BaseException) -> str:
-    if isinstance(error, RequestError):
-        return error.message
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return str(error) or type(error).__name__
+def line_count(text: str) -> int:
+    """Lines as a person counts them: a last line without a newline counts too."""
+    return len(text.splitlines())
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def shown_value(value: object) -> str:
+    """An option value as the user types it (``on``/``off``, not Python's ``True``)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def offered_options(turn: Turn) -> dict[str, str]:
+    """The config options this client was offered, by id, with their values as shown."""
+    offered = [
+        o.id
+        for o in turn.session.config_options() or []
+        if isinstance(o, (s.SessionConfigSelect, s.SessionConfigBoolean))
+    ]
+    return {option: shown_value(turn.config.get(option)) for option in offered}
 
 
 def walk(root: str, glob: str | None = None, limit: int = MAX_WALK_FILES) -> tuple[list[str], bool]:
@@ -192,7 +211,7 @@ async def ask_permission(turn: Turn, call: ToolCall) -> None:
 
 async def verbose_footer(turn: Turn) -> None:
     if turn.config.get("verbose") is True:
-        values = ", ".join(f"{k}={v}" for k, v in turn.config.items())
+        values = ", ".join(f"{k}={v}" for k, v in offered_options(turn).items())
         await turn.say(f"\n_[{values}]_\n")
 
 
@@ -242,14 +261,14 @@ async def cmd_read(turn: Turn, args: list[str], rest: str) -> None:
         try:
             text = await turn.read_file(path, line=line, limit=limit, fallback=True)
         except (AcpError, OSError, ValueError) as error:
-            raise ToolError(f"Could not read {args[0]}: {describe_error(error)}") from None
+            raise ToolError(f"Could not read {args[0]}: {error_text(error)}") from None
         await call.add(fence(text, language_of(path)))
-        await call.update(raw_output={"lines": text.count("\n"), "chars": len(text)})
+        await call.update(raw_output={"lines": line_count(text), "chars": len(text)})
     if text is None:
         await turn.say(f"I could not read `{args[0]}` (see the failed tool call).\n")
         return
     source = "through the client" if turn.can_read_files else "from disk (the client has no fs)"
-    await turn.say(f"`{args[0]}` ({text.count(chr(10))} lines, read {source}):\n\n")
+    await turn.say(f"`{args[0]}` ({plural(line_count(text), 'line')}, read {source}):\n\n")
     await turn.say(fence(text, language_of(path)))
     await verbose_footer(turn)
 
@@ -304,41 +323,48 @@ async def cmd_search(turn: Turn, args: list[str], rest: str) -> None:
     await verbose_footer(turn)
 
 
-async def _edit(turn: Turn, shown: str, new_text_for: Callable[[str | None], str]) -> None:
-    """Read the file (None when missing), build the new text, show the diff, ask, write."""
+async def _edit(
+    turn: Turn, shown: str, new_text_for: Callable[[str | None], str], *, probe_only: bool
+) -> None:
+    """Read the file, build the new text, show the diff, ask, write.
+
+    ``probe_only`` (``write``): the read only feeds the diff, so whatever it
+    answers the write goes ahead. Clients differ on a missing file: an error
+    (-32002 or -32603) or an empty text (Toad).
+    """
     path = turn.resolve(shown)
     old: str | None = None
+    existed: bool | None = None  # None: the read could not tell
     async with turn.tool(
         f"Edit {shown}", kind="edit", locations=[location(path)], raw_input={"path": path}
     ) as call:
         try:
             old = await turn.read_file(path, fallback=True)
+            existed = True if old else None
         except (FileNotFoundError, ResourceNotFound):
-            old = None  # a new file
+            existed = False
         except (AcpError, OSError, ValueError) as error:
-            raise ToolError(f"Could not read {shown}: {describe_error(error)}") from None
+            if not probe_only:
+                raise ToolError(f"Could not read {shown}: {error_text(error)}") from None
         new = new_text_for(old)
         first = _first_changed_line(old or "", new)
+        # Only a diff: the call stays pending until permission is granted.
         await call.update(
             content=[s.Diff(path=path, old_text=old, new_text=new)],
             locations=[location(path, first)],
         )
         await ask_permission(turn, call)
+        await call.start()
         try:
             await turn.write_file(path, new, fallback=True)
         except (AcpError, OSError) as error:
-            raise ToolError(f"Could not write {shown}: {describe_error(error)}") from None
+            raise ToolError(f"Could not write {shown}: {error_text(error)}") from None
     if call.status == "completed":
         how = "through the client" if turn.can_write_files else "on disk (the client has no fs)"
-        await turn.say(f"Done: `{shown}` was {'created' if old is None else 'changed'} {how}.\n")
+        done = {False: "created", True: "changed", None: "written"}[existed]
+        await turn.say(f"Done: `{shown}` was {done} {how}.\n")
     else:
-        reason = call.content[-1] if call.content else None
-        why = (
-            reason.content.text
-            if isinstance(reason, s.Content) and isinstance(reason.content, s.TextContent)
-            else "failed"
-        )
-        await turn.say(f"`{shown}` was not changed: {why}.\n")
+        await turn.say(f"`{shown}` was not changed: {call.error or 'failed'}.\n")
     await verbose_footer(turn)
 
 
@@ -364,7 +390,7 @@ async def cmd_edit(turn: Turn, args: list[str], rest: str) -> None:
             raise ToolError(f"{old_part!r} does not occur in {shown}")
         return old.replace(old_part, new_part, 1)
 
-    await _edit(turn, shown, replace)
+    await _edit(turn, shown, replace, probe_only=False)
 
 
 async def cmd_write(turn: Turn, args: list[str], rest: str) -> None:
@@ -373,7 +399,7 @@ async def cmd_write(turn: Turn, args: list[str], rest: str) -> None:
         return
     text = unescape(" ".join(args[1:]))
     text = text if text.endswith("\n") else text + "\n"
-    await _edit(turn, args[0], lambda old: text)
+    await _edit(turn, args[0], lambda old: text, probe_only=True)
 
 
 async def cmd_run(turn: Turn, args: list[str], rest: str) -> None:
@@ -396,7 +422,7 @@ async def cmd_run(turn: Turn, args: list[str], rest: str) -> None:
                 command, arguments, output_byte_limit=RUN_OUTPUT_LIMIT, fallback=True
             )
         except (AcpError, OSError) as error:
-            raise ToolError(f"Could not start {command}: {describe_error(error)}") from None
+            raise ToolError(f"Could not start {command}: {error_text(error)}") from None
         exit_code, signal, output = result.exit_code, result.signal, result.output
         await call.update(
             raw_output={
@@ -443,7 +469,7 @@ async def cmd_plan(turn: Turn, args: list[str], rest: str) -> None:
             )
         except OSError:
             continue
-    lines = sum(text.count("\n") for text in texts)
+    lines = sum(line_count(text) for text in texts)
     await asyncio.sleep(STEP_DELAY)
     await plan.complete(1)
 
@@ -470,7 +496,7 @@ async def cmd_think(turn: Turn, args: list[str], rest: str) -> None:
     for i in range(0, len(words), 3):
         await turn.think(" ".join(words[i : i + 3]) + " ")
     if turn.config.get("thought_level") == "high":
-        await turn.think(f"\nThat was {len(words)} words. ")
+        await turn.think(f"\nThat was {plural(len(words), 'word')}. ")
         await turn.think("Thinking harder because thought_level is high.")
     await turn.say(
         "Those were thought chunks (`agent_thought_chunk`): clients show them apart "
@@ -510,7 +536,7 @@ async def cmd_status(turn: Turn, args: list[str], rest: str) -> None:
     def yes(flag: bool) -> str:
         return "yes" if flag else "no (falls back to the agent's disk/processes)"
 
-    options = "\n".join(f"- `{k}` = `{v}`" for k, v in turn.config.items())
+    options = "\n".join(f"- `{k}` = `{v}`" for k, v in offered_options(turn).items())
     await turn.say(
         f"Session `{turn.session_id}` in `{turn.cwd}`, mode **{turn.mode}**.\n\n"
         f"Options:\n{options}\n\nClient capabilities:\n"
@@ -573,12 +599,13 @@ async def cmd_slow(turn: Turn, args: list[str], rest: str) -> None:
         return
     ticks = max(1, round(seconds / SLOW_TICK))
     await turn.say(f"Working for {seconds:g} s. Cancel the turn to stop me early.\n")
-    done = 0
+    done = 0  # steps reported to the client
     try:
         async with turn.tool(f"Wait {seconds:g} s", kind="other") as call:
-            for done in range(1, ticks + 1):
+            for step in range(1, ticks + 1):
                 await asyncio.sleep(seconds / ticks)
-                await call.update(content=[f"{done * 100 // ticks}% ({done}/{ticks})"])
+                await call.update(content=[f"{step * 100 // ticks}% ({step}/{ticks})"])
+                done = step
     except asyncio.CancelledError:
         with contextlib.suppress(AcpError, RuntimeError):
             await turn.say(f"Stopped after {done} of {ticks} steps: the turn was cancelled.\n")
@@ -635,8 +662,7 @@ async def chat(turn: Turn, text: str) -> None:
     await turn.say("deterministic, offline, no model behind me.\n\n")
     await turn.say(f"You said: “{shown}”\n\n" if shown else "You sent an empty prompt.\n\n")
     if turn.config.get("model") == "smart":
-        words = len(text.split())
-        await turn.say(f"(Model `smart`: that is {words} word{'s' if words != 1 else ''}.)\n\n")
+        await turn.say(f"(Model `smart`: that is {plural(len(text.split()), 'word')}.)\n\n")
     await turn.say("Try one of these (or the same with a `/` in front): ")
     await turn.say(", ".join(f"`{c.name}`" for c in COMMANDS) + ".\n")
     await turn.say("`help` explains each of them.\n")

@@ -22,10 +22,19 @@ Guarantees (tested in ``tests/engine``):
   call fails at once with :class:`ConnectionClosedError`, and running handlers
   are cancelled — after a clean end of input, only once they have had
   ``EOF_GRACE`` seconds to write their answers. Nothing waits forever.
-* **Errors.** A handler's :class:`RequestError` goes to the peer as is; any
-  other exception is logged here and answered ``-32603`` without its text.
+* **Errors.** A handler's :class:`RequestError` goes to the peer as is, unless
+  it is the peer's own answer to one of this side's calls (``from_peer``): that
+  one says nothing about the request being answered, so it becomes ``-32603``
+  with the peer's message in ``data.details``. Any other exception is logged
+  here and answered ``-32603`` without its text.
   Malformed input is answered ``-32700``/``-32600`` (id null when unknown) and
   the connection carries on.
+* **Tolerance.** What this side sends is strictly valid; what it accepts is
+  not. A ``null`` result is taken as ``{}`` when the expected result is an
+  object whose fields are all optional (some clients answer
+  ``fs/write_text_file`` with ``null``). An error response with ``id: null``
+  (a peer that could not parse, or would not take, one of our notifications)
+  is logged once per connection, then only at debug level.
 
 Notification handlers must not await requests to the peer themselves (the
 answer would queue behind them): start a task for that.
@@ -97,6 +106,7 @@ class _Pending:
 
 
 _any_decoder = msgspec.json.Decoder()
+_EMPTY_OBJECT = b"{}"
 
 
 def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
@@ -108,6 +118,31 @@ def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
     if path:
         data["path"] = path.rstrip("`")
     return InvalidParams("Invalid params", data)
+
+
+def _decode_result(result_type: Any, raw: msgspec.Raw) -> Any:
+    """Decode a result; ``null`` stands for ``{}`` where an empty object is a valid answer."""
+    decode = decoder_for(result_type)
+    try:
+        return decode(raw)
+    except msgspec.ValidationError as exc:
+        if bytes(raw) != b"null":
+            raise
+        error = exc
+    try:
+        return decode(_EMPTY_OBJECT)
+    except msgspec.ValidationError:
+        raise error from None  # {} is not a valid answer either: report the null
+
+
+def _own_error(error: RequestError, method: str, name: str) -> RequestError:
+    """The error to answer a request with. An error the peer answered to one of our
+    own calls says nothing about this request (a -32602 about a peer's answer is not
+    about these params): it becomes -32603, with the peer's words in ``data.details``."""
+    if not error.from_peer:
+        return error
+    log.warning("%s: handler for %s failed on the peer's error: %s", name, method, error)
+    return InternalError(data={"details": f"{error.message} (code {error.code})"})
 
 
 class Connection:
@@ -141,6 +176,7 @@ class Connection:
         self._closed: ConnectionClosedError | None = None
         self._done = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._orphan_errors = 0  # error responses with id null, logged once
 
     # -- lifecycle -------------------------------------------------------
 
@@ -166,6 +202,17 @@ class Connection:
         with contextlib.suppress(Exception):
             await self.transport.close()
         await self._stop_tasks()
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the requests in hand to be answered.
+
+        True when none is left. Requests that arrive meanwhile are not waited for.
+        """
+        tasks = list(self._incoming.values())
+        if not tasks:
+            return True
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        return not pending
 
     async def __aenter__(self) -> Connection:
         self.start()
@@ -305,7 +352,7 @@ class Connection:
         elif isinstance(msg, wire.Response):
             pending = self._pending.get(msg.id)
             if pending is None:
-                log.warning("%s: response to unknown request id %r", self.name, msg.id)
+                self._unmatched_response(msg)
                 return
             if self._inbox or self._inbox_busy:
                 self._inbox.append(msg)
@@ -319,6 +366,21 @@ class Connection:
             if msg.respond:
                 self._spawn(self._send_quietly(wire.encode_error(msg.id, msg.error)))
 
+    def _unmatched_response(self, msg: wire.Response) -> None:
+        if msg.id is not None or msg.error is None:
+            log.warning("%s: response to unknown request id %r", self.name, msg.id)
+            return
+        # JSON-RPC's answer to a message whose id could not be read. Some clients
+        # send one for every notification they fail to parse: say it once.
+        self._orphan_errors += 1
+        log.log(
+            logging.WARNING if self._orphan_errors == 1 else logging.DEBUG,
+            "%s: the peer answered a message it could not take with an error without id "
+            "(%s); further ones are logged at debug level",
+            self.name,
+            msg.error,
+        )
+
     def _resolve(self, msg: wire.Response) -> None:
         pending = self._pending.pop(msg.id, None)
         if pending is None or pending.future.done():
@@ -331,7 +393,7 @@ class Connection:
             if pending.result_type is None:
                 value = _any_decoder.decode(msg.result)
             else:
-                value = decoder_for(pending.result_type)(msg.result)
+                value = _decode_result(pending.result_type, msg.result)
         except msgspec.ValidationError as exc:
             error = InvalidParams(
                 f"peer's answer to {pending.method} does not match the schema", str(exc)
@@ -427,7 +489,7 @@ class Connection:
                 result = await route.handler(params)
             line = wire.encode_result(request_id, result)
         except RequestError as exc:
-            line = wire.encode_error(request_id, exc)
+            line = wire.encode_error(request_id, _own_error(exc, msg.method, self.name))
         except asyncio.CancelledError:
             raise  # answered by _request_done when the peer asked for it
         except Exception:
