@@ -91,13 +91,19 @@ class SubprocessTransport:
         return await self._stream.receive()
 
     async def close(self) -> None:
-        """Close stdin, give the agent ``grace_period`` to exit, then terminate, then kill."""
+        """Close stdin (waiting at most ``grace_period`` for it to drain), give the agent
+        ``grace_period`` to exit, then terminate, ``grace_period`` again, then kill."""
         if self._closed:
             return
         self._closed = True
         proc = self.process
-        with contextlib.suppress(Exception):
-            await self._stream.close()
+        # An agent that stopped reading never lets its stdin drain: bound the wait,
+        # then the signals below end it anyway.
+        try:
+            await asyncio.wait_for(self._stream.close(), self._grace)
+        except Exception:
+            if proc.stdin is not None:  # drop what it will never read; it sees EOF
+                proc.stdin.transport.abort()
         if proc.returncode is None:
             try:
                 await asyncio.wait_for(proc.wait(), self._grace)
