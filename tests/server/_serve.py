@@ -74,8 +74,10 @@ async def acp_serve(*args: str, env: dict[str, str] | None = None) -> AsyncItera
     try:
         match = await asyncio.wait_for(serve.wait_for_line(r"listening on (https?://\S+)"), TIMEOUT)
         serve.url = match.group(1)
-        if "--no-auth" not in args and "--token" not in args and not (env or {}).get(
-            "ACP_SERVE_TOKEN"
+        if (
+            "--no-auth" not in args
+            and "--token" not in args
+            and not (env or {}).get("ACP_SERVE_TOKEN")
         ):
             token = await asyncio.wait_for(serve.wait_for_line(r"token: (\S+)"), TIMEOUT)
             serve.token = token.group(1)

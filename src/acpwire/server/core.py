@@ -41,13 +41,17 @@ RFD leaves open and what we chose; docs/security.md the threat model):
 * **Only protocol reaches the client.** A line the agent writes that is not a
   JSON-RPC message is dropped, counted and logged, never forwarded.
 * **Failure is never a clean end.** When the agent ends on its own, every
-  client request it had not answered is answered here with an internal error,
-  then the streams end *broken* (WebSocket close 1011, SSE ``event: error``).
+  client request it had not answered is answered here with an internal error
+  (over HTTP on the connection stream, ahead of its end), then the streams end
+  *broken* (WebSocket close 1011, SSE ``event: error``).
   An end the server chose (DELETE, client gone, idle timeout, shutdown) is
   clean.
 * **Teardown.** Closing a connection closes the agent's input (so its pending
   turns are cancelled), waits ``close_timeout`` seconds for it to finish, then
-  cancels it, and ends the connection's streams.
+  cancels it, and ends the connection's streams. An agent that takes no input
+  for ``stall_timeout`` seconds while its queue is full has failed: its
+  connection ends at once (this also bounds how long a handler can be kept
+  from noticing that its client left).
 """
 
 from __future__ import annotations
@@ -86,7 +90,8 @@ SESSION_HEADER = "acp-session-id"
 
 RequestId = str | int
 Mode = Literal["http", "websocket"]
-EndReason = Literal["closed", "client gone", "idle", "shutdown", "agent ended"]
+EndReason = Literal["closed", "client gone", "idle", "shutdown", "agent ended", "agent stalled"]
+_FAILURES = ("agent ended", "agent stalled")
 
 _CREATING = frozenset({"session/new", "session/fork"})
 
@@ -256,7 +261,8 @@ class RemoteConnection:
 
     @property
     def failed(self) -> bool:
-        return self.end_reason == "agent ended"
+        """The connection ended because its agent failed, not by anyone's choice."""
+        return self.end_reason in _FAILURES
 
     def touch(self) -> None:
         self.last_activity = asyncio.get_running_loop().time()
@@ -295,7 +301,18 @@ class RemoteConnection:
         self.touch()
         self.stats.messages_in += 1
         self.stats.bytes_in += len(message)
-        await transport.send(message)
+        try:
+            await asyncio.wait_for(transport.send(message), self.limits.stall_timeout)
+        except asyncio.TimeoutError:
+            # Its queue is full and it took nothing for that long: the agent is stuck, and
+            # waiting longer would also keep this connection from noticing its client leave.
+            log.warning(
+                "connection %s: the agent took no input for %.0f s; ending the connection",
+                self.id,
+                self.limits.stall_timeout,
+            )
+            self.host.spawn(self.terminate("agent stalled"))
+            raise ConnectionClosedError("the agent stopped reading", broken=True) from None
 
     async def _pump_agent(self, transport: MemoryTransport) -> None:
         try:
@@ -522,13 +539,15 @@ class RemoteConnection:
         self._terminating = True
         self.end_reason = reason
         self.host.forget(self)
-        failed = reason == "agent ended"
+        failed = self.failed
+        # A stalled agent cannot see the end of its input: cancel it at once.
+        grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout
         try:
             if self._agent_transport is not None:
                 await self._agent_transport.close()
             if self._backend is not None:
                 try:
-                    await asyncio.wait_for(asyncio.shield(self._backend), self.limits.close_timeout)
+                    await asyncio.wait_for(asyncio.shield(self._backend), grace)
                 except (asyncio.TimeoutError, Exception):
                     self._backend.cancel()
                     with contextlib.suppress(BaseException):
@@ -538,9 +557,11 @@ class RemoteConnection:
                 with contextlib.suppress(BaseException):
                     await self._pump
             if failed:
-                for request_id, pending in self._pending.items():
+                # On the connection stream, whatever the request's scope: it ends with
+                # the broken marker right after them, so no client sees the end first.
+                for request_id in self._pending:
                     answer = error_response(request_id, ErrorCode.INTERNAL_ERROR, AGENT_ENDED)
-                    self._target(pending).force(answer)
+                    self.stream.force(answer)
                 self._pending.clear()
         finally:
             self.stream.end(broken=failed)

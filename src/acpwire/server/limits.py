@@ -53,9 +53,16 @@ class Limits:
     """Seconds the agent has to answer ``initialize`` (HTTP: 502 after)."""
     idle_timeout: float | None = 1800.0
     """A connection with no message either way for this long is closed (``None``: never)."""
-    close_timeout: float = 8.0
-    """Teardown waits this long for the agent to end after its input is closed, then
-    cancels it; with the bridge's own 2 s + 2 s + 2 s (drain, EOF, SIGTERM) this keeps
-    every close under 10 s."""
+    close_timeout: float = 2.0
+    """Teardown waits this long for the agent to end by itself after its input is
+    closed (cancelled turns answer in milliseconds), then cancels it. An agent behind
+    :class:`~acpwire.server.StdioBridge` that stopped reading cannot even see the end
+    of its input; cancelling the bridge stops it in at most 1 s (stdin drain) + 2 s
+    (after SIGTERM) before SIGKILL, so every close ends within about 5 s, under the
+    10 s issue 8 asks for."""
+    stall_timeout: float = 5.0
+    """An agent whose input queue stays full this long (it took nothing) has failed:
+    the connection ends broken. A healthy agent drains 256 messages or 8 MiB in far
+    less; one that reads only between turns is sent far less than that."""
     barrier_timeout: float = 5.0
     """How long a ``session/load`` answer waits for its replay to be written (HTTP)."""

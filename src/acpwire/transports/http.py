@@ -196,10 +196,14 @@ class HttpTransport:
                 if not line:
                     if event == "error":
                         # The server's way of saying the connection broke (its agent
-                        # failed): not a clean end (docs/remote.md).
-                        reason = "\n".join(data)[:200]
-                        error = ConnectionClosedError(f"the server reported: {reason}", broken=True)
-                        ended = _Broken(error)
+                        # failed): not a clean end (docs/remote.md). It comes on every
+                        # stream; the connection stream's, after the last answers, is
+                        # the one that ends the transport.
+                        if session is None:
+                            reason = "\n".join(data)[:200]
+                            ended = _Broken(
+                                ConnectionClosedError(f"the server reported: {reason}", broken=True)
+                            )
                         break
                     if data:
                         payload = "\n".join(data)
