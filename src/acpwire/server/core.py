@@ -435,7 +435,10 @@ class RemoteConnection:
                 box = self.sessions.get(pending.session)
                 if box is not None and p.is_error and not box.attached and not len(box.queue):
                     del self.sessions[pending.session]  # a failed load keeps no stream
-                elif box is not None and box.attached:
+                elif box is not None:
+                    # The client opens the session's stream after its POST was accepted,
+                    # maybe after the agent has replayed; the answer waits for the replay
+                    # to be written, however the two race.
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(box.wait_drained(), self.limits.barrier_timeout)
         await self._target(pending).put(message)
