@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "engine" / "agent_program.py"
 HOSTILE = ROOT / "tests" / "server" / "hostile_agent.py"
 TIMEOUT = 15.0
+TOKEN_ENV = "ACP_SERVE_TOKEN"
 
 
 @dataclass
@@ -66,7 +67,8 @@ async def acp_serve(*args: str, env: dict[str, str] | None = None) -> AsyncItera
         *args,
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})},
+        # The caller's own ACP_SERVE_TOKEN must not change what the tests see.
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), TOKEN_ENV: "", **(env or {})},
     )
     assert proc.stderr is not None
     serve = Serve(proc, "", None)

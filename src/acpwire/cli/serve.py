@@ -165,6 +165,7 @@ def _tokens(args: argparse.Namespace) -> tuple[list[str], bool]:
 
 async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
     from ..server import Limits, SessionOwners, StdioBridge, asgi_app
+    from ..server.core import AgentTarget
     from ..server.runner import bind, serve, tls_options, url_of
     from ..server.security import ANONYMOUS, BearerTokens
 
@@ -188,6 +189,7 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
         if any(len(t) < 16 for t in tokens):
             _say("warning: a token shorter than 16 characters can be guessed")
     store = None
+    target: AgentTarget
     owners_file = args.owners
     if args.demo:
         from ..demo import build_app

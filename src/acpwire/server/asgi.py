@@ -14,6 +14,7 @@ import contextlib
 import logging
 import warnings
 from collections.abc import Iterable, Mapping
+from typing import cast
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.peek import NotAMessage, Peeked, peek
@@ -425,9 +426,11 @@ def _authenticator(auth: Auth) -> Authenticator | None:
         return None
     if isinstance(auth, (str, bytes)):
         raise TypeError("auth= takes a list of tokens, not one string: auth=[token]")
-    if isinstance(auth, Mapping) or not callable(auth):
-        return BearerTokens(auth)
-    return auth
+    if isinstance(auth, Mapping):
+        return BearerTokens(cast("Mapping[str, str]", auth))
+    if callable(auth):
+        return auth
+    return BearerTokens(auth)
 
 
 def asgi_app(

@@ -62,7 +62,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import msgspec
 
@@ -161,6 +161,15 @@ def error_response(request_id: RequestId, code: int, message: str) -> bytes:
 
 NOT_FOUND = (ErrorCode.RESOURCE_NOT_FOUND, "Resource not found")
 AGENT_ENDED = "the agent ended before answering"
+
+
+def _session_of(info: object) -> str:
+    """The ``sessionId`` of one ``session/list`` entry (``""`` if it has none)."""
+    if isinstance(info, dict):
+        sid = cast("dict[str, Any]", info).get("sessionId")
+        if isinstance(sid, str):
+            return sid
+    return ""
 
 
 class Outbox:
@@ -470,23 +479,22 @@ class RemoteConnection:
         return message
 
     def _visible_sessions(self, message: bytes) -> bytes:
+        """A ``session/list`` answer without the sessions this principal may not see."""
         try:
-            document = msgspec.json.decode(message)
-        except msgspec.DecodeError:
+            document = msgspec.json.decode(message, type=dict[str, Any])
+        except (msgspec.DecodeError, msgspec.ValidationError):
             return message
-        result = document.get("result") if isinstance(document, dict) else None
-        listed = result.get("sessions") if isinstance(result, dict) else None
+        result = document.get("result")
+        if not isinstance(result, dict):
+            return message
+        result = cast("dict[str, Any]", result)
+        listed: object = result.get("sessions")
         if not isinstance(listed, list):
             return message
-        allows = self.host.owners.allows
-        kept = [
-            info
-            for info in listed
-            if isinstance(info, dict)
-            and isinstance(info.get("sessionId"), str)
-            and allows(self.principal, info["sessionId"])
-        ]
-        if len(kept) == len(listed):
+        entries = cast("list[object]", listed)
+        allows, principal = self.host.owners.allows, self.principal
+        kept = [info for info in entries if allows(principal, _session_of(info))]
+        if len(kept) == len(entries):
             return message
         result["sessions"] = kept
         return msgspec.json.encode(document)

@@ -43,7 +43,7 @@ def _guarded_h11(header_timeout: float) -> type[Any]:
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class GuardedH11Protocol(H11Protocol):  # type: ignore[misc]
+    class GuardedH11Protocol(H11Protocol):
         _head_deadline: asyncio.TimerHandle | None = None
 
         def _arm(self) -> None:

@@ -41,7 +41,7 @@ import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 log = logging.getLogger("acpwire.server")
 
@@ -96,11 +96,11 @@ class BearerTokens:
     """
 
     def __init__(self, tokens: Iterable[str] | Mapping[str, str]) -> None:
-        pairs = (
-            list(tokens.items())
-            if isinstance(tokens, Mapping)
-            else [(t, token_principal(t)) for t in tokens]
-        )
+        if isinstance(tokens, Mapping):
+            named = cast("Mapping[str, str]", tokens)
+            pairs = [(token, named[token]) for token in named]
+        else:
+            pairs = [(token, token_principal(token)) for token in tokens]
         if not pairs:
             raise ValueError("BearerTokens needs at least one token")
         for token, _ in pairs:
