@@ -41,17 +41,32 @@ async def open_transport(serve: Serve, kind: str) -> Transport:
     return await connect_http(serve.url, token=serve.token)
 
 
-async def call(transport: Transport, message: bytes, sent: list[Any], received: list[Any]) -> Any:
-    """Send a request, return the first response (notifications before it are kept)."""
-    sent.append(msgspec.json.decode(message))
-    await transport.send(message)
-    while True:
-        reply = await asyncio.wait_for(transport.receive(), TIMEOUT)
-        assert isinstance(reply, bytes)
-        decoded = msgspec.json.decode(reply)
-        received.append(decoded)
-        if "id" in decoded and "method" not in decoded:
-            return decoded
+class Wire:
+    """Raw JSON-RPC over a transport, keeping both directions for schema validation."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.sent: list[Any] = []
+        self.received: list[Any] = []
+
+    async def call(self, message: bytes) -> Any:
+        """Send a request; the first response (notifications before it are kept)."""
+        self.sent.append(msgspec.json.decode(message))
+        await self.transport.send(message)
+        while True:
+            reply = await asyncio.wait_for(self.transport.receive(), TIMEOUT)
+            assert isinstance(reply, bytes)
+            decoded = msgspec.json.decode(reply)
+            self.received.append(decoded)
+            if "id" in decoded and "method" not in decoded:
+                return decoded
+
+    async def new_session(self) -> str:
+        """``initialize`` then ``session/new``; the new session's id."""
+        await self.call(INIT)
+        new = await self.call(request(1, "session/new", {"cwd": "/tmp", "mcpServers": []}))
+        sid: str = new["result"]["sessionId"]
+        return sid
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -59,41 +74,29 @@ async def test_an_agent_crash_answers_the_pending_prompt_with_an_error_and_break
     kind: str, schema_validator: SchemaValidator
 ) -> None:
     async with acp_serve("--", sys.executable, str(HOSTILE), "crash") as serve:
-        transport = await open_transport(serve, kind)
-        sent: list[Any] = []
-        received: list[Any] = []
-        await call(transport, INIT, sent, received)
-        new = await call(
-            transport, request(1, "session/new", {"cwd": "/tmp", "mcpServers": []}), sent, received
-        )
-        sid = new["result"]["sessionId"]
+        wire = Wire(await open_transport(serve, kind))
+        sid = await wire.new_session()
         prompt = request(
             2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
         )
-        answer = await call(transport, prompt, sent, received)
+        answer = await wire.call(prompt)
         assert answer["id"] == 2
         assert answer["error"]["code"] == ErrorCode.INTERNAL_ERROR
         with pytest.raises(ConnectionClosedError) as info:
-            await asyncio.wait_for(transport.receive(), TIMEOUT)
+            await asyncio.wait_for(wire.transport.receive(), TIMEOUT)
         assert info.value.broken  # WebSocket close 1011 / SSE `event: error`, not a clean end
-        await transport.close()
-        schema_validator.validate_conversation(sent, received)
-        schema_validator.validate_conversation(received, sent)
+        await wire.transport.close()
+        schema_validator.validate_conversation(wire.sent, wire.received)
+        schema_validator.validate_conversation(wire.received, wire.sent)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_non_json_agent_output_is_dropped_and_logged_never_forwarded(kind: str) -> None:
     async with acp_serve("-v", "--", sys.executable, str(HOSTILE), "noise") as serve:
-        transport = await open_transport(serve, kind)
-        sent: list[Any] = []
-        received: list[Any] = []
-        await call(transport, INIT, sent, received)
-        new = await call(
-            transport, request(1, "session/new", {"cwd": "/tmp", "mcpServers": []}), sent, received
-        )
-        assert new["result"]["sessionId"].startswith("hostile-")
-        await transport.close()
-        assert SECRET not in repr(received)
+        wire = Wire(await open_transport(serve, kind))
+        assert (await wire.new_session()).startswith("hostile-")
+        await wire.transport.close()
+        assert SECRET not in repr(wire.received)
         await asyncio.wait_for(serve.wait_for_line(r"not JSON-RPC"), TIMEOUT)
         ended = await asyncio.wait_for(serve.wait_for_line(r"ended .* lines dropped"), TIMEOUT)
         assert "4 non-JSON-RPC lines dropped" in ended.string  # two per request

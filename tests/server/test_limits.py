@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 import httpx
 import msgspec
 import pytest
-from engine.agent_program import EngineTestAgent
 from engine.test_behaviour import RecordingClient
 
 from acpwire import schema as s
@@ -22,6 +21,8 @@ from acpwire.transports.base import Transport
 from acpwire.transports.queue import MessageQueue
 from acpwire.transports.websocket import connect_websocket
 
+from ._agents import Agents
+
 TIMEOUT = 10
 TOKEN = "limits-token-0123456789abcdef"
 OTHER = "other-token-0123456789abcdef"
@@ -29,15 +30,6 @@ AUTH = {"authorization": f"Bearer {TOKEN}"}
 JSON = {"content-type": "application/json", **AUTH}
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
 MiB = 1024 * 1024
-
-
-class Agents:
-    def __init__(self) -> None:
-        self.made = 0
-
-    def __call__(self) -> EngineTestAgent:
-        self.made += 1
-        return EngineTestAgent()
 
 
 class Deaf:
@@ -81,21 +73,21 @@ async def test_the_agent_starts_on_initialize_not_on_the_websocket_upgrade() -> 
     agents = Agents()
     async with serving(agents, Limits(handshake_timeout=0.5)) as served:
         idle = [await connect_websocket(served.ws_url, token=TOKEN) for _ in range(20)]
-        assert agents.made == 0
+        assert not agents.made
         # Nobody says initialize: each is closed after the handshake timeout, still no agent.
         for transport in idle:
             error = await closed_with(transport)
             assert "1008" in str(error)
-        assert agents.made == 0
+        assert not agents.made
         transport = await connect_websocket(served.ws_url, token=TOKEN)
         await transport.send(message(0, "session/new", {"cwd": "/", "mcpServers": []}))
         assert "1008" in str(await closed_with(transport))  # initialize must come first
-        assert agents.made == 0
+        assert not agents.made
         conn = ClientSideConnection(
             RecordingClient(), await connect_websocket(served.ws_url, token=TOKEN)
         )
         await asyncio.wait_for(conn.initialize(), TIMEOUT)
-        assert agents.made == 1
+        assert len(agents.made) == 1
         await conn.close()
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from engine.agent_program import EngineTestAgent
 from engine.test_behaviour import RecordingClient
 
 from acpwire import schema as s
@@ -20,22 +19,12 @@ from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
+from ._agents import Agents
+
 TIMEOUT = 10
 KINDS = ["websocket", "http"]
 TOKEN = "test-token-0123456789abcdef"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
-
-
-class Agents:
-    """An agent factory that remembers every agent it made."""
-
-    def __init__(self) -> None:
-        self.made: list[EngineTestAgent] = []
-
-    def __call__(self) -> EngineTestAgent:
-        agent = EngineTestAgent()
-        self.made.append(agent)
-        return agent
 
 
 @pytest.fixture

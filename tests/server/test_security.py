@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from engine.agent_program import EngineTestAgent
 from engine.test_behaviour import RecordingClient
 
 from acpwire.client.connection import ClientSideConnection
@@ -25,21 +24,14 @@ from acpwire.server import (
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
+from ._agents import Agents
+
 TIMEOUT = 10
 TOKEN = "alice-token-0123456789abcdef"
 OTHER = "bob-token-0123456789abcdef"
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
 JSON = {"content-type": "application/json"}
 EVIL = "https://evil.example"
-
-
-class Agents:
-    def __init__(self) -> None:
-        self.made = 0
-
-    def __call__(self) -> EngineTestAgent:
-        self.made += 1
-        return EngineTestAgent()
 
 
 @pytest.fixture
@@ -76,7 +68,7 @@ async def test_a_request_without_a_valid_token_is_refused_with_401_and_starts_no
     for token in (None, "wrong"):
         with pytest.raises(ConnectionClosedError, match="401"):
             await connect_websocket(served.ws_url, token=token)
-    assert agents.made == 0
+    assert not agents.made
     assert served.app.host.connections == {}
 
 
@@ -105,7 +97,7 @@ async def test_a_websocket_opened_by_a_page_on_another_site_is_refused(
             served.url, content=INIT, headers={**JSON, **bearer(TOKEN), "origin": EVIL}
         )
         assert answer.status_code == 403
-    assert agents.made == 0
+    assert not agents.made
     # An allowed origin passes.
     transport = await connect_websocket(
         served.ws_url, token=TOKEN, headers={"origin": "https://app.example"}
@@ -136,7 +128,7 @@ async def test_a_rebinding_host_name_is_refused_on_a_loopback_server(
             await http.delete(served.url, headers=ids)
     status = await raw_upgrade(served, {"host": "rebind.evil.example", **bearer(TOKEN)})
     assert status == 421
-    assert agents.made == 3
+    assert len(agents.made) == 3
 
 
 async def raw_upgrade(served: ServedApp, headers: dict[str, str]) -> int:

@@ -396,10 +396,11 @@ class AcpAsgiApp:
         writer = asyncio.ensure_future(to_client())
         try:
             await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
-            if reader.done():  # the client left, was refused, or the connection ended
-                await conn.terminate("closed" if refused else "client gone")
-            # The connection has ended: let the writer flush what is left (the last answers).
-            with contextlib.suppress(asyncio.TimeoutError):
+            # The client left or was refused, or the connection ended on the server's side
+            # (then this keeps the reason it ended with).
+            await conn.terminate("closed" if refused else "client gone")
+            # Let the writer flush what is left (the last answers), if the client still reads.
+            with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(writer), host.limits.close_timeout)
         finally:
             for task in (reader, writer):
