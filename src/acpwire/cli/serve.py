@@ -26,6 +26,11 @@ import shutil
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..server.core import AgentTarget
 
 __all__ = ["add_arguments", "run"]
 
@@ -134,6 +139,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("acp serve: --certfile and --keyfile go together")
     if args.max_message_size < 1:
         parser.error("acp serve: --max-message-size must be at least 1 (MiB)")
+    if args.max_agents is not None and args.max_agents < 1:
+        parser.error("acp serve: --max-agents must be at least 1")
     missing = [m for m in ("uvicorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
@@ -153,41 +160,49 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 130
 
 
-def _tokens(args: argparse.Namespace) -> tuple[list[str], bool]:
-    """The tokens to accept, and whether one was generated (and must be shown)."""
+@dataclass
+class _Auth:
+    tokens: list[str]
+    """Empty with --no-auth."""
+    generated: bool
+    """The one token was made here and must be shown."""
+    sole_principal: str | None
+    """The server's only principal, if it has only one (the default session owner)."""
+
+
+def _auth(args: argparse.Namespace) -> _Auth:
+    """Tokens from --token, else $ACP_SERVE_TOKEN, else a generated one. Raises ValueError."""
+    from ..server.security import ANONYMOUS, BearerTokens
+
+    if args.no_auth:
+        return _Auth([], False, ANONYMOUS)
+    generated = False
     if args.token:
-        return list(args.token), False
-    from_env = os.environ.get(TOKEN_ENV, "").strip()
-    if from_env:
-        return [from_env], False
-    return [secrets.token_urlsafe(32)], True
+        tokens = list(args.token)
+    elif os.environ.get(TOKEN_ENV, "").strip():
+        tokens = [os.environ[TOKEN_ENV].strip()]
+    else:
+        tokens, generated = [secrets.token_urlsafe(32)], True
+    principals = BearerTokens(tokens).principals
+    return _Auth(tokens, generated, next(iter(principals)) if len(principals) == 1 else None)
 
 
 async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
-    from ..server import Limits, SessionOwners, StdioBridge, asgi_app
-    from ..server.core import AgentTarget
-    from ..server.runner import bind, serve, tls_options, url_of
-    from ..server.security import ANONYMOUS, BearerTokens
+    from ..server import StdioBridge
+    from ..server.runner import tls_options
 
     try:
         tls = tls_options(args.certfile, args.keyfile)
     except (OSError, ValueError) as exc:
         _say(f"cannot use the certificate: {exc}")
         return 1
-    tokens: list[str] = []
-    generated = False
-    sole_principal: str | None = ANONYMOUS
-    if not args.no_auth:
-        tokens, generated = _tokens(args)
-        try:
-            bearer = BearerTokens(tokens)
-        except ValueError as exc:
-            _say(f"bad token: {exc}")
-            return 2
-        principals = bearer.principals
-        sole_principal = next(iter(principals)) if len(principals) == 1 else None
-        if any(len(t) < 16 for t in tokens):
-            _say("warning: a token shorter than 16 characters can be guessed")
+    try:
+        auth = _auth(args)
+    except ValueError as exc:
+        _say(f"bad token: {exc}")
+        return 2
+    if any(len(t) < 16 for t in auth.tokens):
+        _say("warning: a token shorter than 16 characters can be guessed")
     store = None
     target: AgentTarget
     owners_file = args.owners
@@ -202,13 +217,30 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
     else:
         target = StdioBridge(agent[0], agent[1:])
     try:
-        owners = SessionOwners(owners_file, default_owner=sole_principal)
+        return await _serve_target(args, target, auth, tls, owners_file)
+    finally:
+        if store is not None:
+            await store.aclose()
+
+
+async def _serve_target(
+    args: argparse.Namespace,
+    target: AgentTarget,
+    auth: _Auth,
+    tls: dict[str, Any],
+    owners_file: str | None,
+) -> int:
+    from ..server import Limits, SessionOwners, asgi_app
+    from ..server.runner import bind, serve, url_of
+
+    try:
+        owners = SessionOwners(owners_file, default_owner=auth.sole_principal)
     except OSError as exc:
         _say(f"cannot use the owners file {owners_file}: {exc}")
         return 1
     defaults = Limits()
     max_agents = args.max_agents or defaults.max_agents
-    alone = sole_principal is not None  # per-principal caps only share among several
+    alone = auth.sole_principal is not None  # per-principal caps only share among several
     limits = Limits(
         max_message_size=args.max_message_size * MiB,
         idle_timeout=args.idle_timeout or None,
@@ -224,7 +256,7 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
         warnings.simplefilter("ignore")  # --no-auth is announced below, in words
         app = asgi_app(
             target,
-            auth=None if args.no_auth else tokens,
+            auth=None if args.no_auth else auth.tokens,
             path=args.path,
             allowed_hosts=args.allow_host,
             allowed_origins=args.allow_origin,
@@ -235,12 +267,13 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
         sock = bind(args.host, args.port)
     except OSError as exc:
         _say(f"cannot listen on {args.host}:{args.port}: {exc}")
+        owners.close()
         return 1
     url = url_of(sock, args.path, tls=bool(tls))
     ws_url = ("wss" if tls else "ws") + "://" + url.split("://", 1)[1]
     _say(f"listening on {url} (WebSocket: {ws_url})")
-    if generated:
-        _say(f"token: {tokens[0]}")
+    if auth.generated:
+        _say(f"token: {auth.tokens[0]}")
         _say(
             f'clients send "Authorization: Bearer <token>"; set ${TOKEN_ENV} or --token '
             "to choose it"
@@ -260,7 +293,5 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
         await serve(app, sock, **tls)
     finally:
         await app.aclose()
-        if store is not None:
-            await store.aclose()
         sock.close()
     return 0
