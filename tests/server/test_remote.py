@@ -9,31 +9,22 @@ from typing import Any
 
 import httpx
 import pytest
-from engine.agent_program import EngineTestAgent
 from engine.test_behaviour import RecordingClient
 
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
-from acpwire.server import ServedApp, asgi_app, serve_in_background
+from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
+from ._agents import Agents
+
 TIMEOUT = 10
 KINDS = ["websocket", "http"]
-
-
-class Agents:
-    """An agent factory that remembers every agent it made."""
-
-    def __init__(self) -> None:
-        self.made: list[EngineTestAgent] = []
-
-    def __call__(self) -> EngineTestAgent:
-        agent = EngineTestAgent()
-        self.made.append(agent)
-        return agent
+TOKEN = "test-token-0123456789abcdef"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture
@@ -43,14 +34,14 @@ async def agents() -> Agents:
 
 @pytest.fixture
 async def served(agents: Agents) -> AsyncIterator[ServedApp]:
-    async with serve_in_background(asgi_app(agents)) as server:
+    async with serve_in_background(asgi_app(agents, auth=[TOKEN])) as server:
         yield server
 
 
 async def open_transport(served: ServedApp, kind: str) -> Transport:
     if kind == "websocket":
-        return await connect_websocket(served.ws_url)
-    return await connect_http(served.url)
+        return await connect_websocket(served.ws_url, token=TOKEN)
+    return await connect_http(served.url, token=TOKEN)
 
 
 Connect = Callable[[], Awaitable[tuple[ClientSideConnection, RecordingClient, WireLog]]]
@@ -176,7 +167,7 @@ async def test_the_server_ending_a_connection_is_a_clean_end_of_input(
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_an_idle_connection_is_closed(agents: Agents, kind: str) -> None:
-    app = asgi_app(agents, idle_timeout=0.2)
+    app = asgi_app(agents, auth=[TOKEN], limits=Limits(idle_timeout=0.2))
     async with serve_in_background(app) as served:
         transport = await open_transport(served, kind)
         conn = ClientSideConnection(RecordingClient(), transport)
@@ -187,7 +178,7 @@ async def test_an_idle_connection_is_closed(agents: Agents, kind: str) -> None:
 
 
 async def test_websocket_upgrade_returns_the_connection_id(served: ServedApp) -> None:
-    transport = await connect_websocket(served.ws_url)
+    transport = await connect_websocket(served.ws_url, token=TOKEN)
     assert transport.connection_id in served.app.host.connections
     await transport.close()
 
@@ -200,7 +191,7 @@ JSON = {"content-type": "application/json"}
 
 async def test_http_status_codes_follow_the_rfd(served: ServedApp) -> None:
     url = served.url
-    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+    async with httpx.AsyncClient(timeout=TIMEOUT, headers=AUTH) as http:
         assert (
             await http.post(url, content=INIT, headers={"content-type": "text/plain"})
         ).status_code == 415
@@ -243,7 +234,7 @@ async def test_http_status_codes_follow_the_rfd(served: ServedApp) -> None:
 
 async def test_the_session_new_answer_arrives_on_the_connection_stream(served: ServedApp) -> None:
     url = served.url
-    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+    async with httpx.AsyncClient(timeout=TIMEOUT, headers=AUTH) as http:
         init = await http.post(url, content=INIT, headers=JSON)
         ids = {"acp-connection-id": init.headers["acp-connection-id"]}
         headers = {**ids, "accept": "text/event-stream"}

@@ -4,97 +4,145 @@ process, and a client that goes away takes its agent process with it."""
 from __future__ import annotations
 
 import asyncio
-import os
-import re
+import datetime
+import ipaddress
+import ssl
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from engine.test_behaviour import RecordingClient
 
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
+from acpwire.protocol.errors import ConnectionClosedError
 from acpwire.testing import RecordingTransport, SchemaValidator
+from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = ROOT / "tests" / "engine" / "agent_program.py"
-TIMEOUT = 15
-
-
-def children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found.update(int(t) for t in text)
-    return found
-
-
-def alive(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-@pytest.fixture
-async def serve() -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "acpwire.cli.main",
-        "serve",
-        "--port",
-        "0",
-        "--",
-        sys.executable,
-        str(PROGRAM),
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-    )
-    assert proc.stderr is not None
-    line = (await asyncio.wait_for(proc.stderr.readline(), TIMEOUT)).decode()
-    match = re.search(r"listening on (http://\S+)", line)
-    assert match, line
-    yield proc, match.group(1)
-    if proc.returncode is None:
-        proc.terminate()
-    await asyncio.wait_for(proc.wait(), TIMEOUT)
+from ._serve import PROGRAM, TIMEOUT, acp_serve, children, wait_gone
 
 
 @pytest.mark.parametrize("kind", ["websocket", "http"])
 async def test_a_stdio_agent_is_served_remotely_and_stopped_when_the_client_leaves(
-    serve: tuple[asyncio.subprocess.Process, str], kind: str, schema_validator: SchemaValidator
+    kind: str, schema_validator: SchemaValidator
 ) -> None:
-    proc, url = serve
-    if kind == "websocket":
-        inner = await connect_websocket("ws://" + url.removeprefix("http://"))
-    else:
-        inner = await connect_http(url)
-    transport = RecordingTransport(inner)
-    handler = RecordingClient()
-    conn = ClientSideConnection(handler, transport)
-    init = await asyncio.wait_for(conn.initialize(), TIMEOUT)
-    assert init.agent_info is not None and init.agent_info.name == "engine-test-agent"
-    (agent_pid,) = children(proc.pid)
-    sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
-    result = await asyncio.wait_for(
-        conn.agent.prompt(sid, [s.TextContent(text="stream 5")]), TIMEOUT
-    )
-    assert result.stop_reason == "end_turn"
-    assert handler.texts() == [f"chunk {i}" for i in range(5)]
-    result = await asyncio.wait_for(conn.agent.prompt(sid, [s.TextContent(text="ask")]), TIMEOUT)
-    assert handler.texts()[-1] == "yes"
+    async with acp_serve("--", sys.executable, str(PROGRAM)) as serve:
+        if kind == "websocket":
+            inner = await connect_websocket(serve.ws_url, token=serve.token)
+        else:
+            inner = await connect_http(serve.url, token=serve.token)
+        transport = RecordingTransport(inner)
+        handler = RecordingClient()
+        conn = ClientSideConnection(handler, transport)
+        init = await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        assert init.agent_info is not None and init.agent_info.name == "engine-test-agent"
+        (agent_pid,) = children(serve.proc.pid)
+        sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
+        result = await asyncio.wait_for(
+            conn.agent.prompt(sid, [s.TextContent(text="stream 5")]), TIMEOUT
+        )
+        assert result.stop_reason == "end_turn"
+        assert handler.texts() == [f"chunk {i}" for i in range(5)]
+        result = await asyncio.wait_for(
+            conn.agent.prompt(sid, [s.TextContent(text="ask")]), TIMEOUT
+        )
+        assert handler.texts()[-1] == "yes"
+        await conn.close()
+        await asyncio.wait_for(wait_gone(agent_pid), TIMEOUT)
+        assert serve.proc.returncode is None  # the server keeps serving
+        log = transport.log
+        schema_validator.validate_conversation(log.sent, log.received)
+        schema_validator.validate_conversation(log.received, log.sent)
+
+
+async def initialize_over(transport: Transport) -> None:
+    conn = ClientSideConnection(RecordingClient(), transport)
+    await asyncio.wait_for(conn.initialize(), TIMEOUT)
     await conn.close()
-    for _ in range(500):  # bounded: the bridge closes stdin, then terminates
-        if not alive(agent_pid):
-            break
-        await asyncio.sleep(0.02)
-    assert not alive(agent_pid)
-    assert proc.returncode is None  # the server keeps serving
-    log = transport.log
-    schema_validator.validate_conversation(log.sent, log.received)
-    schema_validator.validate_conversation(log.received, log.sent)
+
+
+async def test_a_generated_token_is_printed_with_the_address_and_required() -> None:
+    async with acp_serve("--", sys.executable, str(PROGRAM), env={"ACP_SERVE_TOKEN": ""}) as serve:
+        assert serve.token is not None and len(serve.token) >= 32
+        with pytest.raises(ConnectionClosedError, match="401"):
+            await connect_websocket(serve.ws_url)
+        await initialize_over(await connect_websocket(serve.ws_url, token=serve.token))
+
+
+async def test_the_token_can_come_from_the_environment() -> None:
+    token = "from-the-environment-0123456789"
+    async with acp_serve(
+        "--", sys.executable, str(PROGRAM), env={"ACP_SERVE_TOKEN": token}
+    ) as serve:
+        assert serve.token is None  # not printed: the user chose it
+        assert token not in "\n".join(serve.lines)
+        await initialize_over(await connect_http(serve.url, token=token))
+
+
+async def test_no_auth_must_be_asked_for_and_says_so_loudly() -> None:
+    async with acp_serve("--no-auth", "--", sys.executable, str(PROGRAM)) as serve:
+        warning = await asyncio.wait_for(serve.wait_for_line("authentication is OFF"), TIMEOUT)
+        assert "WARNING" in warning.string
+        await initialize_over(await connect_websocket(serve.ws_url))
+
+
+async def test_listening_beyond_loopback_without_tls_warns_of_clear_text() -> None:
+    async with acp_serve("--host", "0.0.0.0", "--", sys.executable, str(PROGRAM)) as serve:
+        line = await asyncio.wait_for(serve.wait_for_line("without TLS"), TIMEOUT)
+        assert "clear text" in line.string
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made here (no network, no fixtures on disk)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "acpwire test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    certfile, keyfile = folder / "cert.pem", folder / "key.pem"
+    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return certfile, keyfile
+
+
+async def test_tls_serves_https_and_wss(tmp_path: Path) -> None:
+    certfile, keyfile = self_signed(tmp_path)
+    trusted = ssl.create_default_context(cafile=str(certfile))
+    async with acp_serve(
+        "--certfile", str(certfile), "--keyfile", str(keyfile), "--", sys.executable, str(PROGRAM)
+    ) as serve:
+        assert serve.url.startswith("https://") and serve.ws_url.startswith("wss://")
+        await initialize_over(await connect_websocket(serve.ws_url, token=serve.token, ssl=trusted))
+        await initialize_over(await connect_http(serve.url, token=serve.token, verify=trusted))
+        # A client that does not trust the certificate does not talk to it.
+        with pytest.raises(ConnectionClosedError, match="CERTIFICATE_VERIFY_FAILED"):
+            await connect_websocket(serve.ws_url, token=serve.token)
+        plain = serve.url.replace("https://", "http://")
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            with pytest.raises(httpx.HTTPError):
+                await http.post(plain, content=b"{}")

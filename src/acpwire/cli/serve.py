@@ -4,6 +4,12 @@
 one agent process per remote connection (WebSocket or Streamable HTTP) and
 copies messages both ways; ``acp serve --demo`` serves the built-in demo agent
 in-process. The chosen address is printed to stderr once the server listens.
+
+Secure by default (docs/security.md): clients must send ``Authorization:
+Bearer TOKEN``. Tokens come from ``--token`` (repeatable, each its own
+principal) or ``$ACP_SERVE_TOKEN``; with neither, a random token is made at
+start and printed with the address, as Jupyter does. ``--no-auth`` turns
+authentication off, loudly.
 """
 
 from __future__ import annotations
@@ -12,15 +18,25 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
+import ipaddress
 import logging
 import os
+import secrets
 import shutil
 import sys
+import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..server.core import AgentTarget
 
 __all__ = ["add_arguments", "run"]
 
 INSTALL_HINT = "acp serve needs the remote extra: pip install 'acpwire[remote]'"
+TOKEN_ENV = "ACP_SERVE_TOKEN"
+MiB = 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,15 +49,82 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", default="/acp", help="endpoint path (default: /acp)")
     parser.add_argument("--demo", action="store_true", help="serve the built-in demo agent")
     parser.add_argument(
+        "--token",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help=f"accept 'Authorization: Bearer TOKEN' (repeatable; each token is its own "
+        f"principal). Default: ${TOKEN_ENV}, else a random token printed at start",
+    )
+    parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="turn authentication off: anyone who can connect runs the agent (not recommended)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="accept requests carrying this Origin (scheme://host[:port]; repeatable; "
+        "default: none, so browsers on other sites are refused)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=None,
+        metavar="HOST",
+        help="accept this Host header (name or name:port; repeatable; default: loopback "
+        "names when listening on loopback, any otherwise). Needed behind a reverse proxy",
+    )
+    parser.add_argument("--certfile", help="serve HTTPS/WSS with this certificate (PEM)")
+    parser.add_argument("--keyfile", help="the certificate's private key (PEM)")
+    parser.add_argument(
+        "--owners",
+        metavar="FILE",
+        help="keep which principal owns which session in FILE, across restarts "
+        "(default with --demo: beside the demo's session store; else in memory)",
+    )
+    parser.add_argument(
+        "--max-agents",
+        type=int,
+        default=None,
+        help="agents running at once, over all clients (default: 64)",
+    )
+    parser.add_argument(
+        "--max-message-size",
+        type=int,
+        default=16,
+        metavar="MIB",
+        help="largest message either way, in MiB (default: 16)",
+    )
+    parser.add_argument(
         "--idle-timeout",
         type=float,
         default=1800.0,
         help="close a connection after this many seconds without messages (0: never)",
     )
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="log connections and agent stderr"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log each connection (principal, peer, id, duration, messages, bytes), "
+        "refused requests and the agents' stderr",
     )
     parser.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
+
+
+def _say(text: str) -> None:
+    print(f"acp serve: {text}", file=sys.stderr, flush=True)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -50,6 +133,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         agent = agent[1:]
     if args.demo == bool(agent):
         parser.error("acp serve: give either --demo or -- AGENT_COMMAND ARGS...")
+    if args.no_auth and args.token:
+        parser.error("acp serve: --no-auth and --token contradict each other")
+    if (args.keyfile is None) != (args.certfile is None):
+        parser.error("acp serve: --certfile and --keyfile go together")
+    if args.max_message_size < 1:
+        parser.error("acp serve: --max-message-size must be at least 1 (MiB)")
+    if args.max_agents is not None and args.max_agents < 1:
+        parser.error("acp serve: --max-agents must be at least 1")
     missing = [m for m in ("uvicorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
@@ -69,35 +160,138 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 130
 
 
-async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
-    from ..server import StdioBridge, asgi_app
-    from ..server.runner import bind, serve, url_of
+@dataclass
+class _Auth:
+    tokens: list[str]
+    """Empty with --no-auth."""
+    generated: bool
+    """The one token was made here and must be shown."""
+    sole_principal: str | None
+    """The server's only principal, if it has only one (the default session owner)."""
 
+
+def _auth(args: argparse.Namespace) -> _Auth:
+    """Tokens from --token, else $ACP_SERVE_TOKEN, else a generated one. Raises ValueError."""
+    from ..server.security import ANONYMOUS, BearerTokens
+
+    if args.no_auth:
+        return _Auth([], False, ANONYMOUS)
+    generated = False
+    if args.token:
+        tokens = list(args.token)
+    elif os.environ.get(TOKEN_ENV, "").strip():
+        tokens = [os.environ[TOKEN_ENV].strip()]
+    else:
+        tokens, generated = [secrets.token_urlsafe(32)], True
+    principals = BearerTokens(tokens).principals
+    return _Auth(tokens, generated, next(iter(principals)) if len(principals) == 1 else None)
+
+
+async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
+    from ..server import StdioBridge
+    from ..server.runner import tls_options
+
+    try:
+        tls = tls_options(args.certfile, args.keyfile)
+    except (OSError, ValueError) as exc:
+        _say(f"cannot use the certificate: {exc}")
+        return 1
+    try:
+        auth = _auth(args)
+    except ValueError as exc:
+        _say(f"bad token: {exc}")
+        return 2
+    if any(len(t) < 16 for t in auth.tokens):
+        _say("warning: a token shorter than 16 characters can be guessed")
     store = None
+    target: AgentTarget
+    owners_file = args.owners
     if args.demo:
         from ..demo import build_app
+        from ..demo.agent import default_store_path
 
         store = build_app()
-        app = asgi_app(store, path=args.path, idle_timeout=args.idle_timeout or None)
+        target = store
+        if owners_file is None:
+            owners_file = str(default_store_path().with_name("acpwire-demo-owners.jsonl"))
     else:
-        bridge = StdioBridge(agent[0], agent[1:])
-        app = asgi_app(bridge, path=args.path, idle_timeout=args.idle_timeout or None)
+        target = StdioBridge(agent[0], agent[1:])
+    try:
+        return await _serve_target(args, target, auth, tls, owners_file)
+    finally:
+        if store is not None:
+            await store.aclose()
+
+
+async def _serve_target(
+    args: argparse.Namespace,
+    target: AgentTarget,
+    auth: _Auth,
+    tls: dict[str, Any],
+    owners_file: str | None,
+) -> int:
+    from ..server import Limits, SessionOwners, asgi_app
+    from ..server.runner import bind, serve, url_of
+
+    try:
+        owners = SessionOwners(owners_file, default_owner=auth.sole_principal)
+    except OSError as exc:
+        _say(f"cannot use the owners file {owners_file}: {exc}")
+        return 1
+    defaults = Limits()
+    max_agents = args.max_agents or defaults.max_agents
+    alone = auth.sole_principal is not None  # per-principal caps only share among several
+    limits = Limits(
+        max_message_size=args.max_message_size * MiB,
+        idle_timeout=args.idle_timeout or None,
+        max_agents=max_agents,
+        max_agents_per_principal=max_agents
+        if alone
+        else min(max_agents, defaults.max_agents_per_principal),
+        max_connections_per_principal=defaults.max_connections
+        if alone
+        else defaults.max_connections_per_principal,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # --no-auth is announced below, in words
+        app = asgi_app(
+            target,
+            auth=None if args.no_auth else auth.tokens,
+            path=args.path,
+            allowed_hosts=args.allow_host,
+            allowed_origins=args.allow_origin,
+            limits=limits,
+            owners=owners,
+        )
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
-        print(f"acp serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        _say(f"cannot listen on {args.host}:{args.port}: {exc}")
+        owners.close()
         return 1
-    url = url_of(sock, args.path)
-    print(
-        f"acp serve: listening on {url} (WebSocket: ws://{url.removeprefix('http://')})",
-        file=sys.stderr,
-        flush=True,
-    )
+    url = url_of(sock, args.path, tls=bool(tls))
+    ws_url = ("wss" if tls else "ws") + "://" + url.split("://", 1)[1]
+    _say(f"listening on {url} (WebSocket: {ws_url})")
+    if auth.generated:
+        _say(f"token: {auth.tokens[0]}")
+        _say(
+            f'clients send "Authorization: Bearer <token>"; set ${TOKEN_ENV} or --token '
+            "to choose it"
+        )
+    if args.no_auth:
+        _say(
+            "WARNING: authentication is OFF (--no-auth): anyone who can connect can run "
+            "the agent, read and write your files and run commands as you"
+        )
+    if not tls and not _is_loopback(args.host):
+        _say(
+            f"WARNING: listening on {args.host} without TLS: the token and every message "
+            "(prompts, file contents, command output) cross the network in clear text and "
+            "can be read or changed on the way. Use --certfile/--keyfile or a TLS reverse proxy"
+        )
     try:
-        await serve(app, sock)
+        await serve(app, sock, **tls)
     finally:
         await app.aclose()
-        if store is not None:
-            await store.aclose()
         sock.close()
     return 0

@@ -41,6 +41,8 @@ class Peeked(msgspec.Struct, frozen=True):
     method: str | None
     session_id: str | None
     """``params.sessionId`` of a request or notification, ``result.sessionId`` of a response."""
+    is_error: bool = False
+    """A response carrying ``error`` rather than ``result``."""
 
 
 _decoder = msgspec.json.Decoder(_Peek)
@@ -78,8 +80,8 @@ def peek(data: bytes) -> Peeked:
     if isinstance(raw.method, str):
         kind = "request" if ident is not None else "notification"
         return Peeked(kind, ident, raw.method, _session(raw.params))
-    if not isinstance(raw.result, msgspec.UnsetType) or not isinstance(
-        raw.error, msgspec.UnsetType
-    ):
+    if not isinstance(raw.error, msgspec.UnsetType):
+        return Peeked("response", ident, None, None, is_error=True)
+    if not isinstance(raw.result, msgspec.UnsetType):
         return Peeked("response", ident, None, _session(raw.result))
     raise NotAMessage("neither a request, a notification nor a response")

@@ -1,9 +1,10 @@
 """The ``/acp`` endpoint as an ASGI 3 application: Streamable HTTP and WebSocket.
 
-Only the HTTP surface lives here (methods, headers, content negotiation, SSE
-framing, the ASGI websocket protocol); every decision about connections,
-sessions and routing is made by :class:`~.core.RemoteHost`. Any ASGI server
-can run it; :mod:`.runner` uses uvicorn.
+Only the HTTP surface lives here (methods, headers, content negotiation, body
+reading, SSE framing, the ASGI websocket protocol); who may call is decided
+by :mod:`.security` before a request gets here, and every decision about
+connections, sessions and routing by :class:`~.core.RemoteHost`. Any ASGI
+server can run it; :mod:`.runner` uses uvicorn.
 """
 
 from __future__ import annotations
@@ -11,18 +12,58 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import cast
 
 from ..protocol.errors import ConnectionClosedError
-from .core import CONNECTION_HEADER, SESSION_HEADER, AgentTarget, Outbox, RemoteHost, Reply
+from ..protocol.peek import NotAMessage, Peeked, peek
+from .core import (
+    CONNECTION_HEADER,
+    SESSION_HEADER,
+    AgentTarget,
+    Outbox,
+    RemoteConnection,
+    RemoteHost,
+    Reply,
+    busy_reply,
+)
+from .limits import Limits
+from .owners import SessionOwners
+from .security import (
+    ANONYMOUS,
+    PRINCIPAL_KEY,
+    Authenticator,
+    BearerTokens,
+    Receive,
+    Scope,
+    SecurityMiddleware,
+    SecuritySettings,
+    Send,
+    refuse,
+)
 
 log = logging.getLogger("acpwire.server")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+Auth = Authenticator | Iterable[str] | Mapping[str, str] | None
+"""``asgi_app(auth=...)``: a hook, bearer tokens (or token -> principal), or ``None``."""
+
+# WebSocket close codes (RFC 6455 section 7.4.1).
+WS_NORMAL = 1000
+WS_GOING_AWAY = 1001
+WS_POLICY = 1008
+WS_INTERNAL_ERROR = 1011
+WS_TRY_AGAIN_LATER = 1013
+
+_SSE_BROKEN = (
+    b'event: error\ndata: {"message":"the agent ended unexpectedly; the connection is closed"}\n\n'
+)
+"""The last event of a stream whose agent failed (docs/remote.md): not a JSON-RPC
+message, so a client that ignores event types cannot take it for one."""
+
+
+class NoAuthenticationWarning(UserWarning):
+    """``asgi_app(auth=None)``: anyone who can reach the endpoint runs the agent."""
 
 
 def _header(scope: Scope, name: str) -> str | None:
@@ -32,6 +73,11 @@ def _header(scope: Scope, name: str) -> str | None:
             text: str = v.decode("latin-1").strip()
             return text or None
     return None
+
+
+def _peer(scope: Scope) -> str:
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else ""
 
 
 def _media_type(value: str | None) -> str:
@@ -57,18 +103,34 @@ async def _respond(send: Send, reply: Reply) -> None:
     await send({"type": "http.response.body", "body": reply.body})
 
 
+def _text(status: int, text: str) -> Reply:
+    return Reply(status, text.encode(), "text/plain")
+
+
 def _sse_event(message: bytes) -> bytes:
     # A JSON text may contain raw newlines between tokens; SSE joins data lines with \n.
     lines = message.split(b"\n")
     return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
-class AcpAsgiApp:
-    """ASGI app serving one ACP endpoint; see :func:`asgi_app`."""
+class _ClientGone(Exception):
+    """The client disconnected while its request body was being read."""
 
-    def __init__(self, host: RemoteHost, *, path: str = "/acp") -> None:
+
+class _BodyRefused(Exception):
+    def __init__(self, reply: Reply) -> None:
+        self.reply = reply
+
+
+class AcpAsgiApp:
+    """ASGI app serving one ACP endpoint behind :class:`~.security.SecurityMiddleware`;
+    see :func:`asgi_app`."""
+
+    def __init__(self, host: RemoteHost, security: SecuritySettings, *, path: str = "/acp") -> None:
         self.host = host
+        self.security = security
         self.path = path
+        self._guarded = SecurityMiddleware(self._endpoint, security)
 
     async def aclose(self) -> None:
         """End every connection: its agent, its streams and its WebSocket."""
@@ -80,26 +142,30 @@ class AcpAsgiApp:
             await self._lifespan(receive, send)
             return
         if scope.get("path", "").rstrip("/") != self.path.rstrip("/"):
-            if kind == "http":
-                await _respond(send, Reply(404, b"not found", "text/plain"))
-            elif kind == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
+            await refuse(scope, receive, send, 404, "not found")
             return
-        if kind == "websocket":
-            await self._websocket(receive, send)
-        elif kind == "http":
-            method = scope.get("method", "GET")
-            if method == "POST":
-                await self._post(scope, receive, send)
-            elif method == "GET":
-                await self._get(scope, receive, send)
-            elif method == "DELETE":
-                reply = await self.host.delete(_header(scope, CONNECTION_HEADER))
-                await _respond(send, reply)
-            else:
-                reply = Reply(405, b"method not allowed", "text/plain")
-                reply.headers.append(("allow", "GET, POST, DELETE"))
-                await _respond(send, reply)
+        await self._guarded(scope, receive, send)
+
+    async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = scope.get(PRINCIPAL_KEY)
+        if not isinstance(principal, str):  # not through the middleware: fail closed
+            await refuse(scope, receive, send, 401, "Unauthorized")
+            return
+        if scope["type"] == "websocket":
+            await self._websocket(receive, send, principal, _peer(scope))
+            return
+        method = scope.get("method", "GET")
+        if method == "POST":
+            await self._post(scope, receive, send, principal)
+        elif method == "GET":
+            await self._get(scope, receive, send, principal)
+        elif method == "DELETE":
+            reply = await self.host.delete(_header(scope, CONNECTION_HEADER), principal)
+            await _respond(send, reply)
+        else:
+            reply = _text(405, "method not allowed")
+            reply.headers.append(("allow", "GET, POST, DELETE"))
+            await _respond(send, reply)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -111,45 +177,87 @@ class AcpAsgiApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+    # -- POST --------------------------------------------------------------------------
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
         if _media_type(_header(scope, "content-type")) != "application/json":
-            await _respond(send, Reply(415, b"Content-Type must be application/json", "text/plain"))
+            await _respond(send, _text(415, "Content-Type must be application/json"))
             return
-        limit = self.host.max_message_size
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if len(body) > limit:
-                await _respond(send, Reply(413, b"message too large", "text/plain"))
-                return
-            if not message.get("more_body", False):
-                break
-        reply = await self.host.post(
-            bytes(body), _header(scope, CONNECTION_HEADER), _header(scope, SESSION_HEADER)
-        )
+        host = self.host
+        held = 0
+        try:
+            body = await self._read_body(scope, receive)
+            held = len(body)
+            reply = await host.post(
+                body,
+                _header(scope, CONNECTION_HEADER),
+                _header(scope, SESSION_HEADER),
+                principal,
+                _peer(scope),
+            )
+        except _BodyRefused as refused:
+            reply = refused.reply
+        except _ClientGone:
+            return
+        finally:
+            host.body_bytes_in_flight -= held
         await _respond(send, reply)
 
-    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
+        """The whole body, within the size limit, the time limit and the endpoint's budget.
+
+        Bytes read count against ``host.body_bytes_in_flight`` until the caller
+        releases them (after the agent has taken the message).
+        """
+        host, limits = self.host, self.host.limits
+        declared = _header(scope, "content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limits.max_message_size:
+            raise _BodyRefused(_text(413, "message too large"))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limits.body_timeout
+        body = bytearray()
+        try:
+            while True:
+                remaining = deadline - loop.time()
+                try:
+                    message = await asyncio.wait_for(receive(), max(remaining, 0.0))
+                except asyncio.TimeoutError:
+                    raise _BodyRefused(_text(408, "request body too slow")) from None
+                if message["type"] == "http.disconnect":
+                    raise _ClientGone
+                chunk = message.get("body", b"")
+                if len(body) + len(chunk) > limits.max_message_size:
+                    raise _BodyRefused(_text(413, "message too large"))
+                if host.body_bytes_in_flight + len(chunk) > limits.max_body_bytes_in_flight:
+                    raise _BodyRefused(busy_reply("too much request data in flight"))
+                body += chunk
+                host.body_bytes_in_flight += len(chunk)
+                if not message.get("more_body", False):
+                    return bytes(body)
+        except BaseException:
+            host.body_bytes_in_flight -= len(body)
+            raise
+
+    # -- GET (SSE) ---------------------------------------------------------------------
+
+    async def _get(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
         if not _accepts_event_stream(_header(scope, "accept")):
-            await _respond(send, Reply(406, b"Accept must include text/event-stream", "text/plain"))
+            await _respond(send, _text(406, "Accept must include text/event-stream"))
             return
         connection_id = _header(scope, CONNECTION_HEADER)
         if connection_id is None:
-            await _respond(send, Reply(400, b"Acp-Connection-Id header required", "text/plain"))
+            await _respond(send, _text(400, "Acp-Connection-Id header required"))
             return
-        conn = self.host.get(connection_id)
+        conn = self.host.lookup(connection_id, principal)
         if conn is None or conn.mode != "http":
-            await _respond(send, Reply(404, b"unknown connection", "text/plain"))
+            await _respond(send, _text(404, "unknown connection"))
             return
         box = conn.outbox_for(_header(scope, SESSION_HEADER))
         if box is None:
-            await _respond(send, Reply(404, b"unknown session", "text/plain"))
+            await _respond(send, _text(404, "unknown session"))
             return
         if box.attached:
-            await _respond(send, Reply(409, b"this stream is already open", "text/plain"))
+            await _respond(send, _text(409, "this stream is already open"))
             return
         box.attached = True
         conn.touch()
@@ -188,6 +296,10 @@ class AcpAsgiApp:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     continue
                 if message is None:
+                    if box.broken:
+                        await send(
+                            {"type": "http.response.body", "body": _SSE_BROKEN, "more_body": True}
+                        )
                     return
                 await send(
                     {"type": "http.response.body", "body": _sse_event(message), "more_body": True}
@@ -208,48 +320,88 @@ class AcpAsgiApp:
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _websocket(self, receive: Receive, send: Send) -> None:
+    # -- WebSocket ---------------------------------------------------------------------
+
+    async def _websocket(self, receive: Receive, send: Send, principal: str, peer: str) -> None:
         first = await receive()
         if first["type"] != "websocket.connect":
             return
-        if self.host.full():
-            await send({"type": "websocket.close", "code": 1013})
+        host = self.host
+        refusal = host.refusal(principal, agent=False)
+        if refusal is not None:
+            log.info("refused a WebSocket from %s: %s", peer, refusal)
+            await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": WS_TRY_AGAIN_LATER, "reason": refusal})
             return
-        try:
-            conn = self.host.open("websocket")
-        except ConnectionClosedError:
-            await send({"type": "websocket.close", "code": 1012})
-            return
+        conn = host.open("websocket", principal, peer)
         await send(
             {
                 "type": "websocket.accept",
                 "headers": [(CONNECTION_HEADER.encode(), conn.id.encode())],
             }
         )
+        refused: list[tuple[int, str]] = []
 
-        async def from_client() -> None:
+        async def frames() -> tuple[Peeked | None, bytes] | None:
+            """The next text frame, peeked; ``None`` when the client has gone."""
             while True:
                 message = await receive()
                 if message["type"] == "websocket.disconnect":
-                    return
-                if message["type"] != "websocket.receive":
-                    continue
-                text = message.get("text")
+                    return None
+                text = message.get("text") if message["type"] == "websocket.receive" else None
                 if text is None:
                     continue  # binary frames are ignored (RFD)
-                await conn.to_agent(text.encode("utf-8"))
+                body = text.encode("utf-8")
+                try:
+                    return peek(body), body
+                except NotAMessage:
+                    return None, body  # the agent answers it with a parse error
+
+        async def from_client() -> None:
+            try:
+                first_frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
+            except asyncio.TimeoutError:
+                refused.append((WS_POLICY, "initialize expected"))
+                return
+            if first_frame is None:
+                return
+            p, body = first_frame
+            if p is None or p.kind != "request" or p.method != "initialize":
+                refused.append((WS_POLICY, "initialize must be the first message"))
+                return
+            why = host.refusal(principal, agent=True)
+            if why is not None:
+                refused.append((WS_TRY_AGAIN_LATER, why))
+                return
+            conn.start_agent()
+            while True:
+                try:
+                    await conn.from_client(p, body)
+                except ConnectionClosedError:
+                    return
+                frame = await frames()
+                if frame is None:
+                    return
+                p, body = frame
 
         async def to_client() -> None:
             while True:
-                message = await conn.from_agent()
+                message = await conn.stream.queue.get()
                 if message is None:
                     return
                 await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
+                conn.stream.sent()
 
         reader = asyncio.ensure_future(from_client())
         writer = asyncio.ensure_future(to_client())
         try:
             await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
+            # The client left or was refused, or the connection ended on the server's side
+            # (then this keeps the reason it ended with).
+            await conn.terminate("closed" if refused else "client gone")
+            # Let the writer flush what is left (the last answers), if the client still reads.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(writer), host.limits.close_timeout)
         finally:
             for task in (reader, writer):
                 task.cancel()
@@ -257,39 +409,85 @@ class AcpAsgiApp:
                 with contextlib.suppress(BaseException):
                     await task
             await conn.terminate()
-        if writer.done() and not writer.cancelled() and writer.exception() is None:
-            # The agent ended: close the socket cleanly.
-            with contextlib.suppress(Exception):
-                await send({"type": "websocket.close", "code": 1000})
+        code, reason = refused[0] if refused else self._close_code(conn)
+        with contextlib.suppress(Exception):
+            await send({"type": "websocket.close", "code": code, "reason": reason})
+
+    @staticmethod
+    def _close_code(conn: RemoteConnection) -> tuple[int, str]:
+        if conn.failed:
+            return WS_INTERNAL_ERROR, "the agent ended unexpectedly"
+        if conn.end_reason == "shutdown":
+            return WS_GOING_AWAY, "server shutting down"
+        return WS_NORMAL, ""
+
+
+def _authenticator(auth: Auth) -> Authenticator | None:
+    if auth is None:
+        return None
+    if isinstance(auth, (str, bytes)):
+        raise TypeError("auth= takes a list of tokens, not one string: auth=[token]")
+    if isinstance(auth, Mapping):
+        return BearerTokens(cast("Mapping[str, str]", auth))
+    if callable(auth):
+        return auth
+    return BearerTokens(auth)
 
 
 def asgi_app(
     agent: AgentTarget,
     *,
+    auth: Auth,
     path: str = "/acp",
-    idle_timeout: float | None = 1800.0,
-    max_message_size: int | None = None,
-    queue_size: int = 256,
+    allowed_hosts: Iterable[str] | None = None,
+    allowed_origins: Iterable[str] = (),
+    limits: Limits | None = None,
+    owners: SessionOwners | None = None,
     keepalive: float | None = 15.0,
-    max_connections: int = 1000,
 ) -> AcpAsgiApp:
     """An ASGI app serving ``agent`` on ``path`` over Streamable HTTP and WebSocket.
 
     ``agent`` is an :class:`~acpwire.agent.app.AgentApp`, anything with
     ``async serve(transport)`` (such as :class:`~.bridge.StdioBridge`), or a
     zero-argument factory returning an :class:`~acpwire.agent.connection.Agent`;
-    every remote connection gets its own agent connection. A connection with no
-    message either way for ``idle_timeout`` seconds is closed (``None``: never).
+    every remote connection gets its own agent connection.
+
+    ``auth`` has no default, so that an endpoint is never open by accident: a
+    list of bearer tokens (each its own principal), a mapping of token to
+    principal name, an async hook ``(RequestHead) -> principal | None``
+    (docs/security.md), or ``None`` for no authentication at all (warns with
+    :class:`NoAuthenticationWarning`). ``allowed_hosts``/``allowed_origins``
+    are the DNS-rebinding and cross-site checks of :class:`~.security.SecuritySettings`;
+    ``limits`` every resource bound; ``owners`` the session ownership map
+    (default: in memory; with one principal, sessions it has not seen yet are
+    that principal's).
     """
-    options: dict[str, Any] = {}
-    if max_message_size is not None:
-        options["max_message_size"] = max_message_size
-    host = RemoteHost(
-        agent,
-        idle_timeout=idle_timeout,
-        queue_size=queue_size,
-        keepalive=keepalive,
-        max_connections=max_connections,
-        **options,
+    authenticate = _authenticator(auth)
+    if authenticate is None:
+        warnings.warn(
+            "asgi_app(auth=None): the ACP endpoint has no authentication; anyone who can "
+            "reach it can run the agent, with its access to files and commands",
+            NoAuthenticationWarning,
+            stacklevel=2,
+        )
+    security = SecuritySettings(
+        authenticate,
+        allowed_hosts=None
+        if allowed_hosts is None
+        else frozenset(h.lower() for h in allowed_hosts),
+        allowed_origins=frozenset(allowed_origins),
     )
-    return AcpAsgiApp(host, path=path)
+    if owners is None:
+        owners = SessionOwners(default_owner=_sole_principal(authenticate))
+    host = RemoteHost(agent, limits=limits, owners=owners, keepalive=keepalive)
+    return AcpAsgiApp(host, security, path=path)
+
+
+def _sole_principal(authenticate: Authenticator | None) -> str | None:
+    """The one principal an endpoint can have, if it can have only one."""
+    if authenticate is None:
+        return ANONYMOUS
+    if isinstance(authenticate, BearerTokens) and len(authenticate.principals) == 1:
+        (principal,) = authenticate.principals
+        return principal
+    return None

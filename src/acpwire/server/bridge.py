@@ -3,7 +3,10 @@
 :class:`StdioBridge` is what ``acp serve -- AGENT ARGS...`` hosts. It spawns
 the agent with :func:`~acpwire.transports.subprocess.spawn` and copies whole
 messages both ways without decoding them; when either side ends, the other is
-closed (the agent is stopped the polite way first, then terminated).
+closed (the agent is stopped the polite way first, then terminated, then
+killed; cancelling the bridge still waits for that bounded sequence, so no
+agent process outlives its connection). What the agent prints that is not
+JSON-RPC is dropped by the endpoint (:mod:`.core`), never forwarded.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from ..protocol.framing import Oversize
 from ..transports.base import Transport
-from ..transports.subprocess import spawn
+from ..transports.subprocess import SubprocessTransport, spawn
 
 log = logging.getLogger("acpwire.server")
 
@@ -30,6 +33,23 @@ async def _copy(source: Transport, target: Transport, what: str) -> None:
             log.warning("dropped an oversize message (%d bytes) %s", message.size, what)
             continue
         await target.send(message)
+
+
+async def _stop(agent: SubprocessTransport) -> None:
+    """Stop the agent process, even when the bridge is being cancelled.
+
+    The close is bounded (stdin drain, EOF, SIGTERM, SIGKILL), so it is awaited
+    to the end: abandoning it half way would leave the process running.
+    """
+    closing = asyncio.ensure_future(agent.close())
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await closing
+        raise
+    except Exception:
+        log.exception("stopping the agent failed")
 
 
 class StdioBridge:
@@ -73,6 +93,5 @@ class StdioBridge:
             for task in (up, down):
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await task
-            with contextlib.suppress(Exception):
-                await asyncio.shield(agent.close())
+            await _stop(agent)
             await transport.close()

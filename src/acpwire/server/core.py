@@ -4,35 +4,54 @@ One :class:`RemoteConnection` per remote client connection, each with its own
 agent connection (an :class:`~acpwire.agent.connection.Agent` from a factory,
 an :class:`~acpwire.agent.app.AgentApp`, or a stdio bridge) on a bounded
 in-memory transport pair. The HTTP and WebSocket adapters in :mod:`.asgi` only
-move bytes; which SSE stream a message belongs on, which status a POST gets
-and when a connection ends are decided here.
+move bytes; which stream a message belongs on, which status a POST gets, who
+may use a connection or a session and when a connection ends are decided here.
+Who the caller is (the *principal*) was settled before, by
+:mod:`.security`.
 
 Rules (RFD streamable-http-websocket-transport; docs/remote.md lists what the
-RFD leaves open and what we chose):
+RFD leaves open and what we chose; docs/security.md the threat model):
 
-* **Identity.** A connection id (``Acp-Connection-Id``) is a random UUID made
-  by ``initialize`` (HTTP) or by the upgrade (WebSocket). A session becomes
-  known to a connection when the agent's result to ``session/new``,
-  ``session/load``, ``session/resume`` or ``session/fork`` names it, when the
-  client sends ``session/load``/``session/resume`` for it, or when the agent
-  sends something for it. A session this server has announced before (on any
-  connection) may also have its stream opened ahead of ``session/load``.
+* **Identity.** A connection id (``Acp-Connection-Id``) is 192 random bits
+  made by ``initialize`` (HTTP) or by the upgrade (WebSocket), and belongs to
+  the principal that opened it: to anyone else it does not exist (404).
+* **Sessions belong to principals** (:mod:`.owners`). A client request or
+  notification naming a session its principal may not use never reaches the
+  agent: a request is answered here with "resource not found" (-32002), a
+  notification is dropped. ``session/list`` answers are filtered to the
+  caller's sessions. The same principal may attach a session from any of its
+  connections (``session/load``, ``session/resume``).
 * **Routing (HTTP).** Responses to session-opening requests go on the
   connection stream; responses to other requests go where the request was
   scoped; agent requests and notifications carrying ``sessionId`` go on that
   session's stream, the rest on the connection stream. Messages for a stream
-  no client has opened yet wait in its bounded queue.
+  no client has opened yet wait in its bounded queue. Over a WebSocket every
+  message goes to the one socket, in order.
 * **Ordering.** Messages for one stream keep their order. The one cross-stream
   case that matters, ``session/load`` replay (session stream) before its
   response (connection stream), is kept by holding the response until the
   session's stream has written what came before it, for at most
   ``barrier_timeout`` seconds.
-* **Bounded memory.** Every queue is bounded; a client that does not read its
-  streams slows its own agent down (back-pressure), never the server.
-* **Teardown.** DELETE, a closed WebSocket, the idle timeout or the agent
-  ending close the agent's transport (so its pending turns are cancelled),
-  wait ``grace`` seconds for it to finish, then cancel it, and end the
-  connection's streams.
+* **Bounded resources** (:class:`~.limits.Limits`). The agent starts on
+  ``initialize``, not on the WebSocket upgrade; connections and running agents
+  are capped globally and per principal; every queue is bounded in messages
+  and bytes; requests in flight and client-named session streams per
+  connection are capped. A client that does not read its streams slows its own
+  agent down (back-pressure), never the server.
+* **Only protocol reaches the client.** A line the agent writes that is not a
+  JSON-RPC message is dropped, counted and logged, never forwarded.
+* **Failure is never a clean end.** When the agent ends on its own, every
+  client request it had not answered is answered here with an internal error
+  (over HTTP on the connection stream, ahead of its end), then the streams end
+  *broken* (WebSocket close 1011, SSE ``event: error``).
+  An end the server chose (DELETE, client gone, idle timeout, shutdown) is
+  clean.
+* **Teardown.** Closing a connection closes the agent's input (so its pending
+  turns are cancelled), waits ``close_timeout`` seconds for it to finish, then
+  cancels it, and ends the connection's streams. An agent that takes no input
+  for ``stall_timeout`` seconds while its queue is full has failed: its
+  connection ends at once (this also bounds how long a handler can be kept
+  from noticing that its client left).
 """
 
 from __future__ import annotations
@@ -40,17 +59,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
-from collections import OrderedDict
+import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import msgspec
 
 from ..agent.connection import Agent, AgentSideConnection
-from ..protocol.errors import ConnectionClosedError
-from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
+from ..protocol.errors import ConnectionClosedError, ErrorCode
+from ..protocol.framing import Oversize
 from ..protocol.peek import (
     SESSION_ATTACHING,
     SESSION_OPENING,
@@ -61,11 +79,21 @@ from ..protocol.peek import (
 )
 from ..transports.base import Transport
 from ..transports.memory import MemoryTransport, memory_pair
+from ..transports.queue import MessageQueue
+from .limits import Limits
+from .owners import SessionOwners
 
 log = logging.getLogger("acpwire.server")
 
 CONNECTION_HEADER = "acp-connection-id"
 SESSION_HEADER = "acp-session-id"
+
+RequestId = str | int
+Mode = Literal["http", "websocket"]
+EndReason = Literal["closed", "client gone", "idle", "shutdown", "agent ended", "agent stalled"]
+_FAILURES = ("agent ended", "agent stalled")
+
+_CREATING = frozenset({"session/new", "session/fork"})
 
 
 @runtime_checkable
@@ -110,28 +138,64 @@ class Reply:
     headers: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
 
 
-def _error_reply(status: int, message: str, code: int = -32600) -> Reply:
+def _error_reply(status: int, message: str, code: int = ErrorCode.INVALID_REQUEST) -> Reply:
     body = msgspec.json.encode(
         {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
     )
     return Reply(status, body, "application/json")
 
 
-class Outbox:
-    """The bounded queue behind one SSE stream (connection- or session-scoped)."""
+def busy_reply(reason: str) -> Reply:
+    """503 for a limit reached; ``Retry-After`` says the condition is temporary."""
+    reply = _error_reply(503, reason, ErrorCode.INTERNAL_ERROR)
+    reply.headers.append(("retry-after", "5"))
+    return reply
 
-    def __init__(self, maxsize: int) -> None:
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize)
+
+def error_response(request_id: RequestId, code: int, message: str) -> bytes:
+    """A JSON-RPC error response the endpoint answers in the agent's stead."""
+    return msgspec.json.encode(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    )
+
+
+NOT_FOUND = (ErrorCode.RESOURCE_NOT_FOUND, "Resource not found")
+AGENT_ENDED = "the agent ended before answering"
+
+
+def _session_of(info: object) -> str:
+    """The ``sessionId`` of one ``session/list`` entry (``""`` if it has none)."""
+    if isinstance(info, dict):
+        sid = cast("dict[str, Any]", info).get("sessionId")
+        if isinstance(sid, str):
+            return sid
+    return ""
+
+
+class Outbox:
+    """The bounded queue behind one outgoing stream (an SSE stream, or the WebSocket)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.queue = MessageQueue(limits.queue_messages, limits.queue_bytes)
         self.attached = False
+        self.broken = False
+        """The stream ended because the agent failed, not by choice."""
         self._unsent = 0
         self._drained = asyncio.Event()
         self._drained.set()
-        self.ended = False
 
     async def put(self, message: bytes) -> None:
+        """Queue ``message``, waiting for room (a message for an ended stream is dropped)."""
         self._unsent += 1
         self._drained.clear()
-        await self.queue.put(message)
+        if not await self.queue.put(message):
+            self.sent()
+
+    def force(self, message: bytes) -> None:
+        """Queue ``message`` past the bounds: the last answers before a broken end."""
+        self._unsent += 1
+        self._drained.clear()
+        self.queue.force(message)
 
     def sent(self) -> None:
         """The stream has written one message taken from the queue."""
@@ -143,47 +207,90 @@ class Outbox:
     async def wait_drained(self) -> None:
         await self._drained.wait()
 
-    def end(self) -> None:
-        if self.ended:
+    def end(self, *, broken: bool = False) -> None:
+        if self.queue.ended:
             return
-        self.ended = True
-        while True:
-            try:
-                self.queue.put_nowait(None)
-                return
-            except asyncio.QueueFull:
-                self.queue.get_nowait()  # nobody will read it now
+        self.broken = broken
+        self.queue.end()
+        self._drained.set()
 
 
-Mode = Literal["http", "websocket"]
+@dataclass(slots=True)
+class _Pending:
+    """A client request the agent has not answered yet."""
+
+    session: str | None
+    """Its ``params.sessionId``: where its answer goes (HTTP), what it concerns."""
+    method: str
+
+
+@dataclass(slots=True)
+class Stats:
+    """What ``-v`` logs when a connection ends."""
+
+    messages_in: int = 0
+    messages_out: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    dropped: int = 0
+    """Lines from the agent that were not JSON-RPC messages."""
 
 
 class RemoteConnection:
     """One remote client's connection and the agent connection that serves it."""
 
-    def __init__(self, host: RemoteHost, mode: Mode) -> None:
+    def __init__(self, host: RemoteHost, mode: Mode, principal: str, peer: str) -> None:
         self.host = host
+        self.limits = host.limits
         self.mode = mode
-        self.id = str(uuid.uuid4())
-        self.agent: MemoryTransport
-        self.agent, agent_end = memory_pair(host.queue_size, max_message_size=host.max_message_size)
+        self.principal = principal
+        self.peer = peer
+        self.id = secrets.token_urlsafe(24)
         loop = asyncio.get_running_loop()
-        self.last_activity = loop.time()
+        self.opened_at = self.last_activity = loop.time()
         self.closed = asyncio.Event()
-        self._terminating = False
-        self._backend = asyncio.ensure_future(self._run_backend(agent_end))
-        # HTTP mode state
-        self.stream = Outbox(host.queue_size)
+        self.end_reason: EndReason | None = None
+        self.stats = Stats()
+        self.stream = Outbox(self.limits)
+        """The connection stream (HTTP), or everything for the socket (WebSocket)."""
         self.sessions: dict[str, Outbox] = {}
-        self._in_pending: dict[str | int, tuple[str | None, str]] = {}
-        self._out_pending: dict[str | int, str | None] = {}
-        self._init_waiters: dict[str | int, asyncio.Future[bytes]] = {}
+        """Session streams (HTTP only)."""
+        self._pending: dict[RequestId, _Pending] = {}
+        self._out_pending: dict[RequestId, str | None] = {}
+        self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
+        self._agent_transport: MemoryTransport | None = None
+        self._backend: asyncio.Task[None] | None = None
         self._pump: asyncio.Task[None] | None = None
-        if mode == "http":
-            self._pump = asyncio.ensure_future(self._route_agent_messages())
+        self._terminating = False
+        log.info("connection %s opened (%s) by %s from %s", self.id, mode, principal, peer or "?")
+
+    @property
+    def has_agent(self) -> bool:
+        return self._backend is not None
+
+    @property
+    def failed(self) -> bool:
+        """The connection ended because its agent failed, not by anyone's choice."""
+        return self.end_reason in _FAILURES
 
     def touch(self) -> None:
         self.last_activity = asyncio.get_running_loop().time()
+
+    # -- the agent -------------------------------------------------------------------
+
+    def start_agent(self) -> None:
+        """Start the agent connection (on ``initialize``). Idempotent."""
+        if self._backend is not None:
+            return
+        limits = self.limits
+        ours, theirs = memory_pair(
+            limits.queue_messages,
+            max_message_size=limits.max_message_size,
+            max_bytes=limits.queue_bytes,
+        )
+        self._agent_transport = ours
+        self._backend = asyncio.ensure_future(self._run_backend(theirs))
+        self._pump = asyncio.ensure_future(self._pump_agent(ours))
 
     async def _run_backend(self, transport: MemoryTransport) -> None:
         try:
@@ -195,49 +302,54 @@ class RemoteConnection:
         finally:
             await transport.close()
 
-    async def to_agent(self, message: bytes) -> None:
-        """Hand one client message to the agent (waits while the agent is not reading)."""
+    async def send_to_agent(self, message: bytes) -> None:
+        """Hand one message to the agent (waits while the agent is not reading)."""
+        transport = self._agent_transport
+        if transport is None or self._terminating:
+            raise ConnectionClosedError("the connection has ended")
         self.touch()
-        await self.agent.send(message)
+        self.stats.messages_in += 1
+        self.stats.bytes_in += len(message)
+        try:
+            await asyncio.wait_for(transport.send(message), self.limits.stall_timeout)
+        except asyncio.TimeoutError:
+            # Its queue is full and it took nothing for that long: the agent is stuck, and
+            # waiting longer would also keep this connection from noticing its client leave.
+            log.warning(
+                "connection %s: the agent took no input for %.0f s; ending the connection",
+                self.id,
+                self.limits.stall_timeout,
+            )
+            self.host.spawn(self.terminate("agent stalled"))
+            raise ConnectionClosedError("the agent stopped reading", broken=True) from None
 
-    async def from_agent(self) -> bytes | None:
-        """The agent's next message (WebSocket mode); ``None`` when it has ended."""
-        while True:
-            message = await self.agent.receive()
-            if isinstance(message, Oversize):
-                log.warning("dropped an oversize message (%d bytes) from the agent", message.size)
-                continue
-            if message is not None:
-                self.touch()
-            return message
-
-    # -- HTTP mode -------------------------------------------------------------------
-
-    def session(self, session_id: str) -> Outbox:
-        box = self.sessions.get(session_id)
-        if box is None:
-            box = self.sessions[session_id] = Outbox(self.host.queue_size)
-            self.host.remember_session(session_id)
-        return box
-
-    def expect_initialize(self, request_id: str | int) -> asyncio.Future[bytes]:
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._init_waiters[request_id] = future
-        return future
-
-    async def _route_agent_messages(self) -> None:
+    async def _pump_agent(self, transport: MemoryTransport) -> None:
         try:
             while True:
-                message = await self.agent.receive()
+                message = await transport.receive()
                 if message is None:
                     break
                 if isinstance(message, Oversize):
                     log.warning(
-                        "dropped an oversize message (%d bytes) from the agent", message.size
+                        "connection %s: dropped an oversize message (%d bytes) from the agent",
+                        self.id,
+                        message.size,
+                    )
+                    continue
+                try:
+                    p = peek(message)
+                except NotAMessage:
+                    self.stats.dropped += 1
+                    log.info(
+                        "connection %s: dropped output of the agent that is not JSON-RPC: %.200r",
+                        self.id,
+                        message,
                     )
                     continue
                 self.touch()
-                await self._route(message)
+                self.stats.messages_out += 1
+                self.stats.bytes_out += len(message)
+                await self._route(p, message)
         except ConnectionClosedError:
             pass
         finally:
@@ -245,21 +357,73 @@ class RemoteConnection:
                 if not future.done():
                     future.set_exception(ConnectionClosedError("the agent ended", broken=True))
             if not self._terminating:
-                self.host.spawn(self.terminate())
+                self.host.spawn(self.terminate("agent ended"))
 
-    async def _route(self, message: bytes) -> None:
-        try:
-            p = peek(message)
-        except NotAMessage:
-            await self.stream.put(message)
+    # -- from the client -------------------------------------------------------------
+
+    def _refusal(self, p: Peeked) -> tuple[int, str] | None:
+        """Why the endpoint answers this client message itself, if it does."""
+        sid = p.session_id
+        if sid is not None and not self.host.owners.allows(self.principal, sid):
+            return NOT_FOUND
+        if p.kind == "request" and len(self._pending) >= self.limits.max_pending_requests:
+            return (ErrorCode.INTERNAL_ERROR, "too many requests in flight on this connection")
+        return None
+
+    async def from_client(self, p: Peeked | None, message: bytes) -> None:
+        """One client message (``p`` is ``None`` for one that does not parse: the agent
+        answers it). Raises :class:`ConnectionClosedError` once the connection has ended."""
+        if p is not None:
+            if p.kind == "response":
+                if p.id is not None:
+                    self._out_pending.pop(p.id, None)
+            else:
+                refusal = self._refusal(p)
+                if refusal is not None:
+                    await self._answer_here(p, *refusal)
+                    return
+                if p.kind == "request" and p.id is not None:
+                    self._pending[p.id] = _Pending(p.session_id, p.method or "")
+        await self.send_to_agent(message)
+
+    async def _answer_here(self, p: Peeked, code: int, text: str) -> None:
+        if p.kind != "request" or p.id is None:
+            log.info("connection %s: dropped %s (%s)", self.id, p.method, text)
             return
+        pending = _Pending(p.session_id, p.method or "")
+        await self._target(pending).put(error_response(p.id, code, text))
+
+    # -- to the client ---------------------------------------------------------------
+
+    def session(self, session_id: str) -> Outbox:
+        box = self.sessions.get(session_id)
+        if box is None:
+            box = self.sessions[session_id] = Outbox(self.limits)
+        return box
+
+    def _target(self, pending: _Pending) -> Outbox:
+        """Where the answer to a client request goes."""
+        if self.mode == "websocket" or pending.session is None:
+            return self.stream
+        if pending.method in SESSION_ATTACHING:
+            return self.stream
+        return self.sessions.get(pending.session, self.stream)
+
+    def expect_initialize(self, request_id: RequestId) -> asyncio.Future[bytes]:
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._init_waiters[request_id] = future
+        return future
+
+    async def _route(self, p: Peeked, message: bytes) -> None:
         if p.kind == "response":
             await self._route_response(p, message)
             return
         if p.kind == "request" and p.id is not None:
             self._out_pending[p.id] = p.session_id
-        target = self.session(p.session_id) if p.session_id is not None else self.stream
-        await target.put(message)
+        if self.mode == "http" and p.session_id is not None:
+            await self.session(p.session_id).put(message)
+        else:
+            await self.stream.put(message)
 
     async def _route_response(self, p: Peeked, message: bytes) -> None:
         if p.id is not None:
@@ -268,17 +432,74 @@ class RemoteConnection:
                 if not waiter.done():
                     waiter.set_result(message)
                 return
-        scope, method = self._in_pending.pop(p.id, (None, "")) if p.id is not None else (None, "")
-        if method in SESSION_OPENING and p.session_id is not None:
-            self.session(p.session_id)
-        if method in SESSION_ATTACHING and scope is not None:
-            box = self.sessions.get(scope)
-            if box is not None and box.attached:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(box.wait_drained(), self.host.barrier_timeout)
-            scope = None
-        target = self.sessions.get(scope, self.stream) if scope is not None else self.stream
-        await target.put(message)
+        pending = self._pending.pop(p.id, None) if p.id is not None else None
+        if pending is None:
+            await self.stream.put(message)
+            return
+        message = self._keep_sessions_apart(pending, p, message)
+        if self.mode == "http":
+            if pending.method in SESSION_OPENING and p.session_id is not None:
+                self.session(p.session_id)
+            if pending.method in SESSION_ATTACHING and pending.session is not None:
+                box = self.sessions.get(pending.session)
+                if box is not None and p.is_error and not box.attached and not len(box.queue):
+                    del self.sessions[pending.session]  # a failed load keeps no stream
+                elif box is not None:
+                    # The client opens the session's stream after its POST was accepted,
+                    # maybe after the agent has replayed; the answer waits for the replay
+                    # to be written, however the two race.
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(box.wait_drained(), self.limits.barrier_timeout)
+        await self._target(pending).put(message)
+
+    def _keep_sessions_apart(self, pending: _Pending, p: Peeked, message: bytes) -> bytes:
+        """Record who owns what the agent's answer names; filter ``session/list``."""
+        if p.is_error or p.id is None:
+            return message
+        owners = self.host.owners
+        method = pending.method
+        if method in _CREATING and p.session_id is not None:
+            if not owners.claim(p.session_id, self.principal):
+                log.warning(
+                    "connection %s: the agent answered %s with session %s, which another "
+                    "principal owns; refused",
+                    self.id,
+                    method,
+                    p.session_id,
+                )
+                return error_response(
+                    p.id, ErrorCode.INTERNAL_ERROR, "the agent reused an existing session id"
+                )
+        elif method in SESSION_ATTACHING and pending.session is not None:
+            owners.claim(pending.session, self.principal)
+        elif method == "session/delete" and pending.session is not None:
+            owners.forget(pending.session)
+        elif method == "session/list":
+            return self._visible_sessions(message)
+        return message
+
+    def _visible_sessions(self, message: bytes) -> bytes:
+        """A ``session/list`` answer without the sessions this principal may not see."""
+        try:
+            document = msgspec.json.decode(message, type=dict[str, Any])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return message
+        result = document.get("result")
+        if not isinstance(result, dict):
+            return message
+        result = cast("dict[str, Any]", result)
+        listed: object = result.get("sessions")
+        if not isinstance(listed, list):
+            return message
+        entries = cast("list[object]", listed)
+        allows, principal = self.host.owners.allows, self.principal
+        kept = [info for info in entries if allows(principal, _session_of(info))]
+        if len(kept) == len(entries):
+            return message
+        result["sessions"] = kept
+        return msgspec.json.encode(document)
+
+    # -- HTTP mode -------------------------------------------------------------------
 
     async def post(self, p: Peeked, body: bytes, session_header: str | None) -> Reply:
         """A client message POSTed to this connection (RFD "Unified Endpoint Routing")."""
@@ -293,54 +514,90 @@ class RemoteConnection:
             if session_header != session:
                 return _error_reply(400, f"{SESSION_HEADER} does not match the message's session")
             if session not in self.sessions:
-                if p.method in SESSION_ATTACHING:
-                    self.session(session)
-                else:
+                if p.method not in SESSION_ATTACHING:
                     return _error_reply(404, "unknown session for this connection")
-        if p.kind == "response" and p.id is not None:
-            self._out_pending.pop(p.id, None)
-        if p.kind == "request" and p.id is not None:
-            self._in_pending[p.id] = (session, p.method or "")
+                if self.host.owners.allows(self.principal, session):
+                    if len(self.sessions) >= self.limits.max_sessions_per_connection:
+                        return _error_reply(429, "too many sessions on this connection")
+                    self.session(session)
         try:
-            await self.to_agent(body)
+            await self.from_client(p, body)
         except ConnectionClosedError:
             return _error_reply(404, "connection has ended")
         return Reply(202)
 
     def outbox_for(self, session_id: str | None) -> Outbox | None:
+        """The stream a GET opens; a session this principal owns may be opened before
+        ``session/load`` (the RFD's resume flow)."""
         if session_id is None:
             return self.stream
         box = self.sessions.get(session_id)
-        if box is None and self.host.announced(session_id):
+        if (
+            box is None
+            and self.host.owners.owner(session_id) == self.principal
+            and len(self.sessions) < self.limits.max_sessions_per_connection
+        ):
             box = self.session(session_id)
         return box
 
     # -- teardown --------------------------------------------------------------------
 
-    async def terminate(self) -> None:
-        """End this connection: the agent's transport, its task, the streams. Idempotent."""
+    async def terminate(self, reason: EndReason = "closed") -> None:
+        """End this connection: the agent's input, its task, the streams. Idempotent."""
         if self._terminating:
             await self.closed.wait()
             return
         self._terminating = True
-        self.host.connections.pop(self.id, None)
+        self.end_reason = reason
+        self.host.forget(self)
+        failed = self.failed
+        # A stalled agent cannot see the end of its input: cancel it at once.
+        grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout
         try:
-            await self.agent.close()
-            try:
-                await asyncio.wait_for(asyncio.shield(self._backend), self.host.grace)
-            except (asyncio.TimeoutError, Exception):
-                self._backend.cancel()
-                with contextlib.suppress(BaseException):
-                    await self._backend
+            if self._agent_transport is not None:
+                await self._agent_transport.close()
+            if self._backend is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._backend), grace)
+                except (asyncio.TimeoutError, Exception):
+                    self._backend.cancel()
+                    with contextlib.suppress(BaseException):
+                        await self._backend
             if self._pump is not None and not self._pump.done():
                 self._pump.cancel()
                 with contextlib.suppress(BaseException):
                     await self._pump
+            if failed:
+                # On the connection stream, whatever the request's scope: it ends with
+                # the broken marker right after them, so no client sees the end first.
+                for request_id in self._pending:
+                    answer = error_response(request_id, ErrorCode.INTERNAL_ERROR, AGENT_ENDED)
+                    self.stream.force(answer)
+                self._pending.clear()
         finally:
-            self.stream.end()
+            self.stream.end(broken=failed)
             for box in self.sessions.values():
-                box.end()
+                box.end(broken=failed)
             self.closed.set()
+            self._log_end()
+
+    def _log_end(self) -> None:
+        stats = self.stats
+        duration = asyncio.get_running_loop().time() - self.opened_at
+        log.info(
+            "connection %s ended (%s) after %.1f s: principal %s, peer %s, "
+            "messages %d in / %d out, bytes %d in / %d out%s",
+            self.id,
+            self.end_reason,
+            duration,
+            self.principal,
+            self.peer or "?",
+            stats.messages_in,
+            stats.messages_out,
+            stats.bytes_in,
+            stats.bytes_out,
+            f", {stats.dropped} non-JSON-RPC lines dropped" if stats.dropped else "",
+        )
 
 
 class RemoteHost:
@@ -350,26 +607,16 @@ class RemoteHost:
         self,
         target: AgentTarget,
         *,
-        idle_timeout: float | None = 1800.0,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        queue_size: int = 256,
+        limits: Limits | None = None,
+        owners: SessionOwners | None = None,
         keepalive: float | None = 15.0,
-        grace: float = 5.0,
-        barrier_timeout: float = 5.0,
-        initialize_timeout: float = 60.0,
-        max_connections: int = 1000,
     ) -> None:
         self.serve = _serve_function(target)
-        self.idle_timeout = idle_timeout
-        self.max_message_size = max_message_size
-        self.queue_size = queue_size
+        self.limits = limits or Limits()
+        self.owners = owners if owners is not None else SessionOwners()
         self.keepalive = keepalive
-        self.grace = grace
-        self.barrier_timeout = barrier_timeout
-        self.initialize_timeout = initialize_timeout
-        self.max_connections = max_connections
         self.connections: dict[str, RemoteConnection] = {}
-        self._announced: OrderedDict[str, None] = OrderedDict()
+        self.body_bytes_in_flight = 0
         self._reaper: asyncio.Task[None] | None = None
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -380,30 +627,49 @@ class RemoteHost:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def remember_session(self, session_id: str) -> None:
-        self._announced[session_id] = None
-        self._announced.move_to_end(session_id)
-        while len(self._announced) > 10_000:
-            self._announced.popitem(last=False)
+    # -- admission ---------------------------------------------------------------------
 
-    def announced(self, session_id: str) -> bool:
-        return session_id in self._announced
+    def refusal(self, principal: str, *, agent: bool) -> str | None:
+        """Why a new connection (``agent=False``) or a new agent cannot start now."""
+        if self._closing:
+            return "the server is shutting down"
+        limits = self.limits
+        conns = list(self.connections.values())
+        if agent:
+            if sum(c.has_agent for c in conns) >= limits.max_agents:
+                return "too many agents running"
+            if (
+                sum(c.has_agent for c in conns if c.principal == principal)
+                >= limits.max_agents_per_principal
+            ):
+                return "too many agents running for this principal"
+            return None
+        if len(conns) >= limits.max_connections:
+            return "too many connections"
+        if sum(c.principal == principal for c in conns) >= limits.max_connections_per_principal:
+            return "too many connections for this principal"
+        return None
 
-    def open(self, mode: Mode) -> RemoteConnection:
-        """A new connection with its own agent."""
+    def open(self, mode: Mode, principal: str, peer: str = "") -> RemoteConnection:
+        """A new connection (its agent starts later, on ``initialize``)."""
         if self._closing:
             raise ConnectionClosedError("the server is shutting down")
-        conn = RemoteConnection(self, mode)
+        conn = RemoteConnection(self, mode, principal, peer)
         self.connections[conn.id] = conn
-        if self.idle_timeout is not None and (self._reaper is None or self._reaper.done()):
-            self._reaper = asyncio.ensure_future(self._reap_idle(self.idle_timeout))
+        idle = self.limits.idle_timeout
+        if idle is not None and (self._reaper is None or self._reaper.done()):
+            self._reaper = asyncio.ensure_future(self._reap_idle(idle))
         return conn
 
-    def get(self, connection_id: str) -> RemoteConnection | None:
-        return self.connections.get(connection_id)
+    def lookup(self, connection_id: str, principal: str) -> RemoteConnection | None:
+        """The connection, if it exists *and* belongs to ``principal``."""
+        conn = self.connections.get(connection_id)
+        if conn is None or conn.principal != principal:
+            return None
+        return conn
 
-    def full(self) -> bool:
-        return len(self.connections) >= self.max_connections
+    def forget(self, conn: RemoteConnection) -> None:
+        self.connections.pop(conn.id, None)
 
     async def _reap_idle(self, timeout: float) -> None:
         loop = asyncio.get_running_loop()
@@ -413,55 +679,69 @@ class RemoteHost:
             for conn in list(self.connections.values()):
                 if now - conn.last_activity > timeout:
                     log.info("connection %s idle for %.0f s: closing it", conn.id, timeout)
-                    self.spawn(conn.terminate())
+                    self.spawn(conn.terminate("idle"))
 
-    async def initialize(self, p: Peeked, body: bytes) -> Reply:
+    # -- HTTP ----------------------------------------------------------------------------
+
+    async def initialize(self, p: Peeked, body: bytes, principal: str, peer: str) -> Reply:
         """POST ``initialize`` without a connection id: a new connection, answered with 200."""
-        if self.full():
-            return _error_reply(503, "too many connections")
-        conn = self.open("http")
+        refusal = self.refusal(principal, agent=False) or self.refusal(principal, agent=True)
+        if refusal is not None:
+            return busy_reply(refusal)
+        conn = self.open("http", principal, peer)
+        conn.start_agent()
         assert p.id is not None
         waiter = conn.expect_initialize(p.id)
         try:
-            await conn.to_agent(body)
-            answer = await asyncio.wait_for(waiter, self.initialize_timeout)
+            await conn.send_to_agent(body)
+            answer = await asyncio.wait_for(waiter, self.limits.initialize_timeout)
         except (ConnectionClosedError, asyncio.TimeoutError):
             await conn.terminate()
-            return _error_reply(502, "the agent did not answer initialize", -32603)
+            return _error_reply(
+                502, "the agent did not answer initialize", ErrorCode.INTERNAL_ERROR
+            )
         return Reply(200, answer, "application/json", [(CONNECTION_HEADER, conn.id)])
 
-    async def post(self, body: bytes, connection_id: str | None, session_id: str | None) -> Reply:
+    async def post(
+        self,
+        body: bytes,
+        connection_id: str | None,
+        session_id: str | None,
+        principal: str,
+        peer: str = "",
+    ) -> Reply:
         """Route one POSTed JSON-RPC message (after content-type and size checks)."""
         try:
             p = peek(body)
         except BatchMessage:
             return _error_reply(501, "batch requests are not supported")
         except NotAMessage:
-            return _error_reply(400, "not a JSON-RPC message", -32700)
+            return _error_reply(400, "not a JSON-RPC message", ErrorCode.PARSE_ERROR)
         if connection_id is None:
             if p.kind == "request" and p.method == "initialize":
-                return await self.initialize(p, body)
+                return await self.initialize(p, body, principal, peer)
             return _error_reply(400, f"{CONNECTION_HEADER} header required")
-        conn = self.connections.get(connection_id)
+        conn = self.lookup(connection_id, principal)
         if conn is None or conn.mode != "http":
             return _error_reply(404, "unknown connection")
         return await conn.post(p, body, session_id)
 
-    async def delete(self, connection_id: str | None) -> Reply:
+    async def delete(self, connection_id: str | None, principal: str) -> Reply:
         if connection_id is None:
             return _error_reply(400, f"{CONNECTION_HEADER} header required")
-        conn = self.connections.get(connection_id)
+        conn = self.lookup(connection_id, principal)
         if conn is None:
             return _error_reply(404, "unknown connection")
         await conn.terminate()
         return Reply(202)
 
     async def aclose(self) -> None:
-        """End every connection (server shutdown)."""
+        """End every connection (server shutdown). Idempotent."""
         self._closing = True
         conns = list(self.connections.values())
-        await asyncio.gather(*(c.terminate() for c in conns), return_exceptions=True)
+        await asyncio.gather(*(c.terminate("shutdown") for c in conns), return_exceptions=True)
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(BaseException):
                 await self._reaper
+        self.owners.close()

@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from ..protocol.errors import ConnectionClosedError
+from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from ..protocol.peek import SESSION_ATTACHING, SESSION_OPENING, NotAMessage, peek
 
@@ -31,6 +32,14 @@ log = logging.getLogger("acpwire.transports.http")
 INSTALL_HINT = "the HTTP transport needs the remote extra: pip install 'acpwire[remote]'"
 CONNECTION_HEADER = "Acp-Connection-Id"
 SESSION_HEADER = "Acp-Session-Id"
+
+
+def auth_headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
+    """``headers`` plus ``Authorization: Bearer TOKEN`` when a token is given."""
+    merged = dict(headers or {})
+    if token is not None:
+        merged["Authorization"] = f"Bearer {token}"
+    return merged
 
 
 def _httpx() -> Any:
@@ -111,7 +120,9 @@ class HttpTransport:
         log.warning("POST answered %d: %s", status, text)
         if p.kind == "request" and p.id is not None:
             self._outgoing.pop(p.id, None)
-            error = {"code": -32603, "message": f"HTTP {status} from the ACP endpoint: {text}"}
+            # 404 for a session-scoped message: the session is unknown on this connection.
+            code = ErrorCode.RESOURCE_NOT_FOUND if status == 404 else ErrorCode.INTERNAL_ERROR
+            error = {"code": int(code), "message": f"HTTP {status} from the ACP endpoint: {text}"}
             await self._inbox.put(
                 msgspec.json.encode({"jsonrpc": "2.0", "id": p.id, "error": error})
             )
@@ -180,8 +191,20 @@ class HttpTransport:
         try:
             data: list[str] = []
             size = 0
+            event = "message"
             async for line in response.aiter_lines():
                 if not line:
+                    if event == "error":
+                        # The server's way of saying the connection broke (its agent
+                        # failed): not a clean end (docs/remote.md). It comes on every
+                        # stream; the connection stream's, after the last answers, is
+                        # the one that ends the transport.
+                        if session is None:
+                            reason = "\n".join(data)[:200]
+                            ended = _Broken(
+                                ConnectionClosedError(f"the server reported: {reason}", broken=True)
+                            )
+                        break
                     if data:
                         payload = "\n".join(data)
                         data.clear()
@@ -190,12 +213,15 @@ class HttpTransport:
                         else:
                             await self._deliver(payload.encode("utf-8"), session)
                         size = 0
+                    event = "message"
                     continue
                 if line.startswith(":"):
                     continue
                 name, _, value = line.partition(":")
-                if name == "data":
-                    value = value[1:] if value.startswith(" ") else value
+                value = value[1:] if value.startswith(" ") else value
+                if name == "event":
+                    event = value
+                elif name == "data":
                     size += len(value) + 1
                     if size <= self.max_message_size:
                         data.append(value)
@@ -263,21 +289,25 @@ class HttpTransport:
 async def connect_http(
     url: str,
     *,
+    token: str | None = None,
     headers: Mapping[str, str] | None = None,
     http2: bool = False,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     request_timeout: float = 120.0,
-    verify: bool = True,
+    verify: bool | ssl.SSLContext = True,
 ) -> HttpTransport:
-    """A transport to ``url`` (``http://host:port/acp``); the connection starts with ``initialize``.
+    """A transport to ``url`` (``http(s)://host:port/acp``); the connection starts with ``initialize``.
 
-    ``headers`` go on every request (authentication, say). Use the result with
+    ``token`` is sent as ``Authorization: Bearer TOKEN`` (what ``acp serve``
+    expects); ``headers`` go on every request (another authentication scheme,
+    say). ``verify`` is ``False`` or an :class:`ssl.SSLContext` trusting a
+    private CA. Use the result with
     :class:`~acpwire.client.connection.ClientSideConnection` or
     ``ToolkitClient.connect(...)``.
     """
     httpx = _httpx()
     client = httpx.AsyncClient(
-        headers=dict(headers or {}),
+        headers=auth_headers(token, headers),
         http2=http2,
         verify=verify,
         timeout=httpx.Timeout(request_timeout),

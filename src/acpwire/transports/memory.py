@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
-
-_EOF = None
+from .queue import MessageQueue
 
 
 class MemoryTransport:
@@ -15,53 +12,47 @@ class MemoryTransport:
 
     def __init__(
         self,
-        inbox: asyncio.Queue[bytes | None],
-        outbox: asyncio.Queue[bytes | None],
+        inbox: MessageQueue,
+        outbox: MessageQueue,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         self.max_message_size = max_message_size
         self._inbox = inbox
         self._outbox = outbox
-        self._closed = False
-        self._eof = False
 
     async def send(self, message: bytes) -> None:
-        if self._closed:
+        """Waits while the peer's inbox is full; fails once this end is closed."""
+        if not await self._outbox.put(message):
             raise ConnectionClosedError("memory transport is closed")
-        await self._outbox.put(message)
 
     async def receive(self) -> bytes | Oversize | None:
-        if self._eof:
-            return None
         item = await self._inbox.get()
-        if item is None:  # _EOF
-            self._eof = True
-        elif len(item) > self.max_message_size:
+        if item is not None and len(item) > self.max_message_size:
             return Oversize(len(item))
         return item
 
     async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._outbox.put_nowait(_EOF)
-        except asyncio.QueueFull:
-            # The peer is not reading; make room for the end marker.
-            self._outbox.get_nowait()
-            self._outbox.put_nowait(_EOF)
+        """End what this side sends: the peer reads what is queued, then end of input.
+
+        A :meth:`send` waiting for room on this end fails at once.
+        """
+        self._outbox.end()
 
 
 def memory_pair(
-    maxsize: int = 1024, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    maxsize: int = 1024,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_bytes: int | None = None,
 ) -> tuple[MemoryTransport, MemoryTransport]:
     """Two connected transports: what one sends, the other receives.
 
-    ``maxsize`` bounds the messages in flight each way; ``max_message_size``
-    applies the same per-message limit as the stream transports.
+    ``maxsize`` bounds the messages in flight each way and ``max_bytes`` (if
+    given) the bytes they hold; ``max_message_size`` applies the same
+    per-message limit as the stream transports.
     """
-    a_to_b: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize)
-    b_to_a: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize)
+    a_to_b = MessageQueue(maxsize, max_bytes)
+    b_to_a = MessageQueue(maxsize, max_bytes)
     return (
         MemoryTransport(b_to_a, a_to_b, max_message_size),
         MemoryTransport(a_to_b, b_to_a, max_message_size),

@@ -21,6 +21,11 @@ from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from .streams import StreamTransport
 
+DRAIN_TIMEOUT = 1.0
+"""Seconds :meth:`SubprocessTransport.close` waits for the agent to take what is
+still buffered for its stdin: one that reads normally needs far less, one that
+stopped reading never will."""
+
 
 class AgentNotFoundError(FileNotFoundError):
     """The agent command could not be found or started."""
@@ -91,23 +96,32 @@ class SubprocessTransport:
         return await self._stream.receive()
 
     async def close(self) -> None:
-        """Close stdin, give the agent ``grace_period`` to exit, then terminate, then kill."""
+        """Close stdin (waiting at most :data:`DRAIN_TIMEOUT` for it to drain), give the
+        agent ``grace_period`` to exit, then terminate, ``grace_period`` again, then kill.
+
+        An agent whose stdin did not drain is not reading it and will not see the end
+        of input either: it is terminated at once."""
         if self._closed:
             return
         self._closed = True
         proc = self.process
-        with contextlib.suppress(Exception):
-            await self._stream.close()
+        reading = True
+        try:
+            await asyncio.wait_for(self._stream.close(), min(self._grace, DRAIN_TIMEOUT))
+        except Exception:
+            reading = False
+            if proc.stdin is not None:  # drop what it will never read
+                proc.stdin.transport.abort()
+        if proc.returncode is None and reading:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(proc.wait(), self._grace)
         if proc.returncode is None:
+            self._signal(signal.SIGTERM)
             try:
                 await asyncio.wait_for(proc.wait(), self._grace)
             except asyncio.TimeoutError:
-                self._signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(proc.wait(), self._grace)
-                except asyncio.TimeoutError:
-                    self._signal(signal.SIGKILL)
-                    await proc.wait()
+                self._signal(signal.SIGKILL)
+                await proc.wait()
         # Children the agent left in its process group go too.
         self._signal(signal.SIGKILL)
         if self._stderr_task is not None:

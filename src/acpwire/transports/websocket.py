@@ -10,11 +10,13 @@ Uses the ``websockets`` package (the ``remote`` extra), imported on first use.
 
 from __future__ import annotations
 
+import ssl as ssl_module
 from collections.abc import Mapping
 from typing import Any
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
+from .http import auth_headers
 
 INSTALL_HINT = "the WebSocket transport needs the remote extra: pip install 'acpwire[remote]'"
 
@@ -86,24 +88,30 @@ class WebSocketTransport:
 async def connect_websocket(
     url: str,
     *,
+    token: str | None = None,
     headers: Mapping[str, str] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     open_timeout: float | None = 30.0,
+    ssl: ssl_module.SSLContext | None = None,
 ) -> WebSocketTransport:
     """Open ``url`` (``ws://host:port/acp`` or ``wss://``) and return its transport.
 
-    ``headers`` go on the upgrade request (authentication, say). Use the result
-    with :class:`~acpwire.client.connection.ClientSideConnection` or
+    ``token`` is sent as ``Authorization: Bearer TOKEN`` on the upgrade request
+    (what ``acp serve`` expects); ``headers`` go there too (another scheme,
+    say); ``ssl`` is a context trusting a private CA for ``wss://``. Use the
+    result with :class:`~acpwire.client.connection.ClientSideConnection` or
     ``ToolkitClient.connect(...)``; send ``initialize`` first.
     """
     client, errors = _websockets()
+    options: dict[str, Any] = {} if ssl is None else {"ssl": ssl}
     try:
         ws = await client.connect(
             url,
-            additional_headers=dict(headers or {}),
+            additional_headers=auth_headers(token, headers),
             max_size=max_message_size,
             open_timeout=open_timeout,
             compression=None,
+            **options,
         )
     except (OSError, TimeoutError, errors.InvalidHandshake) as exc:
         raise ConnectionClosedError(f"cannot connect to {url}: {exc}", broken=True) from exc

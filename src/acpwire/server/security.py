@@ -1,0 +1,260 @@
+"""Who may reach the ``/acp`` endpoint: Host and Origin allow-lists and authentication.
+
+:class:`SecurityMiddleware` is a plain ASGI 3 middleware in front of the
+endpoint (HTTP requests and WebSocket upgrades alike); :class:`SecuritySettings`
+says what it enforces and knows nothing of ASGI. Every request passes three
+checks, in this order, before the endpoint sees it:
+
+1. **Host** (DNS rebinding). A web page whose host name an attacker re-points
+   at 127.0.0.1 reaches a loopback server from the victim's browser with its
+   own name in ``Host``. With ``allowed_hosts=None`` (the default) a server
+   listening on a loopback address accepts only loopback names (``localhost``,
+   ``127.0.0.1``, ``[::1]``, any port); a server on another address accepts any
+   ``Host`` (authentication protects it). Refused: ``421 Misdirected Request``,
+   as the MCP Python SDK answers.
+2. **Origin** (cross-site pages). Browsers send ``Origin`` on cross-site
+   requests and on every WebSocket upgrade, and a WebSocket is not protected by
+   CORS. A request that carries ``Origin`` is refused (``403``) unless the
+   origin is in ``allowed_origins`` (``"*"`` allows any); requests without it
+   (every non-browser client) pass.
+3. **Authentication**. ``authenticate`` maps the request head to a principal
+   name, or ``None`` to refuse: ``401`` with ``WWW-Authenticate: Bearer``; a
+   WebSocket upgrade is refused with the same status before it is accepted.
+   :class:`BearerTokens` is the built-in scheme (``Authorization: Bearer
+   TOKEN``, each token its own principal, compared in constant time); a
+   deployment behind a proxy that authenticates users passes its own hook
+   (read the proxy's identity header, verify a JWT). ``authenticate=None``
+   turns authentication off: every request is :data:`ANONYMOUS`.
+
+The principal is stored in the ASGI scope under :data:`PRINCIPAL_KEY`; the
+endpoint records it on each connection it opens and refuses the connection's
+id to any other principal (see :mod:`.core`). The endpoint refuses requests
+that did not pass through this middleware (no principal in the scope), so
+the checks cannot be skipped by mistake.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+log = logging.getLogger("acpwire.server")
+
+PRINCIPAL_KEY = "acpwire.principal"
+"""Where the middleware leaves the authenticated principal in the ASGI scope."""
+
+ANONYMOUS = "anonymous"
+"""The one principal of an endpoint without authentication."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHead:
+    """What an authentication hook sees of a request: no body, no framework types."""
+
+    kind: str
+    """``"http"`` or ``"websocket"``."""
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    """Lower-case names; repeated headers joined with ``", "``."""
+    client: tuple[str, int] | None
+    """The peer address as the ASGI server reports it."""
+
+
+Authenticator = Callable[[RequestHead], Awaitable[str | None]]
+"""An authentication hook: the principal's name, or ``None`` to refuse with 401."""
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def token_principal(token: str) -> str:
+    """The principal name of a bare token: stable across restarts, and not the token."""
+    return "token:" + hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
+
+
+class BearerTokens:
+    """``Authorization: Bearer TOKEN`` against a fixed set of tokens.
+
+    ``tokens`` is an iterable of tokens (each becomes its own principal, named
+    by :func:`token_principal`) or a mapping of token to principal name.
+    Comparison is by SHA-256 digest with :func:`hmac.compare_digest` against
+    every token, so neither the time taken nor an early exit tells an attacker
+    how much of a guess was right.
+    """
+
+    def __init__(self, tokens: Iterable[str] | Mapping[str, str]) -> None:
+        if isinstance(tokens, Mapping):
+            named = cast("Mapping[str, str]", tokens)
+            pairs = [(token, named[token]) for token in named]
+        else:
+            pairs = [(token, token_principal(token)) for token in tokens]
+        if not pairs:
+            raise ValueError("BearerTokens needs at least one token")
+        for token, _ in pairs:
+            if not token or token != token.strip() or any(c.isspace() for c in token):
+                raise ValueError("a token must be non-empty and contain no whitespace")
+        self._tokens = [(_digest(t), p) for t, p in pairs]
+
+    @property
+    def principals(self) -> frozenset[str]:
+        return frozenset(p for _, p in self._tokens)
+
+    async def __call__(self, request: RequestHead) -> str | None:
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        offered = _digest(value.strip())
+        found: str | None = None
+        for digest, principal in self._tokens:
+            if hmac.compare_digest(digest, offered):
+                found = principal
+        return found
+
+
+def _host_name(value: str) -> str:
+    """``Host`` header value without its port, lower-case, IPv6 brackets removed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return address == "localhost"
+
+
+@dataclass(frozen=True)
+class SecuritySettings:
+    """What :class:`SecurityMiddleware` enforces (see the module docstring)."""
+
+    authenticate: Authenticator | None
+    """The authentication hook; ``None`` turns authentication off."""
+    allowed_hosts: frozenset[str] | None = None
+    """``Host`` values accepted (``name`` for any port, ``name:port`` for one);
+    ``None``: loopback names when the server listens on loopback, else any."""
+    allowed_origins: frozenset[str] = field(default_factory=frozenset[str])
+    """``Origin`` values accepted (``scheme://host[:port]``); ``"*"``: any."""
+
+    def host_allowed(self, host: str | None, server: tuple[str, int] | None) -> bool:
+        """Whether a request with this ``Host`` header may reach a server bound to ``server``."""
+        if self.allowed_hosts is None:
+            if server is None or not _is_loopback(server[0]):
+                return True
+            return host is not None and _is_loopback(_host_name(host))
+        if host is None:
+            return False
+        value = host.strip().lower()
+        return value in self.allowed_hosts or _host_name(value) in self.allowed_hosts
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        if origin is None:
+            return True
+        return "*" in self.allowed_origins or origin.strip().lower().rstrip("/") in {
+            o.lower().rstrip("/") for o in self.allowed_origins
+        }
+
+
+def _head(scope: Scope) -> RequestHead:
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", ()):
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    client = scope.get("client")
+    return RequestHead(
+        kind=scope["type"],
+        method=scope.get("method", "GET"),
+        path=scope.get("path", ""),
+        headers=headers,
+        client=(str(client[0]), int(client[1])) if client else None,
+    )
+
+
+async def refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    text: str,
+    headers: Iterable[tuple[str, str]] = (),
+) -> None:
+    """Answer ``status`` to an HTTP request, or refuse a WebSocket upgrade with it."""
+    body = text.encode("utf-8")
+    raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    raw_headers += [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if scope["type"] == "websocket":
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        if "websocket.http.response" in scope.get("extensions", {}):
+            await send(
+                {"type": "websocket.http.response.start", "status": status, "headers": raw_headers}
+            )
+            await send({"type": "websocket.http.response.body", "body": body})
+        else:  # the server answers 403 on its own
+            await send({"type": "websocket.close", "code": 1008})
+        return
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class SecurityMiddleware:
+    """ASGI middleware: Host, Origin, then authentication; passes the principal on in the scope."""
+
+    def __init__(self, app: ASGIApp, settings: SecuritySettings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        head = _head(scope)
+        settings = self.settings
+        server = scope.get("server")
+        if not settings.host_allowed(head.headers.get("host"), server):
+            log.info("refused %s: Host %r", head.client, head.headers.get("host"))
+            await refuse(scope, receive, send, 421, "Invalid Host header")
+            return
+        if not settings.origin_allowed(head.headers.get("origin")):
+            log.info("refused %s: Origin %r", head.client, head.headers.get("origin"))
+            await refuse(scope, receive, send, 403, "Origin not allowed")
+            return
+        if settings.authenticate is None:
+            principal: str | None = ANONYMOUS
+        else:
+            try:
+                principal = await settings.authenticate(head)
+            except Exception:
+                log.exception("the authentication hook failed")
+                await refuse(scope, receive, send, 500, "authentication failed")
+                return
+        if principal is None:
+            challenge = 'Bearer realm="acp"'
+            if "authorization" in head.headers:
+                challenge += ', error="invalid_token"'
+            log.info("refused %s: not authenticated", head.client)
+            await refuse(
+                scope, receive, send, 401, "Unauthorized", [("www-authenticate", challenge)]
+            )
+            return
+        await self.app({**scope, PRINCIPAL_KEY: principal}, receive, send)

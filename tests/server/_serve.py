@@ -1,0 +1,116 @@
+"""Run ``acp serve`` as a real subprocess and read what it prints."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = ROOT / "tests" / "engine" / "agent_program.py"
+HOSTILE = ROOT / "tests" / "server" / "hostile_agent.py"
+TIMEOUT = 15.0
+TOKEN_ENV = "ACP_SERVE_TOKEN"
+
+
+@dataclass
+class Serve:
+    """A running ``acp serve``: its process, address, token and every stderr line so far."""
+
+    proc: asyncio.subprocess.Process
+    url: str
+    token: str | None
+    lines: list[str] = field(default_factory=list[str])
+    _new_line: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def ws_url(self) -> str:
+        scheme, rest = self.url.split("://", 1)
+        return ("wss" if scheme == "https" else "ws") + "://" + rest
+
+    async def wait_for_line(self, pattern: str) -> re.Match[str]:
+        """The first stderr line matching ``pattern`` (waits, bounded by the caller)."""
+        seen = 0
+        while True:
+            for line in self.lines[seen:]:
+                match = re.search(pattern, line)
+                if match:
+                    return match
+            seen = len(self.lines)
+            self._new_line.clear()
+            await self._new_line.wait()
+
+
+async def _drain(serve: Serve, stream: asyncio.StreamReader) -> None:
+    while line := await stream.readline():
+        serve.lines.append(line.decode(errors="replace").rstrip("\n"))
+        serve._new_line.set()
+    serve._new_line.set()
+
+
+@contextlib.asynccontextmanager
+async def acp_serve(*args: str, env: dict[str, str] | None = None) -> AsyncIterator[Serve]:
+    """``acp serve --port 0 ARGS...``; reads the address (and a generated token)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "acpwire.cli.main",
+        "serve",
+        "--port",
+        "0",
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        # The caller's own ACP_SERVE_TOKEN must not change what the tests see.
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), TOKEN_ENV: "", **(env or {})},
+    )
+    assert proc.stderr is not None
+    serve = Serve(proc, "", None)
+    drain = asyncio.ensure_future(_drain(serve, proc.stderr))
+    try:
+        match = await asyncio.wait_for(serve.wait_for_line(r"listening on (https?://\S+)"), TIMEOUT)
+        serve.url = match.group(1)
+        if (
+            "--no-auth" not in args
+            and "--token" not in args
+            and not (env or {}).get("ACP_SERVE_TOKEN")
+        ):
+            token = await asyncio.wait_for(serve.wait_for_line(r"token: (\S+)"), TIMEOUT)
+            serve.token = token.group(1)
+        yield serve
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), TIMEOUT)
+        await asyncio.wait_for(drain, TIMEOUT)
+
+
+def children(pid: int) -> set[int]:
+    """Process ids of ``pid``'s direct children (Linux /proc)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found.update(int(t) for t in text)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def wait_gone(pid: int) -> bool:
+    """Wait (bounded by the caller) until ``pid`` has exited."""
+    while alive(pid):
+        await asyncio.sleep(0.02)
+    return True
