@@ -163,8 +163,14 @@ class Sandbox:
     # ------------------------------------------------------------------ resolving
 
     def contains(self, path: str) -> SandboxPath | None:
-        """``path`` (absolute) resolved inside a root, or ``None`` when it lands outside all."""
-        real = Path(os.path.realpath(path))
+        """``path`` (absolute) resolved inside a root, or ``None`` when it lands outside all.
+
+        Raises ``path_changed`` when a link on the way changes while it is being resolved.
+        """
+        try:
+            real = Path(os.path.realpath(path))
+        except OSError:  # readlink() failed on what lstat() had just seen as a link
+            raise _path_changed(path) from None
         for root in self._roots:
             if real == root or real.is_relative_to(root):
                 return SandboxPath(path, root, real.relative_to(root).parts)
@@ -316,7 +322,7 @@ class Sandbox:
                 raise _map_os_error(exc, path, writing=True) from None
             if existing is not None:
                 if stat.S_ISLNK(existing.st_mode):
-                    raise _path_changed(path)
+                    raise _unexpected_link(target, writing=True)
                 _ensure_regular(existing, path)
             try:
                 _atomic_write(parent, name, data, existing)
@@ -368,13 +374,18 @@ def _link_error(
         except OSError:
             is_link = False
         if is_link:
-            try:
-                os.stat(target.resolved)
-            except OSError as again:
-                if again.errno == errno.ELOOP:  # resolution kept the link: it loops
-                    return _map_os_error(again, target.path, writing=writing)
-            return _path_changed(target.path)
+            return _unexpected_link(target, writing=writing)
     return _map_os_error(exc, target.path, writing=writing)
+
+
+def _unexpected_link(target: SandboxPath, *, writing: bool) -> RequestError:
+    """A link met on the way: one that loops (resolution had to keep it), or one that appeared."""
+    try:
+        os.stat(target.resolved)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return _map_os_error(exc, target.path, writing=writing)
+    return _path_changed(target.path)
 
 
 def _path_changed(path: str) -> InvalidParams:
