@@ -189,6 +189,13 @@ class Sandbox:
             )
         return found
 
+    def _target(self, target: str | SandboxPath) -> SandboxPath:
+        if isinstance(target, str):
+            return self.locate(target)
+        if target.root not in self._roots:
+            raise ValueError(f"{target.path!r} was located by another sandbox")
+        return target
+
     def is_protected(self, target: SandboxPath) -> bool:
         """Whether a component of ``target`` below its root matches a protected pattern."""
         return any(
@@ -207,8 +214,7 @@ class Sandbox:
         A range past the end of the file gives ``""``.
         """
         check_line_range(line, limit)
-        if isinstance(target, str):
-            target = self.locate(target)
+        target = self._target(target)
         path = target.path
         if not target.parts:
             raise _is_directory(path)
@@ -292,8 +298,7 @@ class Sandbox:
 
     def write_text(self, target: str | SandboxPath, content: str) -> None:
         """Write ``content`` as UTF-8, atomically, creating the file and missing folders."""
-        if isinstance(target, str):
-            target = self.locate(target)
+        target = self._target(target)
         path = target.path
         try:
             data = content.encode("utf-8")
