@@ -232,8 +232,10 @@ class Sandbox:
         try:
             info = os.fstat(fd)
             _ensure_regular(info, path)
-        except BaseException:
+        except BaseException as exc:
             os.close(fd)
+            if isinstance(exc, OSError):
+                raise _map_os_error(exc, path, writing=False) from None
             raise
         with os.fdopen(fd, "rb") as f:
             try:
