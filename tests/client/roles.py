@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any, Protocol
+
+import pytest
 
 from acpwire.agent.app import AgentApp
 from acpwire.agent.connection import Agent, AgentSideConnection, ClientPeer
 from acpwire.agent.turn import Turn
 from acpwire.client.toolkit import ToolkitClient
+from acpwire.protocol.errors import RequestError
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
 
@@ -128,3 +131,10 @@ async def files_for(
     else:
         async with agent_role(workspace) as turn_files:
             yield turn_files
+
+
+async def refused(call: Awaitable[object]) -> RequestError:
+    """The :class:`RequestError` that ``call`` fails with (within :data:`TIMEOUT`)."""
+    with pytest.raises(RequestError) as caught:
+        await asyncio.wait_for(call, TIMEOUT)
+    return caught.value

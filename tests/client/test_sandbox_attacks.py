@@ -21,7 +21,7 @@ from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.sandbox import DEFAULT_MAX_READ_BYTES
 from acpwire.testing import SchemaValidator
 
-from .roles import ROLES, TIMEOUT, Files, files_for
+from .roles import ROLES, TIMEOUT, Files, files_for, refused
 
 SECRET = "OUTSIDE-SECRET"
 
@@ -57,13 +57,6 @@ def tree(folder: Path) -> dict[str, bytes | None]:
 
 def temp_files(folder: Path) -> list[str]:
     return [rel for rel in tree(folder) if rel.endswith(".tmp")]
-
-
-async def refused(operation: asyncio.Future[object] | object) -> RequestError:
-    """The RequestError ``operation`` (an awaitable) fails with."""
-    with pytest.raises(RequestError) as caught:
-        await asyncio.wait_for(operation, TIMEOUT)  # type: ignore[arg-type]
-    return caught.value
 
 
 def reason(error: RequestError) -> str:

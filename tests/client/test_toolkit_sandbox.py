@@ -22,10 +22,10 @@ from acpwire.client.access import (
     read_only,
 )
 from acpwire.client.terminals import TerminalManager
-from acpwire.protocol.errors import ErrorCode, RequestError
+from acpwire.protocol.errors import ErrorCode
 from acpwire.testing import SchemaValidator
 
-from .roles import SESSION, TIMEOUT, PeerFiles, client_role
+from .roles import SESSION, TIMEOUT, PeerFiles, client_role, refused
 
 SECRET_NAME = "ACPWIRE_TEST_SECRET_TOKEN"
 SECRET_VALUE = "sk-this-must-never-reach-the-agent"
@@ -55,12 +55,6 @@ async def run_in_terminal(
     output = await peer.terminal_output(SESSION, created.terminal_id)
     await peer.release_terminal(SESSION, created.terminal_id)
     return exited.exit_code, output.output
-
-
-async def refused(call: object) -> RequestError:
-    with pytest.raises(RequestError) as caught:
-        await asyncio.wait_for(call, TIMEOUT)  # type: ignore[arg-type]
-    return caught.value
 
 
 # ---------------------------------------------------------------------------- terminal environment
