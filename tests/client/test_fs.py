@@ -430,3 +430,124 @@ async def test_content_with_unpaired_surrogate_is_invalid_params(
     with pytest.raises(InvalidParams):
         await files.write_text(str(workspace / "bad.txt"), "half \ud800 pair")
     assert not (workspace / "bad.txt").exists()
+
+
+# ---------------------------------------------------------------------------- races, made deterministic
+# The sandbox resolves a path, then opens it from the root's descriptor without following
+# links. Swapping a folder between the two steps is what a racing attacker does; here the
+# swap happens exactly there, every time.
+
+
+def swap_for_link(folder: Path, target: Path) -> None:
+    folder.rename(folder.with_name(folder.name + "-moved"))
+    folder.symlink_to(target, target_is_directory=target.is_dir())
+
+
+async def test_folder_swapped_for_a_link_after_resolution_is_not_followed_on_read(
+    files: WorkspaceFiles, workspace: Path, outside: Path
+) -> None:
+    (workspace / "dir").mkdir()
+    (workspace / "dir" / "secret.txt").write_text("inside\n")
+    target = await files.locate(str(workspace / "dir" / "secret.txt"))
+    swap_for_link(workspace / "dir", outside)
+    with pytest.raises(InvalidParams) as caught:
+        await files.read_text(target)
+    assert caught.value.data == {
+        "path": str(workspace / "dir" / "secret.txt"),
+        "reason": "path_changed",
+    }
+
+
+async def test_folder_swapped_for_a_link_after_resolution_gets_no_write(
+    files: WorkspaceFiles, workspace: Path, outside: Path
+) -> None:
+    (workspace / "dir").mkdir()
+    target = await files.locate(str(workspace / "dir" / "new" / "planted.txt"))
+    swap_for_link(workspace / "dir", outside)
+    with pytest.raises(InvalidParams) as caught:
+        await files.write_text(target, "pwned")
+    assert caught.value.data["reason"] == "path_changed"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+async def test_file_swapped_for_a_link_after_resolution_is_neither_read_nor_replaced(
+    files: WorkspaceFiles, workspace: Path, outside: Path
+) -> None:
+    (workspace / "notes.txt").write_text("mine\n")
+    target = await files.locate(str(workspace / "notes.txt"))
+    swap_for_link(workspace / "notes.txt", outside / "secret.txt")
+    for attempt in (lambda: files.read_text(target), lambda: files.write_text(target, "pwned")):
+        with pytest.raises(InvalidParams) as caught:
+            await attempt()
+        assert caught.value.data["reason"] == "path_changed"
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+    assert (workspace / "notes.txt").is_symlink()
+
+
+async def test_a_symlink_loop_inside_is_reported_as_a_loop(
+    files: WorkspaceFiles, workspace: Path
+) -> None:
+    (workspace / "a").symlink_to(workspace / "b")
+    (workspace / "b").symlink_to(workspace / "a")
+    for attempt in (
+        lambda: files.read_text(str(workspace / "a")),
+        lambda: files.write_text(str(workspace / "a"), "x"),
+    ):
+        with pytest.raises(InvalidParams) as caught:
+            await attempt()
+        assert caught.value.data["reason"] == "symlink_loop"
+
+
+async def test_a_failed_write_leaves_the_old_content_and_no_temp_file(
+    files: WorkspaceFiles, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = workspace / "f.txt"
+    target.write_text("old\n")
+
+    def disk_error(fd: int) -> None:
+        raise OSError(5, "Input/output error, with OS text that must not reach the agent")
+
+    monkeypatch.setattr(os, "fsync", disk_error)
+    with pytest.raises(RequestError) as caught:
+        await files.write_text(str(target), "new\n")
+    assert caught.value.code == ErrorCode.INTERNAL_ERROR
+    assert caught.value.data == {"path": str(target), "errno": "EIO"}
+    assert "Input/output" not in str(caught.value.to_wire())
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in workspace.iterdir()) == ["f.txt"]
+
+
+async def test_reading_or_writing_the_root_itself_is_a_directory_error(
+    files: WorkspaceFiles, workspace: Path
+) -> None:
+    for attempt in (
+        lambda: files.read_text(str(workspace)),
+        lambda: files.write_text(str(workspace), "x"),
+    ):
+        with pytest.raises(InvalidParams) as caught:
+            await attempt()
+        assert caught.value.data["reason"] == "is_directory"
+
+
+# ---------------------------------------------------------------------------- protected names
+
+
+async def test_protected_names_are_configurable(workspace: Path) -> None:
+    (workspace / ".git").mkdir()
+    open_files = WorkspaceFiles(workspace, protected=())
+    await open_files.write_text(str(workspace / ".git" / "config"), "[core]\n")
+    assert (workspace / ".git" / "config").read_text() == "[core]\n"
+
+    keys = WorkspaceFiles(workspace, protected=["*.PEM", "secrets"])
+    for path in ("server.pem", "deploy/secrets/token.txt", "Secrets"):
+        with pytest.raises(InvalidParams) as caught:
+            await keys.write_text(str(workspace / path), "x")
+        assert caught.value.data["reason"] == "protected_path"
+        assert not (workspace / path).exists()
+    await keys.write_text(str(workspace / ".git" / "config"), "[user]\n")
+    await keys.write_text(str(workspace / "pem.txt"), "fine")
+
+
+def test_protected_names_must_be_a_collection() -> None:
+    with pytest.raises(TypeError, match="collection"):
+        WorkspaceFiles("/tmp", protected=".git")

@@ -124,6 +124,31 @@ async def test_env_is_laid_over_the_inherited_environment(manager: TerminalManag
     assert out.output == f"hello world|{os.environ['PATH']}"
 
 
+async def test_only_allow_listed_variables_of_the_client_are_inherited(
+    manager: TerminalManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACPWIRE_TEST_API_KEY", "secret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    _, out = await run_to_end(manager, "env", env={"ACPWIRE_TEST_VAR": "given"})
+    names = {line.split("=", 1)[0] for line in out.output.splitlines()}
+    assert "ACPWIRE_TEST_API_KEY" not in names
+    assert {"PATH", "LANG", "ACPWIRE_TEST_VAR"} <= names
+    assert names <= {*os.environ, "ACPWIRE_TEST_VAR"}
+
+
+async def test_inherit_env_takes_names_and_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACPWIRE_TEST_ONE", "1")
+    monkeypatch.setenv("ACPWIRE_TEST_TWO", "2")
+    monkeypatch.setenv("ACPWIRE_OTHER", "3")
+    async with TerminalManager(kill_grace=0.2, inherit_env=["PATH", "ACPWIRE_TEST_*"]) as chosen:
+        _, out = await run_to_end(chosen, "env")
+    assert sorted(out.output.splitlines()) == [
+        "ACPWIRE_TEST_ONE=1",
+        "ACPWIRE_TEST_TWO=2",
+        f"PATH={os.environ['PATH']}",
+    ]
+
+
 async def test_command_runs_in_the_given_cwd(manager: TerminalManager, tmp_path: Path) -> None:
     expected = os.path.realpath(tmp_path) + "\n"
     _, out = await run_to_end(manager, "pwd", cwd=str(tmp_path))
@@ -248,6 +273,64 @@ async def test_character_split_across_writes_is_not_shown_half_written(
 async def test_invalid_bytes_become_replacement_characters(manager: TerminalManager) -> None:
     _, out = await run_to_end(manager, "sh", "-c", r"printf 'ok\377\n\342\202'")
     assert out.output == "ok\ufffd\n\ufffd"
+
+
+# ---------------------------------------------------------------------------- per-session caps
+
+
+async def test_a_session_holds_at_most_max_terminals_at_once(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    async with TerminalManager(kill_grace=0.2, max_terminals_per_session=2) as manager:
+        first = await manager.create(SESSION, "sleep", ["1000"])
+        await manager.create(SESSION, "sh", ["-c", "exit 0"])  # exited but held: counts
+        await asyncio.wait_for(
+            manager.wait_for_exit(SESSION, manager.terminal_ids(SESSION)[1]), TIMEOUT
+        )
+        with pytest.raises(InvalidParams) as caught:
+            await manager.create(SESSION, "touch", [str(marker)])
+        assert caught.value.code == ErrorCode.INVALID_PARAMS
+        assert caught.value.data == {"reason": "too_many_terminals", "max": 2}
+        assert "release" in caught.value.message
+        assert not marker.exists()
+        await manager.create("another-session", "true")  # other sessions are not affected
+        await manager.release(SESSION, first)
+        await manager.create(SESSION, "true")  # room again
+
+
+async def test_concurrent_creates_cannot_overshoot_the_terminal_cap() -> None:
+    async with TerminalManager(kill_grace=0.2, max_terminals_per_session=3) as manager:
+        results = await asyncio.wait_for(
+            asyncio.gather(
+                *(manager.create(SESSION, "sleep", ["1000"]) for _ in range(12)),
+                return_exceptions=True,
+            ),
+            TIMEOUT,
+        )
+        created = [r for r in results if isinstance(r, str)]
+        refusals = [r for r in results if isinstance(r, InvalidParams)]
+        assert len(created) == 3 and len(refusals) == 9
+        assert all(r.data["reason"] == "too_many_terminals" for r in refusals)
+        assert sorted(manager.terminal_ids(SESSION)) == sorted(created)
+
+
+async def test_terminals_of_a_session_share_one_output_budget() -> None:
+    async with TerminalManager(kill_grace=0.2, max_session_output_bytes=1000) as manager:
+        ids = []
+        for digit in ("1", "2"):
+            terminal_id = await manager.create(SESSION, "printf", ["%0800d", digit])
+            await asyncio.wait_for(manager.wait_for_exit(SESSION, terminal_id), TIMEOUT)
+            ids.append(terminal_id)
+        first, second = [await manager.output(SESSION, t) for t in ids]
+        assert (first.output, first.truncated) == ("0" * 799 + "1", False)
+        assert (second.output, second.truncated) == ("0" * 199 + "2", True)
+        with pytest.raises(InvalidParams) as caught:
+            await manager.create(SESSION, "true")
+        assert caught.value.data == {"reason": "output_budget_exhausted", "maxBytes": 1000}
+        await manager.create("another-session", "true")
+        await manager.release(SESSION, ids[0])
+        third = await manager.create(SESSION, "echo", ["room again"])
+        await asyncio.wait_for(manager.wait_for_exit(SESSION, third), TIMEOUT)
+        assert (await manager.output(SESSION, third)).output == "room again\n"
 
 
 # ---------------------------------------------------------------------------- kill

@@ -29,13 +29,14 @@ import shlex
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
 from .. import schema as s
 from ..engine.roles import gate_allows
 from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidParams
 from ..protocol.forms import validate_form
+from ..sandbox import Sandbox
 from ..schema import UNSET
 from ..schema.methods import BY_NAME
 from .chunks import LiveChunks
@@ -373,13 +374,9 @@ class Turn:
     def _missing(self, what: str, error: CapabilityError, hint: str) -> CapabilityError:
         return CapabilityError(f"{error} ({what}; {hint})")
 
-    def _local_path(self, path: str) -> Path:
-        real = Path(os.path.realpath(path))
-        for root in self.session.roots:
-            root_real = Path(os.path.realpath(root))
-            if real == root_real or root_real in real.parents:
-                return real
-        raise PermissionError(f"{path} is outside the session's roots {self.session.roots}")
+    def _local_files(self) -> Sandbox:
+        """The agent's own disk, confined to the session's roots as a client would (SESS-023)."""
+        return Sandbox(self.session.roots)
 
     async def read_file(
         self,
@@ -393,7 +390,9 @@ class Turn:
 
         ``line`` is 1-based. Without ``fs.readTextFile`` this raises
         :class:`CapabilityError`, unless ``fallback`` is true: then the file is
-        read from the agent's disk, inside the session's roots only (SESS-023).
+        read from the agent's disk through the same :class:`~acpwire.sandbox.Sandbox`
+        the toolkit client uses (inside the session's roots only, SESS-023; size cap,
+        UTF-8), failing with the same errors a client would answer.
         """
         path = self.resolve(path)
         if line is not None and line < 1:
@@ -404,13 +403,7 @@ class Turn:
                     "the client did not advertise fs.readTextFile; check turn.can_read_files "
                     "or pass fallback=True to read from the agent's disk"
                 )
-            local = self._local_path(path)
-            text = await asyncio.to_thread(local.read_text, encoding="utf-8")
-            if line is None and limit is None:
-                return text
-            lines = text.splitlines(keepends=True)
-            start = (line or 1) - 1
-            return "".join(lines[start : None if limit is None else start + limit])
+            return await asyncio.to_thread(self._local_files().read_text, path, line, limit)
         result = await self.client.read_text_file(self.session_id, path, line=line, limit=limit)
         return result.content
 
@@ -418,7 +411,8 @@ class Turn:
         """Write a text file through the client (``fs/write_text_file``; creates it if missing).
 
         Without ``fs.writeTextFile``: :class:`CapabilityError`, or with
-        ``fallback`` a write to the agent's disk inside the session's roots.
+        ``fallback`` an atomic write to the agent's disk inside the session's roots,
+        through the same sandbox as :meth:`read_file` (version control internals refused).
         """
         path = self.resolve(path)
         if not self.can_write_files:
@@ -427,8 +421,7 @@ class Turn:
                     "the client did not advertise fs.writeTextFile; check turn.can_write_files "
                     "or pass fallback=True to write to the agent's disk"
                 )
-            local = self._local_path(path)
-            await asyncio.to_thread(local.write_text, content, encoding="utf-8")
+            await asyncio.to_thread(self._local_files().write_text, path, content)
             return
         await self.client.write_text_file(self.session_id, path, content)
 

@@ -1,10 +1,19 @@
 """The client role.
 
 :class:`ToolkitClient` and :func:`open_agent` are the batteries (sandboxed
-files, real terminals, permission policies, session state; docs/clients.md);
+files, real terminals, permission and access policies, session state;
+docs/clients.md, docs/security.md);
 :class:`Client`, :class:`AgentPeer` and :func:`connect` are the low tier.
 """
 
+from .access import (
+    AccessPolicy,
+    AccessRequest,
+    ReadRequest,
+    TerminalRequest,
+    WriteRequest,
+    read_only,
+)
 from .connection import AgentPeer, Client, ClientSideConnection, connect
 from .elicitation import ElicitationHandler, FormRequest, UrlRequest
 from .fs import WorkspaceFiles
@@ -28,6 +37,8 @@ from .toolkit import (
 )
 
 __all__ = [
+    "AccessPolicy",
+    "AccessRequest",
     "AgentExitedError",
     "AgentNotFoundError",
     "AgentPeer",
@@ -41,15 +52,19 @@ __all__ = [
     "MessageView",
     "PermissionPolicy",
     "PermissionRequest",
+    "ReadRequest",
     "RejectAll",
     "Rule",
     "Rules",
     "SessionState",
     "TerminalManager",
+    "TerminalRequest",
     "ToolCallView",
     "ToolkitClient",
     "UrlRequest",
     "WorkspaceFiles",
+    "WriteRequest",
     "connect",
     "open_agent",
+    "read_only",
 ]

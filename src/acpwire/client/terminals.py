@@ -11,9 +11,21 @@ exceeded the client drops output from the beginning, only at character boundarie
 
 SDK policy (not spec text), enforced by :class:`TerminalManager`:
 
-* The command is executed directly (no shell), with ``env`` laid over this process's
-  environment and standard input connected to ``/dev/null``. Standard output and
-  standard error share one pipe, so the output interleaves as in a terminal.
+* The command is executed directly (no shell), with standard input connected to
+  ``/dev/null``. Standard output and standard error share one pipe, so the output
+  interleaves as in a terminal.
+* The environment is an allow-list, not this process's whole environment: only the
+  variables whose names match ``inherit_env`` (default :data:`DEFAULT_INHERITED_ENV`:
+  ``PATH``, ``HOME``, ``USER``, ``SHELL``, ``LANG``, ``LC_*``, ``TERM``, ``TMPDIR`` and the
+  like) are passed on, with the agent's ``env`` laid over them. A client started with
+  API keys or cloud credentials in its environment does not hand them to the agent.
+  ``inherit_env=("*",)`` passes everything (the behaviour before this rule).
+* Per session, at most ``max_terminals_per_session`` terminals are held at once (released
+  ones do not count) and the output kept by all of them together is capped at
+  ``max_session_output_bytes``: once the cap is reached, new output of a terminal drops
+  that terminal's oldest output (reported as ``truncated``), and ``terminal/create``
+  answers -32602 with ``data.reason`` ``"too_many_terminals"`` or
+  ``"output_budget_exhausted"`` until the agent releases terminals.
 * Each command leads its own session and process group, so killing reaches the
   children it started: SIGTERM to the group, SIGKILL after ``kill_grace`` seconds.
   A descendant that starts its own session (a daemon) escapes the group and is not killed.
@@ -33,20 +45,53 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fnmatch
 import os
 import signal
 import subprocess
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
 from acpwire.protocol.errors import InternalError, InvalidParams, ResourceNotFound
 
-__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "ExitStatus", "TerminalManager", "TerminalOutput"]
+__all__ = [
+    "DEFAULT_INHERITED_ENV",
+    "DEFAULT_MAX_OUTPUT_BYTES",
+    "DEFAULT_MAX_SESSION_OUTPUT_BYTES",
+    "DEFAULT_MAX_TERMINALS_PER_SESSION",
+    "ExitStatus",
+    "TerminalManager",
+    "TerminalOutput",
+]
 
 DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 """Output kept per terminal when the agent gives no smaller ``outputByteLimit`` (16 MiB)."""
+
+DEFAULT_MAX_SESSION_OUTPUT_BYTES = 64 * 1024 * 1024
+"""Output kept by all terminals of one session together (64 MiB: four full terminals)."""
+
+DEFAULT_MAX_TERMINALS_PER_SESSION = 16
+"""Terminals one session may hold at once; agents run a few, a loop runs thousands."""
+
+DEFAULT_INHERITED_ENV: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "COLORTERM",
+    "TMPDIR",
+    "TZ",
+)
+"""Names (or :mod:`fnmatch` patterns) of the client's variables a terminal inherits:
+what commands need to find programs, the home folder, the locale and the terminal type,
+and nothing that usually holds a secret (tokens, keys, ``SSH_AUTH_SOCK``)."""
 
 _SIGKILL_WAIT = 5.0
 """How long to wait for a process to vanish after SIGKILL before giving up on it."""
@@ -93,13 +138,30 @@ def _complete_prefix_length(data: bytes | bytearray) -> int:
     return size
 
 
+class _Budget:
+    """Output bytes kept by the terminals of one session, against their common cap."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.used = 0
+
+
 class _Terminal:
     """One command, its output buffer and its lifecycle events (loop-thread only)."""
 
-    def __init__(self, terminal_id: str, session_id: str, limit: int, drain_timeout: float) -> None:
+    def __init__(
+        self,
+        terminal_id: str,
+        session_id: str,
+        limit: int,
+        drain_timeout: float,
+        budget: _Budget,
+    ) -> None:
         self.id = terminal_id
         self.session_id = session_id
         self.limit = limit
+        self.budget = budget
+        self.released = False
         self.pid = 0
         self.transport: asyncio.SubprocessTransport | None = None
         self.returncode: int | None = None
@@ -115,9 +177,14 @@ class _Terminal:
     # Called by the subprocess protocol.
 
     def on_data(self, data: bytes) -> None:
+        if self.released:
+            return  # still draining while it is killed; nobody can read it any more
         buffer = self._buffer
+        before = len(buffer)
         buffer += data
-        excess = len(buffer) - self.limit
+        budget = self.budget
+        # Over the terminal's own limit, or over the session's cap: drop this terminal's oldest.
+        excess = max(len(buffer) - self.limit, budget.used - before + len(buffer) - budget.cap)
         if excess > 0:
             del buffer[:excess]
             # Do not start in the middle of a character: drop its remaining continuation bytes.
@@ -126,6 +193,13 @@ class _Terminal:
                 skip += 1
             del buffer[:skip]
             self._truncated = True
+        budget.used += len(buffer) - before
+
+    def forget_output(self) -> None:
+        """Give the kept output back to the session's budget (the terminal is released)."""
+        self.released = True
+        self.budget.used -= len(self._buffer)
+        self._buffer.clear()
 
     def on_eof(self) -> None:
         self._eof = True
@@ -236,14 +310,26 @@ class TerminalManager:
         kill_grace: float = 2.0,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         exit_drain_timeout: float = 0.5,
+        inherit_env: Collection[str] = DEFAULT_INHERITED_ENV,
+        max_terminals_per_session: int = DEFAULT_MAX_TERMINALS_PER_SESSION,
+        max_session_output_bytes: int = DEFAULT_MAX_SESSION_OUTPUT_BYTES,
     ) -> None:
-        if kill_grace < 0 or exit_drain_timeout < 0 or max_output_bytes < 0:
+        if min(kill_grace, exit_drain_timeout, max_output_bytes, max_session_output_bytes) < 0:
             raise ValueError(
-                "kill_grace, exit_drain_timeout and max_output_bytes must not be negative"
+                "kill_grace, exit_drain_timeout, max_output_bytes and "
+                "max_session_output_bytes must not be negative"
             )
+        if max_terminals_per_session < 1:
+            raise ValueError("max_terminals_per_session must be at least 1")
+        if isinstance(inherit_env, str):
+            raise TypeError("inherit_env is a collection of names or patterns, not one string")
         self._kill_grace = kill_grace
         self._max_output_bytes = max_output_bytes
         self._drain_timeout = exit_drain_timeout
+        self._inherit_env = tuple(inherit_env)
+        self._max_terminals = max_terminals_per_session
+        self._max_session_output = max_session_output_bytes
+        self._budgets: dict[str, _Budget] = {}
         self._terminals: dict[str, _Terminal] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -276,18 +362,19 @@ class TerminalManager:
         if self._closed:
             raise InternalError("terminal manager is shut down")
         _check_arguments(command, args, cwd, output_byte_limit)
+        child_env = _build_env(self._inherit_env, env)
+        budget = self._check_room(session_id)
         if cwd is not None and not await asyncio.to_thread(os.path.isdir, cwd):
             raise InvalidParams(
                 "cwd is not an existing directory", {"cwd": cwd, "reason": "cwd_not_found"}
             )
-        child_env = _build_env(env)
         limit = self._max_output_bytes
         if output_byte_limit is not None:
             limit = min(limit, output_byte_limit)
         terminal_id = f"term_{uuid.uuid4().hex}"
         while terminal_id in self._terminals:  # pragma: no cover - 128 random bits
             terminal_id = f"term_{uuid.uuid4().hex}"
-        terminal = _Terminal(terminal_id, session_id, limit, self._drain_timeout)
+        terminal = _Terminal(terminal_id, session_id, limit, self._drain_timeout, budget)
         loop = asyncio.get_running_loop()
         try:
             transport, _ = await loop.subprocess_exec(
@@ -320,8 +407,31 @@ class TerminalManager:
         if self._closed:  # aclose() ran while we were starting it
             await self._shutdown(terminal)
             raise InternalError("terminal manager is shut down")
+        if len(self.terminal_ids(session_id)) >= self._max_terminals:  # others started meanwhile
+            await self._shutdown(terminal)
+            self._check_room(session_id)
         self._terminals[terminal_id] = terminal
         return terminal_id
+
+    def _check_room(self, session_id: str) -> _Budget:
+        """The session's output budget, once it has room for one more terminal."""
+        held = len(self.terminal_ids(session_id))
+        if held >= self._max_terminals:
+            raise InvalidParams(
+                f"this session already holds {held} terminals (at most {self._max_terminals}); "
+                "release some first",
+                {"reason": "too_many_terminals", "max": self._max_terminals},
+            )
+        budget = self._budgets.get(session_id)
+        if budget is None:
+            budget = self._budgets[session_id] = _Budget(self._max_session_output)
+        if budget.used >= budget.cap and budget.cap > 0:
+            raise InvalidParams(
+                f"the terminals of this session keep {budget.used} bytes of output, the most "
+                "this client keeps; release some first",
+                {"reason": "output_budget_exhausted", "maxBytes": budget.cap},
+            )
+        return budget
 
     async def output(self, session_id: str, terminal_id: str) -> TerminalOutput:
         """The output kept so far, whether some was dropped, and the exit status once exited."""
@@ -350,6 +460,7 @@ class TerminalManager:
         terminals = [t for t in self._terminals.values() if t.session_id == session_id]
         for terminal in terminals:
             del self._terminals[terminal.id]
+        self._budgets.pop(session_id, None)
         await asyncio.gather(*(self._shutdown(t) for t in terminals))
 
     async def aclose(self) -> None:
@@ -357,6 +468,7 @@ class TerminalManager:
         self._closed = True
         terminals = list(self._terminals.values())
         self._terminals.clear()
+        self._budgets.clear()
         await asyncio.gather(*(self._shutdown(t) for t in terminals))
         while self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
@@ -368,6 +480,7 @@ class TerminalManager:
         return terminal
 
     async def _shutdown(self, terminal: _Terminal) -> None:
+        terminal.forget_output()
         # Shielded so that a cancelled release still kills and reaps the process.
         task = asyncio.ensure_future(terminal.close(self._kill_grace))
         self._closing.add(task)
@@ -375,8 +488,13 @@ class TerminalManager:
         await asyncio.shield(task)
 
 
-def _build_env(env: Mapping[str, str] | None) -> dict[str, str]:
-    merged = dict(os.environ)
+def _build_env(inherit: Sequence[str], env: Mapping[str, str] | None) -> dict[str, str]:
+    """The client's variables whose names match ``inherit``, with the agent's ``env`` over them."""
+    merged = {
+        name: value
+        for name, value in os.environ.items()
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in inherit)
+    }
     if env:
         for name, value in env.items():
             if not name or "=" in name or "\x00" in name:

@@ -4,10 +4,15 @@
 agent->client method from configured building blocks:
 
 * ``fs/read_text_file`` / ``fs/write_text_file``: a :class:`~acpwire.client.fs.WorkspaceFiles`
-  per session, whose roots are the session's ``cwd`` plus its ``additionalDirectories``;
+  per session, whose roots are the session's ``cwd`` plus its ``additionalDirectories``
+  (the race-free :class:`~acpwire.sandbox.Sandbox`; version control internals are never
+  written unless ``protected_names`` says otherwise);
 * ``terminal/*``: one shared :class:`~acpwire.client.terminals.TerminalManager` (``env`` list
-  turned into a mapping, ``cwd`` defaulting to the session's); a session's terminals are
-  released when it is closed or deleted, and all of them when the client closes;
+  turned into a mapping over an allow-listed environment; ``cwd`` defaulting to the
+  session's and refused outside its roots); a session's terminals are released when it
+  is closed or deleted, and all of them when the client closes;
+* every read, write and ``terminal/create``: the ``access`` policy, if any
+  (:mod:`acpwire.client.access`), decides after the sandbox resolved the path;
 * ``session/request_permission``: a permission policy (:mod:`acpwire.client.permissions`,
   fail-closed :class:`~acpwire.client.permissions.RejectAll` by default);
 * ``elicitation/*``: an :class:`~acpwire.client.elicitation.ElicitationHandler` (declines
@@ -36,7 +41,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from importlib import metadata
 from typing import Any, TypeVar
 
@@ -46,14 +51,17 @@ from ..protocol.errors import (
     AcpError,
     CapabilityError,
     ConnectionClosedError,
+    InvalidParams,
     MethodNotFound,
     ResourceNotFound,
     VersionMismatchError,
 )
+from ..sandbox import DEFAULT_PROTECTED_NAMES, SandboxPath
 from ..schema import UNSET, UnsetType
 from ..schema.methods import BY_NAME, CapabilityGate
 from ..transports.base import Transport
 from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
+from .access import AccessPolicy, AccessRequest, ReadRequest, TerminalRequest, WriteRequest, decide
 from .connection import Client, ClientSideConnection
 from .elicitation import ElicitationHandler, decline
 from .fs import DEFAULT_MAX_READ_BYTES, BufferProvider, WorkspaceFiles
@@ -119,6 +127,9 @@ class ToolkitClient(Client):
     ``terminal_auth`` advertises ``auth.terminal`` (the client then runs terminal login
     methods itself), ``boolean_config_options`` advertises boolean config option support
     and ``notices`` advertises ``session.notices`` (the state keeps notices).
+    ``access`` decides each read, write and terminal (:mod:`acpwire.client.access`;
+    default: everything the capabilities serve); ``protected_names`` are the path
+    components never written (default: version control folders; ``()`` for none).
     """
 
     def __init__(
@@ -134,6 +145,8 @@ class ToolkitClient(Client):
         notices: bool = True,
         buffer_provider: BufferProvider | None = None,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        access: AccessPolicy | None = None,
+        protected_names: Collection[str] = DEFAULT_PROTECTED_NAMES,
         client_info: s.Implementation | None = None,
     ) -> None:
         self.permissions: PermissionPolicy = permissions if permissions is not None else RejectAll()
@@ -154,6 +167,8 @@ class ToolkitClient(Client):
         self.connection: ClientSideConnection | None = None
         self._buffer_provider = buffer_provider
         self._max_read_bytes = max_read_bytes
+        self.access = access
+        self._protected_names = tuple(protected_names)
         self._workspaces: dict[str, WorkspaceFiles] = {}
         self._pending_permissions: dict[str, set[asyncio.Future[PermissionOutcome]]] = {}
         self._cancelling: set[str] = set()
@@ -249,6 +264,7 @@ class ToolkitClient(Client):
             extra,
             max_read_bytes=self._max_read_bytes,
             buffer_provider=self._buffer_provider,
+            protected=self._protected_names,
         )
         state = self.sessions.get(session_id)
         if state is None:
@@ -551,20 +567,44 @@ class ToolkitClient(Client):
             raise ResourceNotFound("unknown session", {"sessionId": session_id})
         return workspace
 
+    async def _authorize(self, request: AccessRequest, data: dict[str, object]) -> None:
+        """Ask the access policy; -32602 ``denied`` unless it answers ``True`` (fail closed)."""
+        if self.access is None:
+            return
+        try:
+            allowed = await decide(self.access, request)
+        except Exception:
+            log.exception("access policy failed; denying")
+            allowed = False
+        if not allowed:
+            raise InvalidParams(
+                "the client's access policy refused this call", {**data, "reason": "denied"}
+            )
+
     async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         if not self.read_files:
             return await super().read_text_file(params)
-        text = await self._workspace(params.session_id).read_text(
-            params.path, _none(params.line), _none(params.limit)
-        )
-        return s.ReadTextFileResponse(content=text)
+        files = self._workspace(params.session_id)
+        line, limit = _none(params.line), _none(params.limit)
+        target: str | SandboxPath = params.path
+        if self.access is not None:
+            target = await files.locate(params.path)
+            request = ReadRequest(params.session_id, params.path, target.resolved, line, limit)
+            await self._authorize(request, {"path": params.path})
+        return s.ReadTextFileResponse(content=await files.read_text(target, line, limit))
 
     async def write_text_file(
         self, params: s.WriteTextFileRequest
     ) -> s.WriteTextFileResponse | None:
         if not self.write_files:
             return await super().write_text_file(params)
-        await self._workspace(params.session_id).write_text(params.path, params.content)
+        files = self._workspace(params.session_id)
+        target: str | SandboxPath = params.path
+        if self.access is not None:
+            target = await files.locate(params.path)
+            request = WriteRequest(params.session_id, params.path, target.resolved, params.content)
+            await self._authorize(request, {"path": params.path})
+        await files.write_text(target, params.content)
         return s.WriteTextFileResponse()
 
     # ------------------------------------------------------------------ handlers: terminals
@@ -577,15 +617,32 @@ class ToolkitClient(Client):
     async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
         manager = self._manager()
         state = self.sessions.get(params.session_id)
-        if state is None or params.session_id not in self._workspaces:
+        files = self._workspaces.get(params.session_id)
+        if state is None or files is None:
             raise ResourceNotFound("unknown session", {"sessionId": params.session_id})
-        env_list = _none(params.env) or []
+        args = _none(params.args) or []
+        env = {e.name: e.value for e in _none(params.env) or []}
+        cwd = _none(params.cwd) or state.cwd or str(files.roots[0])
+        if "\x00" in cwd or not os.path.isabs(cwd):
+            raise InvalidParams(
+                "cwd must be an absolute path", {"cwd": cwd, "reason": "relative_cwd"}
+            )
+        inside = await asyncio.to_thread(files.sandbox.contains, cwd)
+        if inside is None:
+            raise InvalidParams(
+                "cwd is outside the session's workspace roots",
+                {"cwd": cwd, "reason": "cwd_outside_workspace"},
+            )
+        request = TerminalRequest(
+            params.session_id, params.command, tuple(args), inside.resolved, env
+        )
+        await self._authorize(request, {"command": params.command})
         terminal_id = await manager.create(
             params.session_id,
             params.command,
-            _none(params.args) or [],
-            env={e.name: e.value for e in env_list},
-            cwd=_none(params.cwd) or state.cwd,
+            args,
+            env=env,
+            cwd=str(inside.resolved),
             output_byte_limit=_none(params.output_byte_limit),
         )
         return s.CreateTerminalResponse(terminal_id=terminal_id)
