@@ -1,41 +1,43 @@
 """A black-box conformance checker for ACP agents that speak stdio (``acp check``).
 
-The checker starts the agent as a child process and talks to it the way an editor would,
-through acpwire's client connection over real pipes, while recording every line that
-crosses the pipes. Some checks look at answers (``initialize`` version negotiation, stop
-reasons, error codes); the others read the recording afterwards: nothing but JSON-RPC on
-stdout, every message valid against the official schema, every request answered once,
-session updates before the response that ends their turn, no calls to methods the client
-did not advertise.
+The checker starts the agent as a child process, several times side by side, and talks
+to it the way an editor would, through acpwire's client connection over real pipes,
+while recording every line that crosses the pipes. Some checks judge answers as they
+arrive (version negotiation, stop reasons, error codes, cancellation); the others read
+the recording afterwards (nothing but JSON-RPC on stdout, every payload strictly valid
+against the schema acpwire carries, one response per request, capability gates, tool
+calls, paths and terminals). No npm and no ``jsonschema`` are needed.
 
-The client advertises no optional capabilities at all, so any ``fs/*``, ``terminal/*`` or
-``elicitation/create`` call from the agent is a violation; permission requests are
-answered with a reject option (or ``cancelled``), so a checked agent never gets to change
-anything. Sessions are created in a fresh temporary folder.
+The package is split by what each part holds: :mod:`.registry` (every check, its
+requirement ids, its stage and what it needs), :mod:`.wire` (the recording),
+:mod:`.driver` (driving one agent process), :mod:`.live` (checks that drive agents),
+:mod:`.wire_checks` (checks over a recording or a capture), :mod:`.report` (results,
+JSON and JUnit XML, exit status) and :mod:`.runner` (:func:`run_checks`).
 
-The package is split by what each part holds: :mod:`.registry` (the checks and their
-requirement ids), :mod:`.wire` (the recording), :mod:`.live` (checks that drive agent
-processes), :mod:`.wire_checks` (checks over the recording), :mod:`.report` (results)
-and :mod:`.runner` (:func:`run_checks`).
-
-Each check cites rule ids of :mod:`acpwire.testing.requirements`. A check's level is the
-strongest level among its rules; the run fails (:attr:`Report.exit_code` 1) when a check
-at level MUST fails. Checks that cannot run say why (``skip``); checks of features the
-agent does not offer are ``n/a``.
+Each check cites rule ids of :mod:`acpwire.testing.requirements`. A failure names the
+rules it broke and takes the strongest level among them; the run fails
+(:attr:`Report.exit_code` 1) when a check fails at level MUST, and ends with 3 when the
+agent could not be checked past authentication. Checks that cannot run say why
+(``skip``); checks of features the agent does not offer are ``n/a``.
 """
 
-from .registry import CHECKS, CheckSpec, Status, select_checks
+from .registry import CHECKS, NEEDS, CheckSpec, Status, select_checks
 from .report import CheckResult, Report
-from .runner import CheckOptions, find_official_schema, run_checks
+from .runner import CheckOptions, run_checks
+from .wire import Wire, load_capture
+from .wire_checks import judge_wire
 
 __all__ = [
     "CHECKS",
+    "NEEDS",
     "CheckOptions",
     "CheckResult",
     "CheckSpec",
     "Report",
     "Status",
-    "find_official_schema",
+    "Wire",
+    "judge_wire",
+    "load_capture",
     "run_checks",
     "select_checks",
 ]

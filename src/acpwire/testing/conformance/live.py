@@ -1,34 +1,54 @@
-"""Checks that drive the agent: each run is one agent process on real pipes.
+"""Checks that drive agent processes and judge their answers as they come.
 
-The main run talks to the agent the way an editor would, through acpwire's client
-connection, with no optional client capability; the version probes start their own
-processes. Answers are judged as they arrive; everything is recorded (see
-:mod:`.wire`) for the wire checks that run afterwards.
+Three kinds of process run side by side (each its own :class:`~.driver.Run`):
+
+* **probes**, short-lived: ``initialize`` asking for version 2, for 65535, and with
+  ``_meta`` in the client capabilities; then stdin is closed and the exit awaited.
+* **main**, a client that advertises nothing optional and rejects every permission:
+  JSON-RPC behaviour (unknown methods, string ids, notifications, a line that is not
+  JSON, invalid params, ``$/cancel_request``), sessions, prompt turns and their content,
+  cancellation, modes, config options and the optional session methods.
+* **full**, a client with every capability that grants permissions: an MCP server in
+  ``session/new``, the ``--tool-prompt`` turns (files, terminals, permissions granted) and,
+  with ``--slow-prompt``, the end of input during a running turn.
+
+Judgements follow the rule they cite and nothing stricter: an agent may answer version 2
+to 65535 and refuse v1-shaped params for version 2; a turn that ended before the cancel
+reached the agent is not a cancellation failure; a session that was never prompted need
+not be listed. A request whose answer never comes costs one timeout, and the agent that
+dies is started again, so one defect gives one failure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
+import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from ... import schema as s
 from ...agent.turn import STOP_REASONS
-from ...client.connection import Client, ClientSideConnection
-from ...protocol.errors import ConnectionClosedError, ErrorCode, RequestError
-from ...transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
+from ...protocol.errors import ErrorCode
+from .driver import (
+    BARE_CAPABILITIES,
+    FULL_CAPABILITIES,
+    Answer,
+    BareClient,
+    FullClient,
+    Run,
+)
+from .registry import CHECKS, CHECKS_BY_KEY
 from .report import Report, Verdicts
-from .wire import RecordingPipe, WireEntry, as_dict, as_list, dict_of, dicts, short
+from .wire import Wire, as_dict, as_list, dict_of, dicts, short
 
 if TYPE_CHECKING:
     from .runner import CheckOptions
+
+__all__ = ["LiveChecks", "TURN_CONTENT_UPDATES", "walk_config_options"]
 
 TURN_CONTENT_UPDATES = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
@@ -36,216 +56,43 @@ TURN_CONTENT_UPDATES = frozenset(
 """Update kinds that belong to a turn (metadata updates may come at any time)."""
 REPLAY_UPDATES = TURN_CONTENT_UPDATES | {"user_message_chunk"}
 """Update kinds a session/load replay is made of."""
-CANCEL_GRACE = 5.0
-"""Seconds within which a cancelled turn should be answered (CANCEL-003)."""
-SHUTDOWN_GRACE = 5.0
-"""Seconds within which the agent should exit once its stdin is closed (SHUT-001)."""
+LATE_WATCH = 0.5
+"""Seconds to watch for turn content after a turn's response (the issue of record: >= 500 ms)."""
+CROSSING = 0.1
+"""A turn answered this soon after ``session/cancel`` was sent had ended before the agent read it."""
 TURN_START_WAIT = 2.0
 """How long to wait for the first update of a slow turn before cancelling it anyway."""
+KNOWN_VERSIONS = frozenset({1, 2})
+"""ACP versions that exist: 1 (stable) and 2 (the draft the protocol repository publishes)."""
 UNKNOWN_METHOD = "acpwire_check/unknown_method"
 UNKNOWN_EXT_METHOD = "_acpwire_check/unknown_request"
-PING_METHOD = "acpwire_check/ping"
 MALFORMED_LINE = b'{"jsonrpc": "2.0", "id": 999, "method": this is not JSON'
+META = {"acp-check/probe": {"nested": [1, 2]}}
+"""A ``_meta`` value the agent has never seen (EXT-008: it must be tolerated)."""
+NO_SESSION = "acp-check-no-such-session"
+INVALID_CURSOR = "acp-check-invalid-cursor"
+UNKNOWN_ID = "acp-check-unknown-id"
+# A 1x1 PNG and a 10 ms WAV of silence: the smallest valid image and audio.
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+WAV_SILENCE = "UklGRkQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YSAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+MAIN_STAGE = tuple(c.key for c in CHECKS if c.stage == "main")
+TURN_CHECKS = tuple(c.key for c in CHECKS if "turn" in c.needs and c.stage == "main")
 
 
-class _ProbeClient(Client):
-    """Advertises nothing optional; rejects every permission request."""
-
-    def capabilities(self) -> s.ClientCapabilities:
-        return s.ClientCapabilities()
-
-    async def request_permission(
-        self, params: s.RequestPermissionRequest
-    ) -> s.RequestPermissionResponse:
-        for option in params.options:
-            if str(option.kind).startswith("reject"):
-                return s.RequestPermissionResponse(
-                    outcome=s.SelectedPermissionOutcome(option_id=option.option_id)
-                )
-        return s.RequestPermissionResponse(outcome=s.CancelledPermissionOutcome())
+def _content_blocks(text: str, root: str) -> dict[str, dict[str, Any]]:
+    """One block of each type that needs a prompt capability, by capability name."""
+    uri = Path(root, "acp-check-note.txt").as_uri()
+    return {
+        "image": {"type": "image", "mimeType": "image/png", "data": PNG_1X1},
+        "audio": {"type": "audio", "mimeType": "audio/wav", "data": WAV_SILENCE},
+        "embeddedContext": {
+            "type": "resource",
+            "resource": {"uri": uri, "mimeType": "text/plain", "text": text},
+        },
+    }
 
 
-CLIENT_CAPABILITIES: dict[str, Any] = {}
-"""What the checker advertises in ``initialize``: no optional capability."""
-
-
-@dataclass(slots=True)
-class _Answer:
-    """The outcome of one request: a result, a JSON-RPC error, or a problem (timeout, hang-up)."""
-
-    result: Any = None
-    error: RequestError | None = None
-    problem: str | None = None
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.problem is None
-
-    @property
-    def answered(self) -> bool:
-        return self.problem is None
-
-    def describe(self) -> str:
-        if self.problem is not None:
-            return self.problem
-        if self.error is not None:
-            return f"error {self.error.code}: {self.error.message}"
-        return "a result"
-
-
-def _client_info() -> dict[str, str]:
-    try:
-        version = metadata.version("acpwire")
-    except metadata.PackageNotFoundError:  # pragma: no cover - bare checkout
-        version = "0"
-    return {"name": "acp-check", "title": "acpwire conformance checker", "version": version}
-
-
-class Run:
-    """One agent process, driven by a client connection whose wire is recorded."""
-
-    def __init__(self, checker: LiveChecks, label: str) -> None:
-        self.checker = checker
-        self.label = label
-        self.transport: SubprocessTransport | None = None
-        self.pipe: RecordingPipe | None = None
-        self.conn: ClientSideConnection | None = None
-        self.sessions: set[str] = set()
-        self.start_problem: str | None = None
-
-    @property
-    def timeout(self) -> float:
-        return self.checker.options.timeout
-
-    async def start(self) -> bool:
-        command = list(self.checker.options.command)
-        try:
-            self.transport = await spawn(command[0], command[1:], env=self.checker.options.env)
-        except AgentNotFoundError as exc:
-            self.start_problem = str(exc)
-            return False
-        self.pipe = RecordingPipe(self.transport, self.label, self.checker.entries)
-        self.conn = ClientSideConnection(_ProbeClient(), self.pipe, check_capabilities=False)
-        return True
-
-    def _exit_note(self) -> str:
-        t = self.transport
-        if t is None:
-            return ""
-        note = ""
-        if t.returncode is not None:
-            note = f" (agent exited with status {t.returncode})"
-        tail = t.stderr_tail().strip().splitlines()[-3:]
-        if tail:
-            note += "; stderr: " + " | ".join(tail)
-        return note
-
-    async def call(self, method: str, params: Any, timeout: float | None = None) -> _Answer:
-        assert self.conn is not None
-        started = time.monotonic()
-        try:
-            result = await asyncio.wait_for(
-                self.conn.connection.request(method, params), timeout or self.timeout
-            )
-        except asyncio.TimeoutError:
-            return _Answer(
-                problem=f"no answer to {method} within {timeout or self.timeout:g} s",
-                seconds=time.monotonic() - started,
-            )
-        except RequestError as exc:
-            return _Answer(error=exc, seconds=time.monotonic() - started)
-        except ConnectionClosedError:
-            # Let the process finish exiting so the note can say how it ended.
-            if self.transport is not None:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.transport.process.wait(), 1.0)
-            return _Answer(
-                problem=f"the connection closed before {method} was answered{self._exit_note()}",
-                seconds=time.monotonic() - started,
-            )
-        return _Answer(result=result, seconds=time.monotonic() - started)
-
-    async def notify(self, method: str, params: Any) -> None:
-        assert self.conn is not None
-        with contextlib.suppress(ConnectionClosedError):
-            await self.conn.connection.notify(method, params)
-
-    async def send_raw(self, line: bytes) -> None:
-        assert self.pipe is not None
-        with contextlib.suppress(ConnectionClosedError):
-            await self.pipe.send(line)
-
-    async def ping(self) -> _Answer:
-        """A request any agent answers (with -32601), to know earlier lines were processed."""
-        return await self.call(PING_METHOD, {})
-
-    def mark(self) -> int:
-        return len(self.checker.entries)
-
-    def entries(self, start: int = 0, end: int | None = None) -> Iterator[WireEntry]:
-        for entry in self.checker.entries[start:end]:
-            if entry.run == self.label:
-                yield entry
-
-    def response_index(self, since: int, method: str) -> int | None:
-        """Index of the response to the first ``method`` request sent from ``since`` on."""
-        request_id: Any = None
-        entries = self.checker.entries
-        for i in range(since, len(entries)):
-            e = entries[i]
-            if e.run != self.label:
-                continue
-            m = e.message
-            if m is None:
-                continue
-            if request_id is None:
-                if e.direction == "to_agent" and m.get("method") == method and "id" in m:
-                    request_id = m["id"]
-            elif e.direction == "from_agent" and e.is_response and m.get("id") == request_id:
-                return i
-        return None
-
-    def updates(
-        self,
-        session_id: str,
-        start: int,
-        end: int | None = None,
-        kinds: frozenset[str] | None = None,
-    ) -> list[str]:
-        out: list[str] = []
-        for entry in self.entries(start, end):
-            su = entry.session_update()
-            if su is not None and su[0] == session_id and (kinds is None or su[1] in kinds):
-                out.append(su[1])
-        return out
-
-    async def close_stdin_and_wait(self) -> int | None:
-        """Close the agent's stdin and wait up to :data:`SHUTDOWN_GRACE` for it to exit."""
-        t = self.transport
-        if t is None:
-            return None
-        stdin = t.process.stdin
-        if stdin is not None:
-            with contextlib.suppress(Exception):
-                stdin.close()
-        try:
-            return await asyncio.wait_for(t.process.wait(), SHUTDOWN_GRACE)
-        except asyncio.TimeoutError:
-            return None
-
-    async def close(self) -> None:
-        if self.conn is not None:
-            await self.conn.close()
-        elif self.transport is not None:
-            await self.transport.close()
-
-
-def _error_code(answer: _Answer) -> int | None:
-    return answer.error.code if answer.error is not None else None
-
-
-def _select_values(option: dict[str, Any]) -> list[Any]:
+def select_values(option: dict[str, Any]) -> list[Any]:
     """The values of a select config option (flat or grouped)."""
     values: list[Any] = []
     for item in dicts(option.get("options") or ()):
@@ -255,28 +102,6 @@ def _select_values(option: dict[str, Any]) -> list[Any]:
             if "value" in sub:
                 values.append(sub["value"])
     return values
-
-
-def _config_problems(options: Any) -> list[str]:
-    problems: list[str] = []
-    option_list = as_list(options)
-    if option_list is None:
-        return ["configOptions is not a list"]
-    for item in option_list:
-        option = as_dict(item)
-        if option is None:
-            problems.append(f"config option {item!r} is not an object")
-            continue
-        oid = option.get("id")
-        if "currentValue" not in option:
-            problems.append(f"option {oid!r} has no currentValue")
-        elif option.get("type") == "select":
-            values = _select_values(option)
-            if option["currentValue"] not in values:
-                problems.append(
-                    f"option {oid!r}: currentValue {option['currentValue']!r} is not one of {values!r}"
-                )
-    return problems
 
 
 def walk_config_options(value: Any) -> Iterator[Any]:
@@ -296,568 +121,980 @@ def walk_config_options(value: Any) -> Iterator[Any]:
 
 
 class LiveChecks:
-    """The checks that drive agent processes: version probes and the main conversation."""
+    """The probe, main and full runs of one ``acp check``."""
 
     def __init__(
         self,
         options: CheckOptions,
         verdicts: Verdicts,
         report: Report,
-        entries: list[WireEntry],
+        wire: Wire,
         cwd: str,
+        full_cwd: str,
     ) -> None:
         self.options = options
         self.verdicts = verdicts
         self.report = report
-        self.entries = entries
+        self.wire = wire
         self.cwd = cwd
+        self.full_cwd = full_cwd
+        self.exits: list[tuple[str, int | None]] = []
+        """(when stdin was closed, exit status or None when still running) per process."""
         self.runs: list[Run] = []
+        self.working_session: dict[str, str] = {}
+        """Per process label, the session the main run's steps work in."""
+        self.probe_answers: dict[int, Answer] = {}
+        self.prompt_refused = False
+        """The first ``--prompt`` was answered with an error (so later ones are not judged)."""
 
-    def new_run(self, label: str) -> Run:
-        run = Run(self, label)
+    # -- plumbing
+
+    @property
+    def timeout(self) -> float:
+        return self.options.timeout
+
+    @property
+    def quick(self) -> float:
+        return min(self.options.quick_timeout, self.options.timeout)
+
+    @property
+    def grace(self) -> float:
+        return self.options.grace
+
+    def record(self, key: str, status: Any, detail: str = "") -> None:
+        self.verdicts.record(key, status, detail)
+
+    def fail(self, key: str, detail: str, *broken: str) -> None:
+        self.verdicts.fail(key, detail, *broken)
+
+    def skip(self, keys: tuple[str, ...] | list[str], reason: str) -> None:
+        for key in keys:
+            self.verdicts.record(key, "skip", reason)
+
+    def new_run(self, name: str, full: bool = False) -> Run:
+        root = self.full_cwd if full else self.cwd
+        run = Run(
+            name,
+            self.wire,
+            self.options.command,
+            self.options.env,
+            (lambda: FullClient(root)) if full else BareClient,
+            FULL_CAPABILITIES if full else BARE_CAPABILITIES,
+            self.quick,
+        )
         self.runs.append(run)
         return run
 
-    # -- version probes (own processes)
+    def blocked(self, where: str, init_result: dict[str, Any] | None = None) -> str:
+        methods = [str(m.get("id")) for m in dicts((init_result or {}).get("authMethods") or ())]
+        hint = f"; offered methods: {', '.join(methods)}; pass --auth-method ID" if methods else ""
+        reason = f"blocked by authentication: {where} answered -32000{hint}"
+        earlier = self.report.blocked
+        if earlier is None or ("full run" in earlier and "full run" not in where):
+            self.report.blocked = reason  # the main run's reason says more
+        return reason
 
-    async def version_probe(self, version: int, key: str) -> int | None:
-        run = self.new_run(f"v{version}")
+    async def ready(self, run: Run) -> str | None:
+        """The session the main steps work in, after reviving a dead process; None if none."""
+        if not run.alive:
+            if not await run.revive("it had died", self.timeout):
+                return None
+        sid = self.working_session.get(run.label)
+        if sid is None:
+            answer = await run.call(
+                "session/new", {"cwd": self.cwd, "mcpServers": []}, self.timeout
+            )
+            found = dict_of(answer.result).get("sessionId")
+            if not isinstance(found, str):
+                return None
+            sid = self.working_session[run.label] = found
+            run.sessions.add(found)
+        return sid
+
+    async def fresh_session(self, run: Run) -> str | None:
+        """A new session for one check, so one broken turn does not spoil the next check's."""
+        if await self.ready(run) is None:
+            return None
+        answer = await run.call("session/new", {"cwd": self.cwd, "mcpServers": []}, self.timeout)
+        sid = dict_of(answer.result).get("sessionId")
+        if not isinstance(sid, str):
+            return None
+        run.sessions.add(sid)
+        return sid
+
+    def text_prompt(self, session_id: str, text: str, *extra: dict[str, Any]) -> dict[str, Any]:
+        return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}, *extra]}
+
+    async def prompt(self, run: Run, session_id: str, *extra: dict[str, Any]) -> Answer:
+        """A ``--prompt`` turn; authenticates once when the agent asks for it and may."""
+        params = self.text_prompt(session_id, self.options.prompt, *extra)
+        answer = await run.call("session/prompt", params, self.timeout)
+        if answer.needs_auth and self.options.auth_method:
+            auth = await run.call(
+                "authenticate", {"methodId": self.options.auth_method}, self.timeout
+            )
+            if auth.ok:
+                answer = await run.call("session/prompt", params, self.timeout)
+        return answer
+
+    async def late_updates(self, run: Run, session_id: str, response_index: int) -> list[str]:
+        """Turn content for ``session_id`` after ``response_index``, watched for LATE_WATCH s."""
+        await asyncio.sleep(LATE_WATCH)  # the rule is about time: watch a window, then look
+        return run.updates(session_id, response_index + 1, kinds=TURN_CONTENT_UPDATES)
+
+    # -- probes
+
+    async def probes(self) -> None:
+        """Version negotiation and ``_meta`` in capabilities, each in a process of its own."""
+        if not self.verdicts.wants("version-newer", "version-unknown", "shutdown", "meta-accepted"):
+            return
+        await asyncio.gather(self._probe(2), self._probe(65535), self._probe(1, meta=True))
+        newer, unknown = self.probe_answers.get(2), self.probe_answers.get(65535)
+        latest = dict_of(unknown.result).get("protocolVersion") if unknown and unknown.ok else None
+        if unknown is not None:
+            self._judge_unknown(unknown)
+        if newer is not None:
+            self._judge_newer(newer, latest)
+
+    async def _probe(self, version: int, meta: bool = False) -> None:
+        run = self.new_run("meta" if meta else f"v{version}")
         try:
             if not await run.start():
-                self.verdicts.record(key, "fail", f"agent not started: {run.start_problem}")
-                return None
-            answer = await run.call(
-                "initialize",
-                {
-                    "protocolVersion": version,
-                    "clientCapabilities": CLIENT_CAPABILITIES,
-                    "clientInfo": _client_info(),
-                },
-            )
-            if not answer.ok:
-                self.verdicts.record(
-                    key, "fail", f"initialize(protocolVersion={version}): {answer.describe()}"
-                )
-            else:
-                got = dict_of(answer.result).get("protocolVersion")
-                if not isinstance(got, bool) and got == 1:
-                    self.verdicts.record(key, "pass", f"answered {got}")
-                else:
-                    self.verdicts.record(
-                        key,
-                        "fail",
-                        f"asked {version}, answered {got!r}; ACP defines version 1 only, "
-                        "so 1 is the newest version an agent can support",
+                return
+            if meta:
+                run.capabilities = {"_meta": META}
+                run.process.capabilities = run.capabilities
+            answer = await run.initialize(version, self.timeout)
+            if meta:
+                if not answer.ok:
+                    self.fail(
+                        "meta-accepted",
+                        f"initialize with _meta in clientCapabilities: {answer.describe()}",
                     )
-            if not answer.answered:
-                return None
-            return await run.close_stdin_and_wait()
+            else:
+                self.probe_answers[version] = answer
+            if answer.answered:
+                code = await run.close_stdin_and_wait(self.grace)
+                self.exits.append((f"after initialize ({run.label})", code))
         finally:
+            self.report.notes.extend(run.notes)
             await run.close()
 
-    async def version_probes(self) -> None:
-        if not self.verdicts.wants("version-newer", "version-unknown", "shutdown"):
+    def _judge_unknown(self, answer: Answer) -> None:
+        key = "version-unknown"
+        if not answer.ok:
+            self.fail(key, f"initialize(protocolVersion=65535): {answer.describe()}")
             return
-        codes = await asyncio.gather(
-            self.version_probe(2, "version-newer"), self.version_probe(65535, "version-unknown")
-        )
-        slow = [c for c in codes if c is None]
+        got = dict_of(answer.result).get("protocolVersion")
+        if not isinstance(got, int) or isinstance(got, bool):
+            self.record(key, "skip", f"protocolVersion {got!r} is not an integer (see initialize)")
+        elif got in KNOWN_VERSIONS:
+            self.record(key, "pass", f"answered {got}")
+        else:
+            self.fail(
+                key,
+                f"asked 65535, answered {got!r}: the answer must be the newest version the "
+                f"agent supports, one of {sorted(KNOWN_VERSIONS)}",
+            )
+
+    def _judge_newer(self, answer: Answer, latest: Any) -> None:
+        key = "version-newer"
+        if not answer.ok:
+            if latest == 2:
+                self.record(
+                    key,
+                    "pass",
+                    f"refused ({answer.describe()}); it speaks version 2, whose initialize "
+                    "params differ from version 1's",
+                )
+            else:
+                self.fail(key, f"initialize(protocolVersion=2): {answer.describe()}")
+            return
+        got = dict_of(answer.result).get("protocolVersion")
+        if not isinstance(got, int) or isinstance(got, bool):
+            self.record(key, "skip", f"protocolVersion {got!r} is not an integer (see initialize)")
+        elif got == 2:
+            self.record(key, "pass", "answered 2 (supports version 2)")
+        elif got == 1:
+            if latest == 2:
+                self.fail(key, "asked 2, answered 1, yet answered 2 when asked for 65535")
+            else:
+                self.record(key, "pass", "answered 1")
+        else:
+            self.fail(key, f"asked 2, answered {got!r}")
+
+    def judge_shutdown(self) -> None:
+        """SHUT-001 over every process whose stdin was closed outside a turn."""
+        if not self.exits:
+            self.record("shutdown", "skip", "no process got that far")
+            return
+        slow = [when for when, code in self.exits if code is None]
         if slow:
-            self.verdicts.record(
+            self.fail(
                 "shutdown",
-                "fail",
-                f"the agent was still running {SHUTDOWN_GRACE:g} s after its stdin was closed",
+                f"still running {self.grace:g} s after stdin closed: {', '.join(slow)}",
             )
         else:
-            self.verdicts.record(
-                "shutdown", "pass", f"exit status {', '.join(str(c) for c in codes)}"
-            )
+            codes = ", ".join(str(code) for _, code in self.exits)
+            self.record("shutdown", "pass", f"exit status {codes}")
 
     # -- the main run
 
-    async def main_run(self) -> None:
+    async def main(self) -> None:
         run = self.new_run("main")
         try:
             await self._main(run)
         finally:
+            self.report.notes.extend(run.notes)
             await run.close()
 
     async def _main(self, run: Run) -> None:
         if not await run.start():
-            self.verdicts.record("initialize", "fail", f"agent not started: {run.start_problem}")
-            self.verdicts.skip_rest("the agent did not start")
+            self.fail("initialize", f"agent not started: {run.start_problem}")
+            self.verdicts.skip_stage("main", "the agent did not start")
             return
-        init = await run.call(
-            "initialize",
-            {
-                "protocolVersion": 1,
-                "clientCapabilities": CLIENT_CAPABILITIES,
-                "clientInfo": _client_info(),
-            },
-        )
+        init = await run.initialize(timeout=self.timeout)
         if not init.ok:
-            self.verdicts.record("initialize", "fail", f"initialize: {init.describe()}")
-            self.verdicts.skip_rest("initialize failed")
+            self.fail("initialize", f"initialize: {init.describe()}")
+            self.verdicts.skip_stage("main", "initialize failed")
             return
         result = dict_of(init.result)
+        self._judge_initialize(result)
+        caps = dict_of(result.get("agentCapabilities"))
+        await self._json_rpc(run)
+        await self._unknown_session(run)
+        session_id = await self._first_session(run, result)
+        if session_id is None:
+            return
+        await self._session_probes(run)
+        await self._second_session(run, session_id)
+        turn = await self._prompt(run, session_id, result)
+        if turn:
+            await self._turn_followups(run, caps)
+        await self._cancel(run)
+        await self._cancel_request_turn(run)
+        await self._load(run, caps, session_id if turn else None)
+        await self._list(run, caps, session_id if turn else None)
+        await self._unadvertised(run, caps)
+        if run.alive:
+            code = await run.close_stdin_and_wait(self.grace)
+            self.exits.append(("with sessions open (main)", code))
+
+    def _judge_initialize(self, result: dict[str, Any]) -> None:
         version = result.get("protocolVersion")
         self.report.protocol_version = version
         info = result.get("agentInfo")
         agent_info = self.report.agent_info = as_dict(info)
-        if not isinstance(version, bool) and version == 1:
-            self.verdicts.record("initialize", "pass", "protocolVersion 1")
+        if not isinstance(version, int) or isinstance(version, bool):
+            self.fail("initialize", f"protocolVersion is {version!r}, not an integer", "INIT-003")
+        elif version != 1:
+            self.fail("initialize", f"asked 1, answered protocolVersion {version}", "INIT-008")
         else:
-            self.verdicts.record(
-                "initialize", "fail", f"asked 1, answered protocolVersion {version!r}"
-            )
-        if agent_info is not None and agent_info.get("name") and agent_info.get("version"):
-            self.verdicts.record(
-                "agent-info", "pass", f"{agent_info.get('name')} {agent_info.get('version')}"
-            )
+            self.record("initialize", "pass", "protocolVersion 1")
+        if info is None:
+            self.fail("agent-info", "no agentInfo in the initialize result")
+        elif agent_info and isinstance(agent_info.get("name"), str) and agent_info.get("version"):
+            self.record("agent-info", "pass", f"{agent_info['name']} {agent_info['version']}")
         else:
-            self.verdicts.record("agent-info", "fail", f"agentInfo is {short(info)}")
-        caps = dict_of(result.get("agentCapabilities"))
-
-        await self._probe_errors(run)
-        session_id, session_result = await self._new_session(run, result)
-        if session_id is None:
-            return
-        second = await run.call("session/new", {"cwd": self.cwd, "mcpServers": []})
-        second_id = dict_of(second.result).get("sessionId") if second.ok else None
-        if not second.ok:
-            self.verdicts.record(
-                "session-unique", "fail", f"second session/new: {second.describe()}"
-            )
-        elif second_id == session_id:
-            self.verdicts.record("session-unique", "fail", f"both calls returned {session_id!r}")
-        else:
-            self.verdicts.record("session-unique", "pass")
-            run.sessions.add(str(second_id))
-        other = str(second_id) if second.ok and second_id != session_id else session_id
-        await self._modes_and_config(
-            run, other, session_result if other == session_id else second.result
-        )
-        prompted = await self._prompt(run, session_id)
-        await self._cancel(run, session_id)
-        await self._load(run, caps, session_id, prompted)
-        await self._list(run, caps, [session_id, other])
-        await self._unadvertised(run, caps, session_id)
-
-    async def _probe_errors(self, run: Run) -> None:
-        answer = await run.call(UNKNOWN_METHOD, {})
-        code = _error_code(answer)
-        if code == ErrorCode.METHOD_NOT_FOUND:
-            self.verdicts.record("unknown-method", "pass")
-        else:
-            self.verdicts.record("unknown-method", "fail", f"{UNKNOWN_METHOD}: {answer.describe()}")
-
-        answer = await run.call(UNKNOWN_EXT_METHOD, {})
-        if answer.answered:
-            self.verdicts.record("ext-request", "pass", answer.describe())
-        else:
-            self.verdicts.record("ext-request", "fail", answer.describe())
-        code = _error_code(answer)
-        if code == ErrorCode.METHOD_NOT_FOUND:
-            self.verdicts.record("ext-request-code", "pass")
-        else:
-            self.verdicts.record(
-                "ext-request-code", "fail", f"{UNKNOWN_EXT_METHOD}: {answer.describe()}"
-            )
-
-        mark = run.mark()
-        await run.notify("_acpwire_check/notice", {"n": 1})
-        await run.notify("$/acpwire_check_notice", {})
-        ping = await run.ping()
-        sent_ids = {
-            e.message.get("id") if e.message else None
-            for e in run.entries(mark)
-            if e.direction == "to_agent"
-        }
-        stray = [
-            e
-            for e in run.entries(mark)
-            if e.direction == "from_agent"
-            and e.is_response
-            and (e.message or {}).get("id") not in sent_ids
+            self.record("agent-info", "skip", f"agentInfo is malformed (see schema): {short(info)}")
+        terminal = [
+            str(m.get("id"))
+            for m in dicts(result.get("authMethods") or ())
+            if m.get("type") == "terminal"
         ]
-        if stray:
-            self.verdicts.record(
-                "notification-unanswered",
-                "fail",
-                f"answered a notification: {short(stray[0].raw.decode('utf-8', 'replace'), 120)}",
+        if terminal:
+            self.fail(
+                "auth-methods",
+                f"terminal auth methods {', '.join(terminal)} offered to a client without "
+                "auth.terminal",
             )
         else:
-            self.verdicts.record("notification-unanswered", "pass")
-        if not ping.answered:
-            self.verdicts.record(
-                "notifications-ignored", "fail", f"after the notifications: {ping.describe()}"
-            )
-        elif stray:
-            self.verdicts.record(
-                "notifications-ignored", "fail", "answered with an error instead of ignoring"
-            )
-        else:
-            self.verdicts.record("notifications-ignored", "pass")
+            self.record("auth-methods", "pass")
 
+    async def _json_rpc(self, run: Run) -> None:
+        """Unknown methods, string ids, notifications, a non-JSON line, invalid params."""
+        answer = await run.call(UNKNOWN_METHOD, {}, self.quick, owner="unknown-method")
+        run.ping_works = answer.answered
+        if answer.code == ErrorCode.METHOD_NOT_FOUND:
+            self.record("unknown-method", "pass")
+        else:
+            self.fail("unknown-method", f"{UNKNOWN_METHOD}: {answer.describe()}")
+        if not run.alive and not await self.ready(run):
+            return self.verdicts.skip_stage("main", "the agent could not be started again")
+
+        answer = await run.call(UNKNOWN_EXT_METHOD, {}, self.quick, owner="ext-request")
+        if answer.answered:
+            self.record("ext-request", "pass", answer.describe())
+            if answer.code == ErrorCode.METHOD_NOT_FOUND:
+                self.record("ext-request-code", "pass")
+            else:
+                self.fail("ext-request-code", f"{UNKNOWN_EXT_METHOD}: {answer.describe()}")
+        else:
+            self.fail("ext-request", answer.describe())
+            self.record("ext-request-code", "skip", "not answered (see ext-request)")
+        for key, method in (
+            ("ext-notification", "_acpwire_check/notice"),
+            ("protocol-notification", "$/acpwire_check_notice"),
+        ):
+            if not run.alive and not await self.ready(run):
+                return self.verdicts.skip_stage("main", "the agent could not be started again")
+            await run.notify(method, {"n": 1})
+            ping = await run.ping(self.cwd)
+            if ping.answered:
+                self.record(key, "pass", "later requests still answered")
+            else:
+                self.fail(key, f"after {method}: {ping.describe()}")
+        await self._malformed_line(run)
+
+    async def _session_probes(self, run: Run) -> None:
+        """Requests to session/new that a working session/new answers in a particular way."""
+        await self._string_ids(run)
+        await self._invalid_params(run)
+        await self._cancel_request_quick(run)
+        await self._relative_cwd(run)
+
+    async def _string_ids(self, run: Run) -> None:
+        if not run.alive and not await self.ready(run):
+            return
+        request_id, mark = await run.raw_request(
+            "session/new", {"cwd": self.cwd, "mcpServers": []}, "string-ids"
+        )
+        reply = await run.wait_answer(request_id, mark, self.timeout)
+        if reply is None:
+            self.fail("string-ids", f"session/new with id {request_id!r} never answered")
+            return
+        sid = dict_of((reply.message or {}).get("result")).get("sessionId")
+        if isinstance(sid, str):
+            run.sessions.add(sid)
+        got = (reply.message or {}).get("id")
+        if got == request_id:
+            self.record("string-ids", "pass", f"id {request_id!r} echoed")
+        else:
+            self.fail("string-ids", f"request id {request_id!r} answered with id {got!r}")
+
+    async def _malformed_line(self, run: Run) -> None:
+        if not run.alive and not await self.ready(run):
+            return
         mark = run.mark()
         await run.send_raw(MALFORMED_LINE)
-        ping = await run.ping()
-        if ping.answered:
-            self.verdicts.record("malformed-line", "pass", "later requests still answered")
-        else:
-            self.verdicts.record(
-                "malformed-line", "fail", f"after a non-JSON line: {ping.describe()}"
+        ping = await run.ping(self.cwd)
+        # What the agent wrote in reply to the line: a response with id null, no id, 999,
+        # or one repeating the id of a request it already answered.
+        answered_before = {
+            str((e.message or {}).get("id"))
+            for e in self.wire.of(run.label, 0, mark)
+            if e.is_response
+        }
+        replies = [
+            e
+            for e in self.wire.of(run.label, mark)
+            if e.is_response
+            and e.owner is None
+            and (
+                (e.message or {}).get("id") is None
+                or (e.message or {}).get("id") == 999
+                or str((e.message or {}).get("id")) in answered_before
             )
-        answers = [
-            e.message
-            for e in run.entries(mark)
-            if e.direction == "from_agent"
-            and e.is_response
-            and e.message
-            and e.message.get("id") in (None, 999)
         ]
-        if not answers:
-            self.verdicts.record("malformed-line-error", "pass", "not answered (allowed)")
+        for e in replies:
+            e.owner = "malformed-line-error"
+        if ping.answered:
+            self.record("malformed-line", "pass", "later requests still answered")
         else:
-            first = answers[0]
-            code = dict_of(first.get("error")).get("code")
-            if code == ErrorCode.PARSE_ERROR and first.get("id") is None:
-                self.verdicts.record("malformed-line-error", "pass", "answered -32700")
-            else:
-                self.verdicts.record(
-                    "malformed-line-error",
-                    "fail",
-                    f"answered {short(msgspec.json.encode(first).decode(), 120)}",
-                )
-
-    async def _new_session(self, run: Run, init_result: dict[str, Any]) -> tuple[str | None, Any]:
-        params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
-        answer = await run.call("session/new", params)
-        if _error_code(answer) == ErrorCode.AUTH_REQUIRED and self.options.auth_method:
-            auth = await run.call("authenticate", {"methodId": self.options.auth_method})
-            if not auth.ok:
-                self.verdicts.record(
-                    "session-new", "skip", f"authenticate failed: {auth.describe()}"
-                )
-                self.verdicts.skip_rest("no session (authentication failed)")
-                return None, None
-            answer = await run.call("session/new", params)
-        if _error_code(answer) == ErrorCode.AUTH_REQUIRED:
-            methods = [str(m.get("id")) for m in dicts(init_result.get("authMethods") or ())]
-            hint = (
-                f"; offered methods: {', '.join(methods)}; pass --auth-method ID" if methods else ""
+            self.fail("malformed-line", f"after a non-JSON line: {ping.describe()}")
+        if not replies:
+            self.record("malformed-line-error", "pass", "not answered (allowed)")
+            return
+        first = replies[0].message or {}
+        code = dict_of(first.get("error")).get("code")
+        if code == ErrorCode.PARSE_ERROR and "id" in first and first["id"] is None:
+            self.record("malformed-line-error", "pass", "answered -32700 with id null")
+        else:
+            self.fail(
+                "malformed-line-error",
+                f"answered {short(replies[0].raw.decode('utf-8', 'replace'), 120)}",
             )
-            reason = "needs authentication (session/new answered -32000)"
-            self.verdicts.record("session-new", "skip", reason + hint)
-            self.report.notes.append(reason + hint)
-            self.verdicts.skip_rest("no session: the agent needs authentication")
-            return None, None
+
+    async def _invalid_params(self, run: Run) -> None:
+        if not run.alive and not await self.ready(run):
+            return
+        answer = await run.call(
+            "session/new", {"cwd": 42, "mcpServers": []}, self.quick, owner="invalid-params"
+        )
+        if answer.error is not None:
+            self.record("invalid-params", "pass", answer.describe())
+            if answer.code == ErrorCode.INVALID_PARAMS:
+                self.record("invalid-params-code", "pass")
+            else:
+                self.fail("invalid-params-code", f"session/new with cwd 42: {answer.describe()}")
+            return
+        if answer.ok:
+            sid = dict_of(answer.result).get("sessionId")
+            if isinstance(sid, str):
+                run.sessions.add(sid)
+            self.fail("invalid-params", "session/new with cwd 42 succeeded")
+        else:
+            self.fail("invalid-params", f"session/new with cwd 42: {answer.describe()}")
+        self.record("invalid-params-code", "skip", "no error to judge (see invalid-params)")
+
+    async def _cancel_request_quick(self, run: Run) -> None:
+        """``$/cancel_request`` right after a request: whatever happens, one answer."""
+        if not run.alive and not await self.ready(run):
+            return
+        request_id, mark = await run.raw_request(
+            "session/new", {"cwd": self.cwd, "mcpServers": []}, "cancel-request"
+        )
+        await run.notify("$/cancel_request", {"requestId": request_id})
+        first = await run.wait_answer(request_id, mark, self.timeout)
+        if first is not None:
+            sid = dict_of((first.message or {}).get("result")).get("sessionId")
+            if isinstance(sid, str):
+                run.sessions.add(sid)
+            await asyncio.sleep(LATE_WATCH)  # a second answer would come now
+        self.cancel_request_verdict = self._one_answer(run, request_id, mark, first)
+
+    def _one_answer(self, run: Run, request_id: str, mark: int, first: Any) -> str | None:
+        """The problem with the answers to a cancelled request, or None when there is one."""
+        answers = run.raw_answers(request_id, mark)
+        if first is None or not answers:
+            return f"request {request_id!r} never answered after $/cancel_request"
+        if len(answers) > 1:
+            return f"request {request_id!r} answered {len(answers)} times after $/cancel_request"
+        return None
+
+    async def _relative_cwd(self, run: Run) -> None:
+        if not run.alive and not await self.ready(run):
+            return
+        answer = await run.call(
+            "session/new",
+            {"cwd": "relative/dir", "mcpServers": []},
+            self.timeout,
+            owner="relative-cwd",
+        )
+        if answer.error is not None:
+            self.record("relative-cwd", "pass", answer.describe())
+        elif answer.ok:
+            sid = dict_of(answer.result).get("sessionId")
+            if isinstance(sid, str):
+                run.sessions.add(sid)
+            self.fail("relative-cwd", "session/new with cwd 'relative/dir' succeeded")
+        else:
+            self.fail("relative-cwd", answer.describe())
+
+    async def _unknown_session(self, run: Run) -> None:
+        if not run.alive and not await run.revive("it had died", self.timeout):
+            return
+        answer = await run.call(
+            "session/prompt",
+            self.text_prompt(NO_SESSION, self.options.prompt),
+            self.timeout,
+            owner="unknown-session",
+        )
+        if answer.error is not None:
+            self.record("unknown-session", "pass", answer.describe())
+        else:
+            self.fail("unknown-session", f"a prompt for {NO_SESSION!r}: {answer.describe()}")
+
+    async def _first_session(self, run: Run, init_result: dict[str, Any]) -> str | None:
+        if not run.alive and not await run.revive("it had died", self.timeout):
+            self.verdicts.skip_stage("main", "the agent could not be started again")
+            return None
+        params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
+        answer = await run.call("session/new", params, self.timeout)
+        if answer.needs_auth and self.options.auth_method:
+            auth = await run.call(
+                "authenticate", {"methodId": self.options.auth_method}, self.timeout
+            )
+            if not auth.ok:
+                reason = f"authenticate failed: {auth.describe()}"
+                self.report.blocked = reason
+                self.verdicts.skip_stage("main", reason)
+                return None
+            answer = await run.call("session/new", params, self.timeout)
+        if answer.needs_auth:
+            reason = self.blocked("session/new", init_result)
+            self.verdicts.skip_stage("main", reason)
+            return None
         session_id = dict_of(answer.result).get("sessionId") if answer.ok else None
         if not isinstance(session_id, str) or not session_id:
-            self.verdicts.record("session-new", "fail", f"session/new: {answer.describe()}")
-            self.verdicts.skip_rest("no session: session/new failed")
-            return None, None
+            self.fail("session-new", f"session/new: {answer.describe()}")
+            self.verdicts.skip_stage("main", "no session: session/new failed")
+            return None
         run.sessions.add(session_id)
-        self.verdicts.record("session-new", "pass", f"sessionId {short(session_id, 40)}")
-        return session_id, answer.result
+        self.working_session[run.label] = session_id
+        self.record("session-new", "pass", f"sessionId {short(session_id, 40)}")
+        return session_id
 
-    async def _modes_and_config(self, run: Run, session_id: str, result: Any) -> None:
-        result = dict_of(result)
+    async def _second_session(self, run: Run, session_id: str) -> None:
+        second = await run.call("session/new", {"cwd": self.cwd, "mcpServers": []}, self.timeout)
+        second_id = dict_of(second.result).get("sessionId") if second.ok else None
+        if not isinstance(second_id, str):
+            self.fail("session-unique", f"second session/new: {second.describe()}")
+            other, result = session_id, None
+        elif second_id == session_id:
+            self.fail("session-unique", f"both calls returned {session_id!r}")
+            other, result = session_id, second.result
+        else:
+            self.record("session-unique", "pass")
+            run.sessions.add(second_id)
+            other, result = second_id, second.result
+        if result is None:
+            self.skip(
+                (
+                    "mode-state",
+                    "set-mode",
+                    "unknown-mode",
+                    "config-options",
+                    "set-config-option",
+                    "unknown-config",
+                ),
+                "no second session",
+            )
+            return
+        await self._modes(run, other, dict_of(result))
+        await self._config(run, other, dict_of(result))
+
+    async def _modes(self, run: Run, session_id: str, result: dict[str, Any]) -> None:
+        keys = ("mode-state", "set-mode", "unknown-mode")
         modes = as_dict(result.get("modes"))
         if modes is None:
-            self.verdicts.record("set-mode", "n/a", "no modes offered")
-            self.verdicts.record("mode-state", "n/a", "no modes offered")
+            return self.verdicts_na(keys, "no modes offered")
+        ids = [m.get("id") for m in dicts(modes.get("availableModes") or ())]
+        current = modes.get("currentModeId")
+        if current in ids:
+            self.record("mode-state", "pass", f"{current} of {', '.join(map(str, ids))}")
         else:
-            ids = [m.get("id") for m in dicts(modes.get("availableModes") or ())]
-            current = modes.get("currentModeId")
-            if current in ids:
-                self.verdicts.record(
-                    "mode-state", "pass", f"{current} of {', '.join(map(str, ids))}"
-                )
+            self.fail("mode-state", f"currentModeId {current!r} not in {ids!r}")
+        target = next((i for i in ids if i != current), current)
+        if target is None:
+            self.record("set-mode", "skip", "no mode ids offered")
+        else:
+            answer = await run.call(
+                "session/set_mode", {"sessionId": session_id, "modeId": target}, self.timeout
+            )
+            if answer.ok:
+                self.record("set-mode", "pass", f"set {target}")
             else:
-                self.verdicts.record(
-                    "mode-state", "fail", f"currentModeId {current!r} not in {ids!r}"
-                )
-            target = next((i for i in ids if i != current), current)
-            if target is None:
-                self.verdicts.record("set-mode", "skip", "no mode ids offered")
-            else:
-                answer = await run.call(
-                    "session/set_mode", {"sessionId": session_id, "modeId": target}
-                )
-                if answer.ok and isinstance(answer.result, dict):
-                    self.verdicts.record("set-mode", "pass", f"set {target}")
-                else:
-                    self.verdicts.record(
-                        "set-mode", "fail", f"set_mode {target!r}: {answer.describe()}"
-                    )
-        options = result.get("configOptions")
-        if options is None:
-            self.verdicts.record("config-options", "n/a", "no config options offered")
-            self.verdicts.record("set-config-option", "n/a", "no config options offered")
-            return
-        self.verdicts.verdict(
-            "config-options", _config_problems(options), f"{len(options)} options"
+                self.fail("set-mode", f"set_mode {target!r}: {answer.describe()}")
+        answer = await run.call(
+            "session/set_mode",
+            {"sessionId": session_id, "modeId": UNKNOWN_ID},
+            self.timeout,
+            owner="unknown-mode",
         )
-        option_list = as_list(options)
+        if answer.error is not None:
+            self.record("unknown-mode", "pass", answer.describe())
+        else:
+            self.fail("unknown-mode", f"set_mode {UNKNOWN_ID!r}: {answer.describe()}")
+
+    def verdicts_na(self, keys: tuple[str, ...], reason: str) -> None:
+        for key in keys:
+            self.record(key, "n/a", reason)
+
+    async def _config(self, run: Run, session_id: str, result: dict[str, Any]) -> None:
+        keys = ("config-options", "set-config-option", "unknown-config")
+        option_list = as_list(result.get("configOptions"))
         if option_list is None:
-            self.verdicts.record("set-config-option", "skip", "configOptions is not a list")
-            return
-        target_option: dict[str, Any] | None = None
+            return self.verdicts_na(keys, "no config options offered")
+        problems: list[str] = []
+        for option in dicts(option_list):
+            if option.get("type") == "select" and "currentValue" in option:
+                values = select_values(option)
+                if option["currentValue"] not in values:
+                    problems.append(
+                        f"option {option.get('id')!r}: currentValue {option['currentValue']!r} "
+                        f"is not one of {values!r}"
+                    )
+        self.verdicts.verdict("config-options", problems, f"{len(option_list)} options")
+        target: dict[str, Any] | None = None
         new_value: Any = None
         for option in dicts(option_list):
             if option.get("type") == "select":
-                others = [v for v in _select_values(option) if v != option.get("currentValue")]
+                others = [v for v in select_values(option) if v != option.get("currentValue")]
                 if others:
-                    target_option, new_value = option, others[0]
+                    target, new_value = option, others[0]
                     break
-        if target_option is None:
-            self.verdicts.record(
-                "set-config-option", "skip", "no select option with a second value"
+        if target is None:
+            self.record("set-config-option", "skip", "no select option with a second value")
+        else:
+            cid = target.get("id")
+            answer = await run.call(
+                "session/set_config_option",
+                {"sessionId": session_id, "configId": cid, "value": new_value},
+                self.timeout,
             )
-            return
-        cid = target_option.get("id")
+            returned = as_list(dict_of(answer.result).get("configOptions"))
+            if not answer.ok:
+                self.fail("set-config-option", f"set {cid}={new_value}: {answer.describe()}")
+            elif returned is None:
+                self.fail("set-config-option", "the result has no configOptions list")
+            else:
+                before = {dict_of(o).get("id") for o in option_list}
+                after = {dict_of(o).get("id"): dict_of(o) for o in returned}
+                missing = [
+                    f"option {i!r} missing from the result" for i in before if i not in after
+                ]
+                changed = after.get(cid)
+                if changed is not None and changed.get("currentValue") != new_value:
+                    missing.append(
+                        f"{cid!r} currentValue is {changed.get('currentValue')!r}, "
+                        f"expected {new_value!r}"
+                    )
+                self.verdicts.verdict(
+                    "set-config-option", missing, f"set {cid}={new_value}, {len(returned)} back"
+                )
         answer = await run.call(
             "session/set_config_option",
-            {"sessionId": session_id, "configId": cid, "value": new_value},
+            {"sessionId": session_id, "configId": UNKNOWN_ID, "value": UNKNOWN_ID},
+            self.timeout,
+            owner="unknown-config",
         )
-        if not answer.ok:
-            self.verdicts.record(
-                "set-config-option", "fail", f"set {cid}={new_value}: {answer.describe()}"
-            )
-            return
-        returned = as_list(dict_of(answer.result).get("configOptions"))
-        if returned is None:
-            self.verdicts.record(
-                "set-config-option", "fail", "the result has no configOptions list"
-            )
-            return
-        before = {dict_of(o).get("id") for o in option_list}
-        after = {dict_of(o).get("id"): dict_of(o) for o in returned}
-        problems = [f"option {i!r} missing from the result" for i in before if i not in after]
-        changed = after.get(cid)
-        if changed is not None and changed.get("currentValue") != new_value:
-            problems.append(
-                f"{cid!r} currentValue is {changed.get('currentValue')!r}, expected {new_value!r}"
-            )
-        self.verdicts.verdict(
-            "set-config-option", problems, f"set {cid}={new_value}, {len(returned)} options back"
-        )
+        if answer.error is not None:
+            self.record("unknown-config", "pass", answer.describe())
+        else:
+            self.fail("unknown-config", f"set {UNKNOWN_ID}: {answer.describe()}")
 
-    def _text_prompt(self, session_id: str, text: str) -> dict[str, Any]:
-        return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
-
-    async def _prompt(self, run: Run, session_id: str) -> bool:
+    async def _prompt(self, run: Run, session_id: str, init_result: dict[str, Any]) -> bool:
+        """The first turn: its result and its updates; True when it ended normally."""
         mark = run.mark()
-        answer = await run.call(
-            "session/prompt", self._text_prompt(session_id, self.options.prompt)
-        )
+        answer = await self.prompt(run, session_id)
+        if answer.needs_auth:
+            why = self.blocked("session/prompt", init_result)
+            self.record("prompt", "skip", why)
+            self.skip(TURN_CHECKS, why)
+            return False
+        if answer.error is not None:
+            # Refusing a request is always allowed: the checker just has no turn to judge.
+            why = f"the prompt was refused ({answer.describe()}); give one it completes: --prompt"
+            self.record("prompt", "skip", why)
+            self.skip(TURN_CHECKS, why)
+            self.prompt_refused = True
+            return False
         if not answer.ok:
-            self.verdicts.record("prompt", "fail", f"session/prompt: {answer.describe()}")
-            self.verdicts.record("turn-order", "skip", "the prompt failed")
+            self.fail("prompt", f"session/prompt: {answer.describe()}", "PROMPT-003")
+            self.skip(TURN_CHECKS, "the first prompt failed")
             return False
         reason = dict_of(answer.result).get("stopReason")
         if reason in STOP_REASONS:
-            self.verdicts.record("prompt", "pass", f"stopReason {reason}, {answer.seconds:.1f} s")
+            self.record("prompt", "pass", f"stopReason {reason}, {answer.seconds:.1f} s")
+        elif reason is None:
+            self.fail("prompt", "the result has no stopReason", "PROMPT-003")
         else:
-            self.verdicts.record("prompt", "fail", f"stopReason {reason!r}")
-        await self._after_response(run, "turn-order", session_id, mark)
+            self.fail("prompt", f"stopReason {reason!r}", "PROMPT-005")
+        response = run.response_to(answer.request_id, mark)
+        if response is None:
+            self.record("turn-order", "skip", "response not found on the wire")
+        else:
+            index = self.wire.entries.index(response)
+            late = await self.late_updates(run, session_id, index)
+            if late:
+                self.fail(
+                    "turn-order", f"{len(late)} update(s) after the response: {', '.join(late[:3])}"
+                )
+            else:
+                before = run.updates(session_id, mark, index)
+                self.record("turn-order", "pass", f"{len(before)} update(s) before the response")
         return True
 
-    async def _after_response(self, run: Run, key: str, session_id: str, mark: int) -> None:
-        """Fail ``key`` if turn content for the session arrives after the prompt response."""
-        index = run.response_index(mark, "session/prompt")
-        if index is None:
-            self.verdicts.record(key, "skip", "response not found on the wire")
-            return
-        ping = await run.ping()
-        late = run.updates(session_id, index + 1, kinds=TURN_CONTENT_UPDATES)
-        if late:
-            self.verdicts.record(
-                key, "fail", f"{len(late)} update(s) after the response: {', '.join(late[:3])}"
-            )
-        elif not ping.answered:
-            self.verdicts.record(key, "skip", f"could not confirm: {ping.describe()}")
-        else:
-            before = run.updates(session_id, mark, index)
-            self.verdicts.record(key, "pass", f"{len(before)} update(s) before the response")
+    async def _turn_followups(self, run: Run, caps: dict[str, Any]) -> None:
+        """More turns in the working session: a second prompt, content blocks, _meta."""
+        checks: list[tuple[str, tuple[dict[str, Any], ...], dict[str, Any] | None]] = [
+            ("second-prompt", (), None),
+            (
+                "resource-link",
+                (
+                    {
+                        "type": "resource_link",
+                        "uri": Path(self.cwd, "README.md").as_uri(),
+                        "name": "README.md",
+                    },
+                ),
+                None,
+            ),
+        ]
+        for key, extra, _ in checks:
+            sid = await (self.ready(run) if key == "second-prompt" else self.fresh_session(run))
+            if sid is None:
+                return self.skip((key,), "no session")
+            answer = await self.prompt(run, sid, *extra)
+            self._judge_turn(key, answer)
+        sid = await self.fresh_session(run)
+        if sid is not None and self.verdicts.wants("meta-accepted"):
+            params = self.text_prompt(sid, self.options.prompt)
+            params["_meta"] = META
+            params["prompt"][0]["_meta"] = META
+            answer = await run.call("session/prompt", params, self.timeout)
+            self._judge_turn("meta-accepted", answer)
+        await self._prompt_content(run, caps)
 
-    async def _cancel(self, run: Run, session_id: str) -> None:
-        if not self.verdicts.wants("cancel", "cancel-prompt", "after-cancel"):
+    def _judge_turn(self, key: str, answer: Answer) -> None:
+        """A turn was taken: a result (its stopReason is the ``prompt`` check's business)."""
+        if answer.ok:
+            self.record(key, "pass", f"stopReason {dict_of(answer.result).get('stopReason')}")
+        else:
+            self.fail(key, answer.describe())
+
+    async def _prompt_content(self, run: Run, caps: dict[str, Any]) -> None:
+        prompt_caps = dict_of(caps.get("promptCapabilities"))
+        blocks = _content_blocks(self.options.prompt, self.cwd)
+        refused: list[str] = []
+        accepted_wrongly: list[str] = []
+        broken: list[str] = []
+        advertised = [name for name in blocks if prompt_caps.get(name) is True]
+        for name, block in blocks.items():
+            sid = await self.fresh_session(run)
+            if sid is None:
+                break
+            answer = await self.prompt(run, sid, block)
+            if name in advertised:
+                if not answer.ok:
+                    broken.append(f"{block['type']} block ({name} advertised): {answer.describe()}")
+            elif answer.ok:
+                accepted_wrongly.append(f"{block['type']} block accepted without {name}")
+            else:
+                refused.append(block["type"])
+        if len(advertised) == len(blocks):
+            self.record("prompt-capabilities", "n/a", "every prompt capability is advertised")
+        else:
+            self.verdicts.verdict(
+                "prompt-capabilities", accepted_wrongly, f"refused: {', '.join(refused)}"
+            )
+        if not advertised:
+            self.record("prompt-content", "n/a", "no prompt capability advertised")
+        else:
+            self.verdicts.verdict("prompt-content", broken, f"accepted: {', '.join(advertised)}")
+
+    async def _cancel(self, run: Run) -> None:
+        keys = ("cancel", "cancel-prompt", "after-cancel")
+        if not self.verdicts.wants(*keys):
             return
         slow = self.options.slow_prompt
         if not slow:
-            for key in ("cancel", "cancel-prompt", "after-cancel"):
-                self.verdicts.record(
-                    key, "skip", "needs --slow-prompt TEXT (a prompt that takes a while)"
-                )
-            return
-        assert run.pipe is not None
+            return self.skip(keys, "needs --slow-prompt TEXT (a prompt that takes a while)")
+        session_id = await self.fresh_session(run)
+        if session_id is None:
+            return self.skip(keys, "no session")
         mark = run.mark()
         turn = asyncio.ensure_future(
-            run.call("session/prompt", self._text_prompt(session_id, slow))
+            run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
         )
-        started = await run.pipe.wait_for(
-            lambda e: (
-                (e.session_update() or ("",))[0] == session_id
-                or (e.direction == "from_agent" and e.is_response)
-            ),
-            mark,
-            min(TURN_START_WAIT, self.options.timeout),
-        )
-        if turn.done():
-            answer = turn.result()
-            self.verdicts.record(
-                "cancel",
-                "skip",
-                f"the slow prompt ended before it could be cancelled: {answer.describe()}",
+        await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+        over = self._prompt_response(run, mark)
+        if over is not None or turn.done():
+            answer = await turn
+            return self.skip(
+                keys, f"the slow prompt ended before it could be cancelled: {answer.describe()}"
             )
-            self.verdicts.record("cancel-prompt", "skip", "the slow prompt was not slow")
-            self.verdicts.record("after-cancel", "skip", "the slow prompt was not slow")
-            return
-        del started  # the turn is running (or silent): cancel it either way
         cancelled_at = time.monotonic()
         await run.notify("session/cancel", {"sessionId": session_id})
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(turn), self.grace)
         answer = await turn
-        took = time.monotonic() - cancelled_at
-        if answer.problem is not None:
-            self.verdicts.record("cancel", "fail", f"after session/cancel: {answer.problem}")
-        elif answer.error is not None:
-            self.verdicts.record(
-                "cancel", "fail", f"the turn ended with {answer.describe()} (must be a result)"
+        response = self._prompt_response(run, mark)
+        took = (response.time if response is not None else time.monotonic()) - cancelled_at
+        reason = dict_of(answer.result).get("stopReason") if answer.ok else None
+        crossed = response is not None and took < CROSSING and reason != "cancelled"
+        if crossed:
+            return self.skip(
+                keys,
+                f"the turn was already over: {answer.describe() if not answer.ok else reason} "
+                f"arrived {took * 1000:.0f} ms after session/cancel was sent",
             )
-        else:
-            reason = dict_of(answer.result).get("stopReason")
-            if reason != "cancelled":
-                self.verdicts.record(
-                    "cancel", "fail", f"stopReason {reason!r} after session/cancel"
+        if answer.problem is not None:
+            self.fail("cancel", f"after session/cancel: {answer.problem}", "CANCEL-004")
+        elif answer.error is not None:
+            self.fail(
+                "cancel",
+                f"the turn ended with {answer.describe()} (must be a result)",
+                "CANCEL-005",
+            )
+        elif reason != "cancelled":
+            self.fail("cancel", f"stopReason {reason!r} after session/cancel", "CANCEL-004")
+        elif response is not None:
+            late = await self.late_updates(run, session_id, self.wire.entries.index(response))
+            if late:
+                self.fail(
+                    "cancel",
+                    f"{len(late)} update(s) after the cancelled response: {', '.join(late[:3])}",
+                    "CANCEL-006",
                 )
             else:
-                await self._after_response(run, "cancel", session_id, mark)
-        if answer.answered and took <= CANCEL_GRACE:
-            self.verdicts.record(
-                "cancel-prompt", "pass", f"answered {took:.2f} s after session/cancel"
-            )
+                self.record("cancel", "pass", f"cancelled, {took:.2f} s after session/cancel")
+        if answer.answered and took <= self.grace:
+            self.record("cancel-prompt", "pass", f"answered {took:.2f} s after session/cancel")
         else:
-            self.verdicts.record(
-                "cancel-prompt", "fail", f"not answered within {CANCEL_GRACE:g} s of session/cancel"
-            )
+            self.fail("cancel-prompt", f"not answered within {self.grace:g} s of session/cancel")
         if not answer.answered:
-            self.verdicts.record("after-cancel", "skip", "the cancelled turn never ended")
-            return
-        follow = await run.call(
-            "session/prompt", self._text_prompt(session_id, self.options.prompt)
-        )
-        reason = dict_of(follow.result).get("stopReason") if follow.ok else None
-        if reason in STOP_REASONS:
-            self.verdicts.record("after-cancel", "pass", f"stopReason {reason}")
-        else:
-            self.verdicts.record(
-                "after-cancel",
-                "fail",
-                f"next prompt: {follow.describe() if not follow.ok else reason}",
+            return self.skip(("after-cancel",), "the cancelled turn never ended")
+        if self.prompt_refused or not run.alive:
+            return self.skip(
+                ("after-cancel",), "--prompt is refused" if run.alive else "the agent died"
             )
+        self._judge_turn("after-cancel", await self.prompt(run, session_id))
 
-    async def _load(self, run: Run, caps: dict[str, Any], session_id: str, prompted: bool) -> None:
+    def _prompt_response(self, run: Run, since: int) -> Any:
+        """The response to the first session/prompt sent from ``since`` on, if it came."""
+        for entry in self.wire.of(run.label, since):
+            if (
+                entry.direction == "to_agent"
+                and entry.method == "session/prompt"
+                and entry.is_request
+            ):
+                return run.response_to((entry.message or {}).get("id"), since)
+        return None
+
+    async def _cancel_request_turn(self, run: Run) -> None:
+        """``$/cancel_request`` for a running slow turn: still exactly one answer."""
+        problem = getattr(self, "cancel_request_verdict", None)
+        slow = self.options.slow_prompt
+        if problem is None and slow:
+            session_id = await self.fresh_session(run)
+            if session_id is not None:
+                request_id, mark = await run.raw_request(
+                    "session/prompt", self.text_prompt(session_id, slow), "cancel-request"
+                )
+                await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+                await run.notify("$/cancel_request", {"requestId": request_id})
+                first = await run.wait_answer(request_id, mark, self.grace)
+                if first is None:  # $/cancel_request is optional: end the turn the usual way
+                    await run.notify("session/cancel", {"sessionId": session_id})
+                    first = await run.wait_answer(request_id, mark, self.timeout)
+                if first is not None:
+                    await asyncio.sleep(LATE_WATCH)
+                problem = self._one_answer(run, request_id, mark, first)
+                if problem is None and first is not None:
+                    error = as_dict((first.message or {}).get("error"))
+                    if error is not None and error.get("code") != ErrorCode.REQUEST_CANCELLED:
+                        problem = (
+                            f"a prompt cancelled with $/cancel_request ended with error "
+                            f"{error.get('code')}, not a result or -32800"
+                        )
+        if problem is None and not hasattr(self, "cancel_request_verdict"):
+            return
+        self.verdicts.verdict("cancel-request", [problem] if problem else [], "one answer")
+
+    async def _load(self, run: Run, caps: dict[str, Any], prompted: str | None) -> None:
         if caps.get("loadSession") is not True:
-            self.verdicts.record("session-load", "n/a", "loadSession not advertised")
+            self.record("session-load", "n/a", "loadSession not advertised")
+            return
+        if prompted is None or not run.alive or prompted not in run.sessions:
+            self.record("session-load", "skip", "no session with a finished turn")
             return
         mark = run.mark()
         answer = await run.call(
-            "session/load", {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []}
+            "session/load", {"sessionId": prompted, "cwd": self.cwd, "mcpServers": []}, self.timeout
         )
         if not answer.ok:
-            self.verdicts.record("session-load", "fail", f"session/load: {answer.describe()}")
+            self.fail("session-load", f"session/load: {answer.describe()}", "SESS-006")
             return
-        index = run.response_index(mark, "session/load")
-        if index is None:
-            self.verdicts.record("session-load", "skip", "response not found on the wire")
+        response = run.response_to(answer.request_id, mark)
+        if response is None:
+            self.record("session-load", "skip", "response not found on the wire")
             return
-        replayed = run.updates(session_id, mark, index)
-        ping = await run.ping()
-        late = run.updates(session_id, index + 1, kinds=REPLAY_UPDATES)
-        problems: list[str] = []
+        index = self.wire.entries.index(response)
+        replayed = run.updates(prompted, mark, index)
+        await asyncio.sleep(LATE_WATCH)
+        late = run.updates(prompted, index + 1, kinds=REPLAY_UPDATES)
+        problems: list[tuple[str, str]] = []
         if late:
             problems.append(
-                f"{len(late)} replayed update(s) after the response: {', '.join(late[:3])}"
+                (
+                    "SESS-007",
+                    f"{len(late)} replayed update(s) after the response: {', '.join(late[:3])}",
+                )
             )
-        if prompted and not replayed and not late:
-            problems.append("nothing replayed for a session with a finished turn")
-        if not problems and not ping.answered:
-            self.verdicts.record("session-load", "skip", f"could not confirm: {ping.describe()}")
-            return
+        if not replayed and not late:
+            problems.append(("SESS-006", "nothing replayed for a session with a finished turn"))
         self.verdicts.verdict(
             "session-load", problems, f"{len(replayed)} update(s) replayed before the response"
         )
 
-    async def _list(self, run: Run, caps: dict[str, Any], session_ids: list[str]) -> None:
+    async def _list(self, run: Run, caps: dict[str, Any], prompted: str | None) -> None:
         if not isinstance(dict_of(caps.get("sessionCapabilities")).get("list"), dict):
-            self.verdicts.record("session-list", "n/a", "sessionCapabilities.list not advertised")
+            self.verdicts_na(
+                ("session-list", "list-cursor"), "sessionCapabilities.list not advertised"
+            )
             return
-        problems: list[str] = []
-        answer = await run.call("session/list", {})
+        if not run.alive and not await self.ready(run):
+            return
+        problems: list[tuple[str, str]] = []
+        answer = await run.call("session/list", {}, self.timeout)
         if not answer.ok:
-            self.verdicts.record("session-list", "fail", f"session/list {{}}: {answer.describe()}")
-            return
-        if not isinstance(dict_of(answer.result).get("sessions"), list):
-            problems.append("session/list {} has no sessions array")
+            problems.append(("LIST-004", f"session/list {{}}: {answer.describe()}"))
+        elif as_list(dict_of(answer.result).get("sessions")) is None:
+            problems.append(("LIST-004", "session/list {} has no sessions array"))
         found: dict[str, Any] = {}
         cursor: Any = None
         for _page in range(20):
             params: dict[str, Any] = {"cwd": self.cwd}
             if cursor is not None:
                 params["cursor"] = cursor
-            page = await run.call("session/list", params)
-            if not page.ok:
-                problems.append(f"session/list with cwd: {page.describe()}")
-                break
+            page = await run.call("session/list", params, self.timeout)
             sessions = as_list(dict_of(page.result).get("sessions"))
-            if sessions is None:
-                problems.append("session/list with cwd has no sessions array")
+            if not page.ok or sessions is None:
+                problems.append(
+                    (
+                        "LIST-004",
+                        f"session/list with cwd: {page.describe() if not page.ok else 'no sessions array'}",
+                    )
+                )
                 break
-            for info in map(dict_of, sessions):
+            for info in dicts(sessions):
                 found[str(info.get("sessionId"))] = info.get("cwd")
             cursor = dict_of(page.result).get("nextCursor")
             if not cursor:
                 break
         wrong = {sid: c for sid, c in found.items() if c != self.cwd}
         if wrong:
-            problems.append(f"cwd filter returned other folders: {short(wrong)}")
-        missing = [sid for sid in session_ids if sid not in found]
-        if missing:
-            problems.append(f"sessions created here not listed for their cwd: {', '.join(missing)}")
+            problems.append(("LIST-011", f"cwd filter returned other folders: {short(wrong)}"))
+        if prompted is not None and prompted not in found:
+            problems.append(
+                ("LIST-011", f"the prompted session {prompted} is not listed for its cwd")
+            )
         nowhere = f"/nonexistent/acp-check-{uuid.uuid4().hex}"
-        empty = await run.call("session/list", {"cwd": nowhere})
+        empty = await run.call("session/list", {"cwd": nowhere}, self.timeout)
         if not empty.ok:
-            problems.append(f"session/list for an unused cwd: {empty.describe()}")
+            problems.append(("LIST-005", f"session/list for an unused cwd: {empty.describe()}"))
         elif dict_of(empty.result).get("sessions") != []:
             problems.append(
-                f"an unused cwd gave sessions={short(dict_of(empty.result).get('sessions'))}"
+                (
+                    "LIST-005",
+                    f"an unused cwd gave sessions={short(dict_of(empty.result).get('sessions'))}",
+                )
             )
         self.verdicts.verdict(
             "session-list", problems, f"{len(found)} session(s) listed for the cwd"
         )
+        answer = await run.call(
+            "session/list", {"cursor": INVALID_CURSOR}, self.timeout, owner="list-cursor"
+        )
+        if answer.error is not None:
+            self.record("list-cursor", "pass", answer.describe())
+        else:
+            self.fail("list-cursor", f"cursor {INVALID_CURSOR!r}: {answer.describe()}")
 
-    async def _unadvertised(self, run: Run, caps: dict[str, Any], session_id: str) -> None:
+    async def _unadvertised(self, run: Run, caps: dict[str, Any]) -> None:
         session_caps = dict_of(caps.get("sessionCapabilities"))
-        base: dict[str, Any] = {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []}
+        base: dict[str, Any] = {"sessionId": NO_SESSION, "cwd": self.cwd, "mcpServers": []}
         probes: list[tuple[str, dict[str, Any]]] = []
         if caps.get("loadSession") is not True:
             probes.append(("session/load", base))
-        if not isinstance(session_caps.get("list"), dict):
-            probes.append(("session/list", {}))
-        if not isinstance(session_caps.get("resume"), dict):
-            probes.append(("session/resume", base))
+        for name in ("list", "resume", "close", "delete"):
+            if not isinstance(session_caps.get(name), dict):
+                params = {} if name == "list" else {"sessionId": NO_SESSION}
+                if name == "resume":
+                    params = base
+                probes.append((f"session/{name}", params))
         if not isinstance(dict_of(caps.get("auth")).get("logout"), dict):
             probes.append(("logout", {}))
         if not probes:
-            self.verdicts.record(
-                "unadvertised-methods", "n/a", "every optional method probed is advertised"
-            )
+            self.record("unadvertised-methods", "n/a", "every optional method is advertised")
             return
         problems: list[str] = []
         for method, params in probes:
-            answer = await run.call(method, params)
+            if not run.alive and not await self.ready(run):
+                break
+            answer = await run.call(method, params, self.quick, owner="unadvertised-methods")
             if answer.ok:
                 problems.append(f"{method} succeeded without being advertised")
             elif not answer.answered:
@@ -866,4 +1103,143 @@ class LiveChecks:
             "unadvertised-methods", problems, f"errors for {', '.join(m for m, _ in probes)}"
         )
 
-    # -- checks over the recording
+    # -- the full run
+
+    async def full(self) -> None:
+        run = self.new_run("full", full=True)
+        listener = _McpListener()
+        try:
+            await listener.start()
+            await self._full(run, listener)
+        finally:
+            self.report.notes.extend(run.notes)
+            await run.close()
+            await listener.close()
+
+    async def _full(self, run: Run, listener: _McpListener) -> None:
+        if not await run.start():
+            return self.verdicts.skip_stage("full", "the agent did not start")
+        init = await run.initialize(timeout=self.timeout)
+        if not init.ok:
+            return self.verdicts.skip_stage(
+                "full", f"initialize with every client capability: {init.describe()}"
+            )
+        run.process.roots.append(self.full_cwd)
+        server = listener.server_entry()
+        params: dict[str, Any] = {"cwd": self.full_cwd, "mcpServers": [server]}
+        answer = await run.call("session/new", params, self.timeout)
+        if answer.needs_auth and self.options.auth_method:
+            auth = await run.call(
+                "authenticate", {"methodId": self.options.auth_method}, self.timeout
+            )
+            if auth.ok:
+                answer = await run.call("session/new", params, self.timeout)
+        if answer.needs_auth:
+            return self.verdicts.skip_stage("full", self.blocked("session/new (full run)"))
+        session_id = dict_of(answer.result).get("sessionId") if answer.ok else None
+        if not isinstance(session_id, str):
+            if not run.alive and not await run.revive("it had died", self.timeout):
+                return self.verdicts.skip_stage("full", "the agent could not be started again")
+            plain = await run.call(
+                "session/new", {"cwd": self.full_cwd, "mcpServers": []}, self.timeout
+            )
+            session_id = dict_of(plain.result).get("sessionId") if plain.ok else None
+            if not isinstance(session_id, str):
+                return self.verdicts.skip_stage("full", f"session/new: {plain.describe()}")
+            self.fail("mcp-servers", f"session/new with a stdio MCP server: {answer.describe()}")
+            self.record("mcp-connect", "skip", "the MCP server was refused")
+        else:
+            self.record("mcp-servers", "pass", "session/new with one stdio MCP server")
+        run.sessions.add(session_id)
+        prompts = list(self.options.tool_prompts) or [self.options.prompt]
+        for text in prompts:
+            if not run.alive:
+                break
+            mark = run.mark()
+            answer = await run.call(
+                "session/prompt", self.text_prompt(session_id, text), self.timeout
+            )
+            if answer.needs_auth:
+                self.blocked("session/prompt (full run)")
+                break
+            response = run.response_to(answer.request_id, mark)
+            if response is not None:
+                await asyncio.sleep(LATE_WATCH)
+        if self.verdicts.wants("mcp-connect") and not self.verdicts.done("mcp-connect"):
+            if await listener.wait(self.grace):
+                self.record("mcp-connect", "pass", "the agent connected to the MCP server")
+            else:
+                self.fail(
+                    "mcp-connect",
+                    f"no MCP initialize from the agent within {self.grace:g} s of its turns",
+                )
+        if not self.options.tool_prompts:
+            self.skip(("tool-progress",), "needs --tool-prompt TEXT (a prompt that uses tools)")
+        await self._exit_during_turn(run, session_id)
+
+    async def _exit_during_turn(self, run: Run, session_id: str) -> None:
+        slow = self.options.slow_prompt
+        if not run.alive:
+            return self.skip(("shutdown-turn",), "the agent process had ended")
+        if not slow:
+            self.skip(("shutdown-turn",), "needs --slow-prompt TEXT (a prompt that takes a while)")
+            code = await run.close_stdin_and_wait(self.grace)
+            self.exits.append(("with sessions open (full)", code))
+            return
+        mark = run.mark()
+        request_id, _ = await run.raw_request(
+            "session/prompt", self.text_prompt(session_id, slow), "shutdown-turn"
+        )
+        await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+        if run.raw_answers(request_id, mark):
+            return self.skip(("shutdown-turn",), "the slow prompt ended before stdin was closed")
+        code = await run.close_stdin_and_wait(self.grace)
+        if code is None:
+            self.fail(
+                "shutdown-turn", f"still running {self.grace:g} s after stdin closed during a turn"
+            )
+        else:
+            self.record("shutdown-turn", "pass", f"exit status {code}")
+
+
+class _McpListener:
+    """Where the stand-in MCP server reports that an agent connected to it."""
+
+    def __init__(self) -> None:
+        self.token = secrets.token_hex(8)
+        self.connected = asyncio.Event()
+        self.server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            line = await asyncio.wait_for(reader.readline(), 5.0)
+            if line.strip() == self.token.encode():
+                self.connected.set()
+        writer.close()
+
+    def server_entry(self) -> dict[str, Any]:
+        script = str(Path(__file__).with_name("mcp_probe.py"))
+        return {
+            "name": "acp-check",
+            "command": sys.executable,
+            "args": [script, str(self.port), self.token],
+            "env": [],
+        }
+
+    async def wait(self, timeout: float) -> bool:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.connected.wait(), timeout)
+        return self.connected.is_set()
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+
+assert set(MAIN_STAGE) <= set(CHECKS_BY_KEY)

@@ -3,48 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .live import LiveChecks
 from .report import Report, Verdicts
-from .wire import WireEntry
-from .wire_checks import WireChecks
+from .wire import Wire
+from .wire_checks import judge_wire
 
-__all__ = ["CheckOptions", "find_official_schema", "run_checks"]
-
-
-def find_official_schema(explicit: str | os.PathLike[str] | None = None) -> Path | None:
-    """The official ACP v1 ``schema.json``, or None.
-
-    Looks at ``explicit``, then ``$ACPWIRE_SCHEMA_DIR/v1/schema.json``, then an npm install
-    of ``@agentclientprotocol/sdk`` (``node_modules`` or acpwire's ``.cache/npm``) in the
-    current folder, the folders above it, and the folders above this package.
-    """
-    if explicit is not None:
-        path = Path(explicit)
-        return path if path.is_file() else None
-    candidates: list[Path] = []
-    env = os.environ.get("ACPWIRE_SCHEMA_DIR")
-    if env:
-        candidates.append(Path(env) / "v1" / "schema.json")
-    tail = Path("@agentclientprotocol") / "sdk" / "schema" / "v1" / "schema.json"
-    here = Path.cwd().resolve()
-    package = Path(__file__).resolve().parent
-    for base in (here, *here.parents, *package.parents):
-        candidates.append(base / "node_modules" / tail)
-        candidates.append(base / ".cache" / "npm" / "node_modules" / tail)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    return None
+__all__ = ["CheckOptions", "run_checks"]
 
 
 @dataclass
@@ -55,25 +27,35 @@ class CheckOptions:
     prompt: str = "Hello"
     """A prompt the agent answers quickly."""
     slow_prompt: str | None = None
-    """A prompt that keeps the agent busy long enough to be cancelled (cancel checks skip without)."""
+    """A prompt that keeps the agent busy until cancelled (cancel checks skip without it)."""
+    tool_prompts: Sequence[str] = field(default_factory=tuple[str, ...])
+    """Prompts that make the agent use tools, run with every capability and permissions granted."""
     only: frozenset[str] | None = None
-    """Check keys to run and report (see :func:`select_checks`); None means all."""
+    """Check keys to run and report (see :func:`~.registry.select_checks`); None means all."""
     timeout: float = 30.0
-    """Seconds to wait for any one answer (a turn included)."""
+    """Seconds to wait for an answer that may take work (initialize, session/new, a turn)."""
+    quick_timeout: float = 5.0
+    """Seconds to wait for an answer that needs no work (an unknown method, bad params)."""
+    grace: float = 5.0
+    """Seconds allowed to end a cancelled turn, to exit after stdin closes, to connect to MCP."""
     cwd: str | None = None
     """The sessions' folder (absolute); a fresh temporary folder when None."""
-    schema: str | os.PathLike[str] | None = None
     auth_method: str | None = None
-    """``authenticate`` with this method id when session/new says authentication is required."""
+    """``authenticate`` with this method id when the agent says authentication is required."""
     env: Mapping[str, str] | None = None
 
 
-def _session_folder(cwd: str | None) -> tuple[str | None, str]:
-    """(temporary folder to remove afterwards or None, absolute session cwd)."""
-    if cwd is not None:
-        return None, os.path.abspath(cwd)
+def _folders(cwd: str | None) -> tuple[str, str, str]:
+    """(temporary folder to remove afterwards, main run's cwd, full run's cwd)."""
     temp = tempfile.mkdtemp(prefix="acp-check-")
-    return temp, str(Path(temp).resolve())
+    if cwd is not None:
+        cwd = os.path.abspath(cwd)
+        return temp, cwd, cwd
+    base = Path(temp).resolve()
+    main, full = base / "main", base / "full"
+    main.mkdir()
+    full.mkdir()
+    return temp, str(main), str(full)
 
 
 async def run_checks(options: CheckOptions) -> Report:
@@ -81,36 +63,17 @@ async def run_checks(options: CheckOptions) -> Report:
     if not options.command:
         raise ValueError("no agent command")
     started = time.monotonic()
-    schema: dict[str, Any] | None = None
-    schema_note: str | None = None
-    schema_path = find_official_schema(options.schema)
-    if schema_path is None:
-        schema_note = (
-            "official schema not found (install @agentclientprotocol/sdk with npm, set "
-            "ACPWIRE_SCHEMA_DIR, or pass --schema PATH)"
-        )
-    else:
-        try:
-            importlib.import_module("jsonschema")  # only whether it is installed
-        except ImportError:
-            schema_note = "schema validation needs jsonschema: pip install jsonschema"
-        else:
-            from ..schema_check import load_official_schema
-
-            schema = load_official_schema(schema_path)
-    temp, cwd = _session_folder(options.cwd)
-    verdicts = Verdicts(options.only)
-    report = Report(command=list(options.command))
-    entries: list[WireEntry] = []
-    live = LiveChecks(options, verdicts, report, entries, cwd)
-    if schema_path is not None:
-        report.notes.append(f"schema: {schema_path}")
+    temp, cwd, full_cwd = _folders(options.cwd)
     try:
-        await asyncio.gather(live.main_run(), live.version_probes())
-        WireChecks(verdicts, entries, live.runs).run_all(schema, schema_note)
+        verdicts = Verdicts(options.only)
+        report = Report(command=list(options.command))
+        wire = Wire()
+        live = LiveChecks(options, verdicts, report, wire, cwd, full_cwd)
+        await asyncio.gather(live.main(), live.probes(), live.full())
+        live.judge_shutdown()
+        judge_wire(wire, verdicts)
     finally:
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        shutil.rmtree(temp, ignore_errors=True)
     report.results = verdicts.ordered()
     report.duration = time.monotonic() - started
     return report

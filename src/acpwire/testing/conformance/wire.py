@@ -1,49 +1,71 @@
 """The recording of a check run: every line that crossed the agents' pipes, in order.
 
 :class:`RecordingPipe` sits between a subprocess transport and the client connection that
-drives the agent; it appends one :class:`WireEntry` per line to a list shared by all the
-processes of a run (each entry names its run) and wakes whoever waits for a line. The
-live checks look at answers as they come; the wire checks read the whole list afterwards.
+drives the agent. It appends one :class:`WireEntry` per line to the :class:`Wire` of the
+run, which all the agent processes of a run share (each entry names its process), and
+wakes whoever waits for a line. The live checks look at answers as they come; the wire
+checks read the whole recording afterwards, or a capture loaded with :func:`load_capture`.
+
+A live check that provokes a reply on purpose (a request with invalid params, a probe of
+a method the agent did not advertise, a line that is not JSON) *owns* the request and its
+answers: it judges them itself, and the wire checks leave them alone, so one defect is
+reported once, at the level of the rule it breaks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, cast
 
 import msgspec
 
 from ...protocol.framing import Oversize
-from ...transports.subprocess import SubprocessTransport
+from ...transports.base import Transport
 
 __all__ = [
     "Direction",
+    "Process",
     "RecordingPipe",
+    "Wire",
     "WireEntry",
     "as_dict",
     "as_list",
     "dict_of",
     "dicts",
+    "id_key",
+    "load_capture",
     "short",
 ]
 
 Direction = Literal["to_agent", "from_agent"]
 
-_UNDECODABLE = object()
+UNDECODABLE: Any = object()
+"""The ``value`` of a line that is not JSON."""
+
+
+def id_key(request_id: object) -> Hashable:
+    """A request id as a dict key that keeps its JSON type (``1`` and ``"1"`` differ)."""
+    if isinstance(request_id, (bool, int, float, str)) or request_id is None:
+        return (type(request_id).__name__, request_id)
+    return ("other", repr(request_id))
 
 
 @dataclass(slots=True)
 class WireEntry:
-    """One line that crossed the pipes; ``value`` is the parsed JSON (or :data:`_UNDECODABLE`)."""
+    """One line that crossed the pipes; ``value`` is the parsed JSON (or :data:`UNDECODABLE`)."""
 
-    run: str
+    process: str
     direction: Direction
     raw: bytes
     value: Any
     time: float
+    owner: str | None = None
+    """The check that provoked this message and judges it alone (see the module docstring)."""
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -56,41 +78,86 @@ class WireEntry:
         return method if isinstance(method, str) else None
 
     @property
+    def is_request(self) -> bool:
+        m = self.message
+        return m is not None and isinstance(m.get("method"), str) and "id" in m
+
+    @property
     def is_response(self) -> bool:
         m = self.message
         return m is not None and "method" not in m and ("result" in m or "error" in m)
 
-    def session_update(self) -> tuple[str, str] | None:
-        """(sessionId, sessionUpdate kind) of a ``session/update`` from the agent."""
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict_of((self.message or {}).get("params"))
+
+    def session_update(self) -> tuple[str, str, dict[str, Any]] | None:
+        """(sessionId, sessionUpdate kind, update) of a ``session/update`` from the agent."""
         if self.direction != "from_agent" or self.method != "session/update":
             return None
-        params = as_dict(self.message.get("params")) if self.message else None
-        if params is None:
-            return None
-        update = as_dict(params.get("update"))
-        kind = update.get("sessionUpdate") if update is not None else None
-        return str(params.get("sessionId")), str(kind)
+        params = self.params
+        update = dict_of(params.get("update"))
+        return str(params.get("sessionId")), str(update.get("sessionUpdate")), update
+
+
+@dataclass
+class Process:
+    """One agent process of a run: what the client advertised and the sessions it opened."""
+
+    label: str
+    capabilities: dict[str, Any] = field(default_factory=dict[str, Any])
+    sessions: set[str] = field(default_factory=set[str])
+    roots: list[str] = field(default_factory=list[str])
+    """Folders the sessions were opened in (for the fs checks)."""
+
+
+class Wire:
+    """Every line of a run, in the order they crossed, and the processes they belong to."""
+
+    def __init__(self) -> None:
+        self.entries: list[WireEntry] = []
+        self.processes: dict[str, Process] = {}
+
+    def add(self, process: str, direction: Direction, raw: bytes, when: float) -> WireEntry:
+        entry = WireEntry(process, direction, raw, _decode(raw), when)
+        self.entries.append(entry)
+        return entry
+
+    def of(self, process: str, start: int = 0, end: int | None = None) -> Iterator[WireEntry]:
+        for entry in self.entries[start:end]:
+            if entry.process == process:
+                yield entry
+
+    def claim(self, process: str, request_id: object, owner: str, since: int = 0) -> None:
+        """Give the request ``request_id`` sent from ``since`` on, and its answers, to ``owner``."""
+        key = id_key(request_id)
+        for entry in self.of(process, since):
+            m = entry.message
+            if m is not None and "id" in m and id_key(m["id"]) == key:
+                if entry.direction == "to_agent" and entry.is_request:
+                    entry.owner = owner
+                elif entry.direction == "from_agent" and entry.is_response:
+                    entry.owner = owner
 
 
 def _decode(raw: bytes) -> Any:
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError:
-        return _UNDECODABLE
+        return UNDECODABLE
 
 
 class RecordingPipe:
-    """Wraps the subprocess transport: records each line and wakes whoever waits for one."""
+    """Wraps a transport: records each line on the wire and wakes whoever waits for one."""
 
-    def __init__(self, inner: SubprocessTransport, run: str, entries: list[WireEntry]) -> None:
+    def __init__(self, inner: Transport, process: str, wire: Wire) -> None:
         self.inner = inner
-        self.run = run
-        self.entries = entries
+        self.process = process
+        self.wire = wire
         self._waiters: list[tuple[Callable[[WireEntry], bool], asyncio.Future[WireEntry]]] = []
 
     def _add(self, direction: Direction, raw: bytes) -> None:
-        entry = WireEntry(self.run, direction, raw, _decode(raw), time.monotonic())
-        self.entries.append(entry)
+        entry = self.wire.add(self.process, direction, raw, time.monotonic())
         for predicate, future in list(self._waiters):
             if not future.done() and predicate(entry):
                 future.set_result(entry)
@@ -113,9 +180,9 @@ class RecordingPipe:
     async def wait_for(
         self, predicate: Callable[[WireEntry], bool], since: int, timeout: float
     ) -> WireEntry | None:
-        """The first entry from index ``since`` on that matches, waiting up to ``timeout``."""
-        for entry in self.entries[since:]:
-            if entry.run == self.run and predicate(entry):
+        """The first entry of this process from index ``since`` on that matches, or None."""
+        for entry in self.wire.of(self.process, since):
+            if predicate(entry):
                 return entry
         future: asyncio.Future[WireEntry] = asyncio.get_running_loop().create_future()
         waiter = (predicate, future)
@@ -126,6 +193,57 @@ class RecordingPipe:
             return None
         finally:
             self._waiters.remove(waiter)
+
+
+def load_capture(path: str | Path, process: str = "capture") -> Wire:
+    """A wire capture (one JSON object per line: ``dir``, ``msg`` or ``raw``, ``ms``) as a Wire.
+
+    The format is the one of the captures of real agents kept beside the project; lines
+    whose ``dir`` is neither ``client->agent`` nor ``agent->client`` (notes) are skipped.
+    The capture's client capabilities and sessions are read from its own messages.
+    """
+    wire = Wire()
+    proc = wire.processes[process] = Process(process)
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            record = dict_of(json.loads(line))
+            direction = {"client->agent": "to_agent", "agent->client": "from_agent"}.get(
+                str(record.get("dir"))
+            )
+            if direction is None:
+                continue
+            raw_text = record.get("raw")
+            raw = (
+                raw_text.encode()
+                if isinstance(raw_text, str)
+                else msgspec.json.encode(record.get("msg"))
+            )
+            when = float(record.get("ms") or 0) / 1000
+            entry = wire.add(process, cast("Direction", direction), raw, when)
+            m = entry.message
+            if entry.direction == "to_agent" and entry.method == "initialize":
+                proc.capabilities = dict_of(entry.params.get("clientCapabilities"))
+            if entry.direction == "to_agent" and entry.method in ("session/new", "session/load"):
+                cwd = entry.params.get("cwd")
+                if isinstance(cwd, str):
+                    proc.roots.append(cwd)
+            if entry.direction == "from_agent" and m is not None and "result" in m:
+                sid = dict_of(m.get("result")).get("sessionId")
+                if isinstance(sid, str):
+                    proc.sessions.add(sid)
+    # Sessions named in requests the agent accepted (load, resume) count as established.
+    answered_ok = {
+        id_key(e.message["id"])
+        for e in wire.entries
+        if e.is_response and e.message and "result" in e.message
+    }
+    for e in wire.entries:
+        if e.is_request and e.method in ("session/load", "session/resume"):
+            if e.message is not None and id_key(e.message["id"]) in answered_ok:
+                sid = e.params.get("sessionId")
+                if isinstance(sid, str):
+                    proc.sessions.add(sid)
+    return wire
 
 
 def as_dict(value: object) -> dict[str, Any] | None:
