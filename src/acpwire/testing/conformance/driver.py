@@ -54,6 +54,8 @@ FULL_CAPABILITIES: dict[str, Any] = {
 }
 """What the full run advertises: every stable client capability."""
 
+RAW_ID_BASE = 900000
+"""Requests the checker writes itself get string ids from here up ("900001", ...)."""
 PING_METHOD = "acpwire_check/ping"
 """An unknown method: every agent must answer it (-32601), which makes it a cheap ping."""
 
@@ -318,7 +320,7 @@ class Run:
             answer = Answer(result=result, seconds=time.monotonic() - started)
         answer.request_id = self._sent_id(mark, method)
         if owner is not None and answer.request_id is not None:
-            self.wire.claim(self.label, answer.request_id, owner, mark)
+            self.wire.claim(self.label, answer.request_id, owner)
         return answer
 
     def _sent_id(self, since: int, method: str) -> Any:
@@ -328,12 +330,16 @@ class Run:
         return None
 
     async def raw_request(self, method: str, params: Any, owner: str) -> tuple[str, int]:
-        """Send a request with a string id the connection does not track; (id, wire index)."""
-        request_id = f"acp-check-{self.name}-{next(self._raw_ids)}"
+        """Send a request with an id the connection does not track; (id, wire index).
+
+        The id is a string of digits (far above the connection's own integer ids), so an
+        agent that turns string ids into numbers shows it.
+        """
+        request_id = str(RAW_ID_BASE + next(self._raw_ids))
         mark = len(self.wire.entries)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        self.wire.claim(self.label, request_id, owner)
         await self.send_raw(s.encode(message))
-        self.wire.claim(self.label, request_id, owner, mark)
         return request_id, mark
 
     def raw_answers(self, request_id: str, since: int) -> list[WireEntry]:

@@ -145,6 +145,8 @@ class LiveChecks:
         """Per process label, the session the main run's steps work in."""
         self.probe_answers: dict[int, Answer] = {}
         self.prompt_refused = False
+        self.cancel_request_problems: list[str] | None = None
+        """What the quick ``$/cancel_request`` probe found (None: it did not run)."""
         """The first ``--prompt`` was answered with an error (so later ones are not judged)."""
 
     # -- plumbing
@@ -489,7 +491,7 @@ class LiveChecks:
             e
             for e in self.wire.of(run.label, mark)
             if e.is_response
-            and e.owner is None
+            and self.wire.owner(e) is None
             and (
                 (e.message or {}).get("id") is None
                 or (e.message or {}).get("id") == 999
@@ -550,17 +552,17 @@ class LiveChecks:
             sid = dict_of((first.message or {}).get("result")).get("sessionId")
             if isinstance(sid, str):
                 run.sessions.add(sid)
-            await asyncio.sleep(LATE_WATCH)  # a second answer would come now
-        self.cancel_request_verdict = self._one_answer(run, request_id, mark, first)
+        self.cancel_request_problems = await self._one_answer(run, request_id, mark)
 
-    def _one_answer(self, run: Run, request_id: str, mark: int, first: Any) -> str | None:
-        """The problem with the answers to a cancelled request, or None when there is one."""
+    async def _one_answer(self, run: Run, request_id: str, mark: int) -> list[str]:
+        """Problems with the answers to a cancelled request, watched for LATE_WATCH s more."""
+        if not run.raw_answers(request_id, mark):
+            return [f"request {request_id!r} never answered after $/cancel_request"]
+        await asyncio.sleep(LATE_WATCH)  # a second answer would come now
         answers = run.raw_answers(request_id, mark)
-        if first is None or not answers:
-            return f"request {request_id!r} never answered after $/cancel_request"
         if len(answers) > 1:
-            return f"request {request_id!r} answered {len(answers)} times after $/cancel_request"
-        return None
+            return [f"request {request_id!r} answered {len(answers)} times after $/cancel_request"]
+        return []
 
     async def _relative_cwd(self, run: Run) -> None:
         if not run.alive and not await self.ready(run):
@@ -893,7 +895,7 @@ class LiveChecks:
         response = self._prompt_response(run, mark)
         took = (response.time if response is not None else time.monotonic()) - cancelled_at
         reason = dict_of(answer.result).get("stopReason") if answer.ok else None
-        crossed = response is not None and took < CROSSING and reason != "cancelled"
+        crossed = response is not None and took < CROSSING and answer.ok and reason != "cancelled"
         if crossed:
             return self.skip(
                 keys,
@@ -944,34 +946,36 @@ class LiveChecks:
         return None
 
     async def _cancel_request_turn(self, run: Run) -> None:
-        """``$/cancel_request`` for a running slow turn: still exactly one answer."""
-        problem = getattr(self, "cancel_request_verdict", None)
+        """``$/cancel_request`` for a running slow turn: still exactly one answer.
+
+        Judged with the quick probe's result (a request cancelled at once); the slow turn
+        is tried only when that went well and a ``--slow-prompt`` is given.
+        """
+        problems = self.cancel_request_problems
+        if problems is None:
+            return  # the quick probe never ran: its skip stands
         slow = self.options.slow_prompt
-        if problem is None and slow:
-            session_id = await self.fresh_session(run)
-            if session_id is not None:
-                request_id, mark = await run.raw_request(
-                    "session/prompt", self.text_prompt(session_id, slow), "cancel-request"
-                )
-                await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+        session_id = await self.fresh_session(run) if slow and not problems else None
+        if slow and session_id is not None:
+            request_id, mark = await run.raw_request(
+                "session/prompt", self.text_prompt(session_id, slow), "cancel-request"
+            )
+            await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+            if not run.raw_answers(request_id, mark):  # still running: cancel it
                 await run.notify("$/cancel_request", {"requestId": request_id})
-                first = await run.wait_answer(request_id, mark, self.grace)
-                if first is None:  # $/cancel_request is optional: end the turn the usual way
+                if await run.wait_answer(request_id, mark, self.grace) is None:
+                    # Support for $/cancel_request is optional: end the turn the usual way.
                     await run.notify("session/cancel", {"sessionId": session_id})
-                    first = await run.wait_answer(request_id, mark, self.timeout)
-                if first is not None:
-                    await asyncio.sleep(LATE_WATCH)
-                problem = self._one_answer(run, request_id, mark, first)
-                if problem is None and first is not None:
-                    error = as_dict((first.message or {}).get("error"))
-                    if error is not None and error.get("code") != ErrorCode.REQUEST_CANCELLED:
-                        problem = (
-                            f"a prompt cancelled with $/cancel_request ended with error "
-                            f"{error.get('code')}, not a result or -32800"
-                        )
-        if problem is None and not hasattr(self, "cancel_request_verdict"):
-            return
-        self.verdicts.verdict("cancel-request", [problem] if problem else [], "one answer")
+                    await run.wait_answer(request_id, mark, self.timeout)
+                answers = run.raw_answers(request_id, mark)
+                error = as_dict((answers[0].message or {}).get("error")) if answers else None
+                if error is not None and error.get("code") != ErrorCode.REQUEST_CANCELLED:
+                    problems = [
+                        f"a prompt cancelled with $/cancel_request ended with error "
+                        f"{error.get('code')}, not a result or -32800"
+                    ]
+            problems = problems or await self._one_answer(run, request_id, mark)
+        self.verdicts.verdict("cancel-request", problems, "one answer each time")
 
     async def _load(self, run: Run, caps: dict[str, Any], prompted: str | None) -> None:
         if caps.get("loadSession") is not True:

@@ -65,7 +65,7 @@ class WireEntry:
     value: Any
     time: float
     owner: str | None = None
-    """The check that provoked this message and judges it alone (see the module docstring)."""
+    """Set on a reply no request explains (to a line that is not JSON): its judge."""
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -117,6 +117,7 @@ class Wire:
     def __init__(self) -> None:
         self.entries: list[WireEntry] = []
         self.processes: dict[str, Process] = {}
+        self.owners: dict[tuple[str, str], str] = {}
 
     def add(self, process: str, direction: Direction, raw: bytes, when: float) -> WireEntry:
         entry = WireEntry(process, direction, raw, _decode(raw), when)
@@ -128,16 +129,23 @@ class Wire:
             if entry.process == process:
                 yield entry
 
-    def claim(self, process: str, request_id: object, owner: str, since: int = 0) -> None:
-        """Give the request ``request_id`` sent from ``since`` on, and its answers, to ``owner``."""
-        key = id_key(request_id)
-        for entry in self.of(process, since):
-            m = entry.message
-            if m is not None and "id" in m and id_key(m["id"]) == key:
-                if entry.direction == "to_agent" and entry.is_request:
-                    entry.owner = owner
-                elif entry.direction == "from_agent" and entry.is_response:
-                    entry.owner = owner
+    def claim(self, process: str, request_id: object, owner: str) -> None:
+        """Give the request ``request_id`` of ``process`` and every answer to it to ``owner``.
+
+        Answers are matched by the id's value whatever its JSON type, so an agent that
+        answers ``"900001"`` with ``900001`` still has its answer judged by the owner.
+        """
+        self.owners[(process, str(request_id))] = owner
+
+    def owner(self, entry: WireEntry) -> str | None:
+        """The check that judges ``entry`` alone, if any (see the module docstring)."""
+        if entry.owner is not None:
+            return entry.owner
+        m = entry.message
+        if m is None or "id" not in m:
+            return None
+        mine = (entry.direction == "to_agent") == ("method" in m)
+        return self.owners.get((entry.process, str(m["id"]))) if mine else None
 
 
 def _decode(raw: bytes) -> Any:

@@ -37,6 +37,10 @@ JUDGED_ELSEWHERE: tuple[tuple[str, str, bool], ...] = (
 )
 """(method, path, exact): payload problems a live check reports under its own rule."""
 
+SELF_JUDGED = frozenset({"malformed-line-error", "string-ids", "cancel-request", "shutdown-turn"})
+"""Owners that judge the ids and the number of the answers they provoke (the rest get
+their answers' shape judged by ``responses`` too)."""
+
 _ENVELOPE_KEYS = frozenset({"id", "method", "result", "error"})
 _WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 
@@ -167,10 +171,10 @@ class _WireChecks:
                 if m is None:
                     continue
                 if e.direction == "to_agent":
-                    if e.owner is None:
+                    if self.wire.owner(e) is None:
                         validator.note_request(m)
                     continue
-                if e.owner is not None or not (_ENVELOPE_KEYS & m.keys()):
+                if self.wire.owner(e) is not None or not (_ENVELOPE_KEYS & m.keys()):
                     continue
                 answered = validator.method_of(m) if "method" not in m else None
                 checked += 1
@@ -207,7 +211,9 @@ class _WireChecks:
                     requests[id_key(m["id"])] = str(m["method"])
                     by_value[str(m["id"])] = m["id"]
                     continue
-                if e.direction != "from_agent" or "method" in m or e.owner is not None:
+                if e.direction != "from_agent" or "method" in m:
+                    continue
+                if self.wire.owner(e) in SELF_JUDGED:
                     continue
                 if "result" not in m and "error" not in m:
                     if "id" in m:
@@ -265,7 +271,7 @@ class _WireChecks:
         for proc in self.processes():
             for e in self.from_agent(proc.label):
                 m = e.message
-                if m is None or e.owner is not None or "method" in m:
+                if m is None or self.wire.owner(e) is not None or "method" in m:
                     continue
                 if ("result" in m or "error" in m) and m.get("id") is None:
                     problems.append(
