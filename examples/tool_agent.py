@@ -29,7 +29,7 @@ app = AgentApp(
 
 @app.prompt
 async def review(turn: Turn) -> None:
-    target = turn.resolve(turn.text.strip() or "README.md")
+    target = turn.resolve(turn.text.strip().partition("\n")[0] or "README.md")
     plan = await turn.plan(f"Read {target}", "Mark it reviewed", "Count its lines")
 
     # 1. Read through the client (sees unsaved editor buffers); fall back to disk.

@@ -69,11 +69,19 @@ def options_for(path: Path) -> CheckOptions:
 
 
 class Corpus:
-    """Checks every agent of the corpus in a background event loop; reports on demand."""
+    """Checks many agents in a background event loop, a few at a time; reports on demand.
 
-    def __init__(self, paths: list[Path]) -> None:
-        self.futures: dict[Path, Future[Report]] = {p: Future() for p in paths}
+    ``jobs`` maps a key to the options of its run (for a corpus file: :func:`options_for`).
+    """
+
+    def __init__(self, jobs: dict[Any, CheckOptions]) -> None:
+        self.jobs = jobs
+        self.futures: dict[Any, Future[Report]] = {key: Future() for key in jobs}
         self.thread = threading.Thread(target=self._main, name="acp-check-corpus", daemon=True)
+
+    @classmethod
+    def of(cls, paths: list[Path]) -> Corpus:
+        return cls({p: options_for(p) for p in paths})
 
     def start(self) -> None:
         self.thread.start()
@@ -85,17 +93,17 @@ class Corpus:
     async def _all(self) -> None:
         gate = asyncio.Semaphore(CONCURRENCY)
 
-        async def one(path: Path, future: Future[Report]) -> None:
+        async def one(key: Any, future: Future[Report]) -> None:
             async with gate:
                 try:
-                    future.set_result(await run_checks(options_for(path)))
+                    future.set_result(await run_checks(self.jobs[key]))
                 except BaseException as exc:  # handed to the test that waits for it
                     future.set_exception(exc)
 
-        await asyncio.gather(*(one(p, f) for p, f in self.futures.items()))
+        await asyncio.gather(*(one(k, f) for k, f in self.futures.items()))
 
-    def report(self, path: Path, timeout: float = 300.0) -> Report:
-        return self.futures[path].result(timeout)
+    def report(self, key: Any, timeout: float = 300.0) -> Report:
+        return self.futures[key].result(timeout)
 
     def join(self) -> None:
         self.thread.join(timeout=60)

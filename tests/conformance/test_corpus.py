@@ -19,7 +19,7 @@ from acpwire.testing.conformance import CHECKS
 
 @pytest.fixture(scope="module")
 def corpus() -> Iterator[Corpus]:
-    runner = Corpus([BASE, *BROKEN, *CORRECT])
+    runner = Corpus.of([BASE, *BROKEN, *CORRECT])
     runner.start()
     yield runner
     runner.join()

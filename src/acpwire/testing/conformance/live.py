@@ -60,8 +60,9 @@ LATE_WATCH = 0.5
 """Seconds to watch for turn content after a turn's response (the issue of record: >= 500 ms)."""
 CROSSING = 0.1
 """A turn answered this soon after ``session/cancel`` was sent had ended before the agent read it."""
-TURN_START_WAIT = 2.0
-"""How long to wait for the first update of a slow turn before cancelling it anyway."""
+TURN_START_WAIT = 5.0
+"""How long to wait for the first update of a slow turn before cancelling it anyway (a cancel
+sent before the agent has started the turn may be lost: wait for a sign of it if one comes)."""
 KNOWN_VERSIONS = frozenset({1, 2})
 """ACP versions that exist: 1 (stable) and 2 (the draft the protocol repository publishes)."""
 UNKNOWN_METHOD = "acpwire_check/unknown_method"
@@ -895,7 +896,14 @@ class LiveChecks:
         response = self._prompt_response(run, mark)
         took = (response.time if response is not None else time.monotonic()) - cancelled_at
         reason = dict_of(answer.result).get("stopReason") if answer.ok else None
-        crossed = response is not None and took < CROSSING and answer.ok and reason != "cancelled"
+        # An answer this soon was on its way before the agent read the cancel, unless it says
+        # it is about the cancel (stopReason cancelled, or error -32800).
+        crossed = (
+            response is not None
+            and took < CROSSING
+            and reason != "cancelled"
+            and answer.code != ErrorCode.REQUEST_CANCELLED
+        )
         if crossed:
             return self.skip(
                 keys,
