@@ -155,6 +155,7 @@ class Generator:
         self.extra_classes: list[ClassPlan] = []
         self.skipped: set[str] = set()
         self.catch_all: set[str] = set()  # unions whose schema admits unlisted members
+        self.alternatives: dict[str, list[list[str]]] = {}  # flat class -> variants' required
 
     # -- classification -------------------------------------------------
 
@@ -405,6 +406,9 @@ class Generator:
             if all(k in vr for _, vr in variant_props):
                 required.add(k)
         self.classes[name] = ClassPlan(name, props, required, name)
+        alternatives = {frozenset(vr - required) for _, vr in variant_props}
+        if len(alternatives) > 1:
+            self.alternatives[name] = sorted(sorted(a) for a in alternatives)
 
     # -- types ------------------------------------------------------------
 
@@ -711,6 +715,21 @@ class Generator:
         out.append("}")
         out.append(
             '"""(model class, wire field) -> the closed enumeration of its strings or list items."""'
+        )
+        out.append("")
+        out.append("REQUIRED_ONE_OF: Mapping[str, tuple[frozenset[str], ...]] = {")
+        for name, alternatives in sorted(self.alternatives.items()):
+            if name in self.classes:
+                sets = ", ".join(
+                    "frozenset({" + ", ".join(json.dumps(f) for f in a) + "})"
+                    if a
+                    else "frozenset()"
+                    for a in alternatives
+                )
+                out.append(f"    {json.dumps(name)}: ({sets},),")
+        out.append("}")
+        out.append(
+            '"""Models merged from alternatives: the fields one of the alternatives requires."""'
         )
         out.append("")
         names = sorted(self.unknown_name(u) for u in self.catch_all if u in self.unions)

@@ -39,6 +39,12 @@ FIELD_ENUMS: Mapping[tuple[str, str], str] = {
 }
 """(model class, wire field) -> the closed enumeration of its strings or list items."""
 
+REQUIRED_ONE_OF: Mapping[str, tuple[frozenset[str], ...]] = {
+    "ElicitationFormMode": (frozenset({"requestId"}), frozenset({"sessionId"}),),
+    "ElicitationUrlMode": (frozenset({"requestId"}), frozenset({"sessionId"}),),
+}
+"""Models merged from alternatives: the fields one of the alternatives requires."""
+
 OPEN_UNIONS: frozenset[str] = frozenset(
     {
         "UnknownCreateElicitationRequest",

@@ -30,7 +30,7 @@ from typing import Any, Literal, cast
 import msgspec.inspect as mi
 
 from ..schema._base import union_layout
-from ..schema._generated_rules import ENUM_VALUES, FIELD_ENUMS, OPEN_UNIONS
+from ..schema._generated_rules import ENUM_VALUES, FIELD_ENUMS, OPEN_UNIONS, REQUIRED_ONE_OF
 from ..schema.methods import BY_NAME
 
 __all__ = ["Problem", "ProblemKind", "StrictValidator", "validate_value"]
@@ -181,6 +181,13 @@ class _Walker:
                     f"{path}.{f.encode_name}",
                     f"missing (required in {t.cls.__name__})",
                 )
+        alternatives = next(
+            (REQUIRED_ONE_OF[k.__name__] for k in t.cls.__mro__ if k.__name__ in REQUIRED_ONE_OF),
+            (),
+        )
+        if alternatives and not any(a <= data.keys() for a in alternatives):
+            wanted = " or ".join(", ".join(sorted(a)) for a in alternatives)
+            self.add("missing-field", path, f"{t.cls.__name__} needs {wanted}")
 
     def best(self, value: Any, choices: list[mi.Type], path: str, enum: str | None) -> None:
         """Walk ``value`` as each choice; keep the problems of the closest one."""
@@ -246,9 +253,11 @@ class _Walker:
         self.best(value, fitting, path, None)
 
     def unknown_member(self, unknown: type[Any] | None, path: str, tag: object) -> None:
-        if unknown is not None and unknown.__name__ in OPEN_UNIONS:
-            return
-        self.add("unknown-member", path, f"{tag!r} is not a member the schema lists")
+        if not isinstance(tag, str):
+            kind: ProblemKind = "type" if tag is not None else "missing-field"
+            self.add(kind, path, f"no member of the union is told by {tag!r}")
+        elif unknown is None or unknown.__name__ not in OPEN_UNIONS:
+            self.add("unknown-member", path, f"{tag!r} is not a member the schema lists")
 
 
 def validate_value(value: Any, tp: Any, path: str = "$") -> list[Problem]:

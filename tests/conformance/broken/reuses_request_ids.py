@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import queue
 from typing import Any
 
@@ -18,8 +19,8 @@ class Broken(Agent):
         box: queue.Queue[dict[str, Any]] = queue.Queue()
         self.pending[request_id] = box
         request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        self.write(request)
-        self.write(request)  # again, while the first is still open
+        line = json.dumps(request)
+        self.write_line(line + "\n" + line)  # twice in one write: the first is still open
         answer = box.get(timeout=20)
         box.get(timeout=20)
         self.pending.pop(request_id, None)
