@@ -19,6 +19,7 @@ from typing import Any
 
 from ... import schema as s
 from ...engine.roles import gate_allows
+from ...protocol.errors import ErrorCode
 from ...schema.methods import BY_NAME
 from ..strict import Problem, StrictValidator
 from .live import walk_config_options
@@ -40,6 +41,9 @@ JUDGED_ELSEWHERE: tuple[tuple[str, str, bool], ...] = (
 SELF_JUDGED = frozenset({"malformed-line-error", "string-ids", "cancel-request", "shutdown-turn"})
 """Owners that judge the ids and the number of the answers they provoke (the rest get
 their answers' shape judged by ``responses`` too)."""
+
+BAD_INPUT_CODES = frozenset({ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST})
+"""Errors JSON-RPC answers with id null: input whose id could not be read."""
 
 _ENVELOPE_KEYS = frozenset({"id", "method", "result", "error"})
 _WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
@@ -274,6 +278,8 @@ class _WireChecks:
                 if m is None or self.wire.owner(e) is not None or "method" in m:
                     continue
                 if ("result" in m or "error" in m) and m.get("id") is None:
+                    if dict_of(m.get("error")).get("code") in BAD_INPUT_CODES:
+                        continue  # the answer to a line with no usable id (not a notification)
                     problems.append(
                         f"[{proc.label}] a response with id {'null' if 'id' in m else 'missing'}: {short(e.raw.decode('utf-8', 'replace'), 100)}"
                     )
