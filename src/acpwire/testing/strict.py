@@ -98,7 +98,7 @@ def _accepts(t: mi.Type, value: object) -> bool:
 
 
 def _describe(t: mi.Type) -> str:
-    names = {
+    names: dict[type[mi.Type], str] = {
         mi.StrType: "string",
         mi.IntType: "integer",
         mi.FloatType: "number",
@@ -140,7 +140,7 @@ class _Walker:
             if not isinstance(value, list):
                 self.add("type", path, f"expected an array, got {_kind(value)}")
                 return
-            items: list[Any] = value
+            items = cast("list[object]", value)
             for n, item in enumerate(items):
                 self.walk(item, t.item_type, f"{path}[{n}]", enum)
         elif isinstance(t, mi.DictType):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
-from typing import Any
+from typing import Any, cast
 
 _EMPTY_LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources"}
 
@@ -23,9 +23,14 @@ def _answer(message: dict[str, Any]) -> dict[str, Any] | None:
         return None  # notifications (notifications/initialized ...) and stray responses
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
     if method == "initialize":
-        params = message.get("params") or {}
+        params = message.get("params")
+        version = (
+            cast("dict[str, Any]", params).get("protocolVersion")
+            if isinstance(params, dict)
+            else None
+        )
         reply["result"] = {
-            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+            "protocolVersion": version or "2025-06-18",
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "acp-check-probe", "version": "1"},
         }
@@ -51,11 +56,12 @@ def main(argv: list[str]) -> int:
     reported = False
     for line in sys.stdin:
         try:
-            message = json.loads(line)
+            message: Any = json.loads(line)
         except ValueError:
             continue
         if not isinstance(message, dict):
             continue
+        message = cast("dict[str, Any]", message)
         if message.get("method") == "initialize" and not reported:
             _report(port, token)
             reported = True

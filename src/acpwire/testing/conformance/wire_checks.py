@@ -15,7 +15,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from ... import schema as s
 from ...engine.roles import gate_allows
@@ -617,12 +617,15 @@ def _judged_elsewhere(method: str | None, problem: Problem) -> bool:
     return False
 
 
-def _dedupe(problems: list[Any]) -> list[Any]:
+Found = TypeVar("Found", str, tuple[str, str])
+
+
+def _dedupe(problems: list[Found]) -> list[Found]:
     """Problems in order, each distinct one once (the same defect repeats across processes)."""
     seen: set[str] = set()
-    out: list[Any] = []
+    out: list[Found] = []
     for p in problems:
-        text = p[1] if isinstance(p, tuple) else p
+        text: str = p[1] if isinstance(p, tuple) else p
         bare = re.sub(r"^\[[^\]]*\] ", "", text)
         if bare not in seen:
             seen.add(bare)
