@@ -41,7 +41,7 @@ from .driver import (
     FullClient,
     Run,
 )
-from .registry import CHECKS, CHECKS_BY_KEY
+from .registry import CHECKS, Status
 from .report import Report, Verdicts
 from .wire import Wire, as_dict, as_list, dict_of, dicts, short
 
@@ -76,7 +76,6 @@ UNKNOWN_ID = "acp-check-unknown-id"
 # A 1x1 PNG and a 10 ms WAV of silence: the smallest valid image and audio.
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 WAV_SILENCE = "UklGRkQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YSAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-MAIN_STAGE = tuple(c.key for c in CHECKS if c.stage == "main")
 TURN_CHECKS = tuple(c.key for c in CHECKS if "turn" in c.needs and c.stage == "main")
 
 
@@ -141,14 +140,13 @@ class LiveChecks:
         self.full_cwd = full_cwd
         self.exits: list[tuple[str, int | None]] = []
         """(when stdin was closed, exit status or None when still running) per process."""
-        self.runs: list[Run] = []
         self.working_session: dict[str, str] = {}
         """Per process label, the session the main run's steps work in."""
         self.probe_answers: dict[int, Answer] = {}
         self.prompt_refused = False
+        """The first ``--prompt`` was answered with an error (so later ones are not judged)."""
         self.cancel_request_problems: list[str] | None = None
         """What the quick ``$/cancel_request`` probe found (None: it did not run)."""
-        """The first ``--prompt`` was answered with an error (so later ones are not judged)."""
 
     # -- plumbing
 
@@ -164,7 +162,7 @@ class LiveChecks:
     def grace(self) -> float:
         return self.options.grace
 
-    def record(self, key: str, status: Any, detail: str = "") -> None:
+    def record(self, key: str, status: Status, detail: str = "") -> None:
         self.verdicts.record(key, status, detail)
 
     def fail(self, key: str, detail: str, *broken: str) -> None:
@@ -176,7 +174,7 @@ class LiveChecks:
 
     def new_run(self, name: str, full: bool = False) -> Run:
         root = self.full_cwd if full else self.cwd
-        run = Run(
+        return Run(
             name,
             self.wire,
             self.options.command,
@@ -185,8 +183,6 @@ class LiveChecks:
             FULL_CAPABILITIES if full else BARE_CAPABILITIES,
             self.quick,
         )
-        self.runs.append(run)
-        return run
 
     def blocked(self, where: str, init_result: dict[str, Any] | None = None) -> str:
         methods = [str(m.get("id")) for m in dicts((init_result or {}).get("authMethods") or ())]
@@ -228,17 +224,24 @@ class LiveChecks:
     def text_prompt(self, session_id: str, text: str, *extra: dict[str, Any]) -> dict[str, Any]:
         return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}, *extra]}
 
-    async def prompt(self, run: Run, session_id: str, *extra: dict[str, Any]) -> Answer:
-        """A ``--prompt`` turn; authenticates once when the agent asks for it and may."""
-        params = self.text_prompt(session_id, self.options.prompt, *extra)
-        answer = await run.call("session/prompt", params, self.timeout)
+    async def call_authenticated(self, run: Run, method: str, params: Any) -> Answer:
+        """``method``, again after ``authenticate`` when it needs authentication and we may."""
+        answer = await run.call(method, params, self.timeout)
         if answer.needs_auth and self.options.auth_method:
             auth = await run.call(
                 "authenticate", {"methodId": self.options.auth_method}, self.timeout
             )
             if auth.ok:
-                answer = await run.call("session/prompt", params, self.timeout)
+                return await run.call(method, params, self.timeout)
+            note = f"authenticate {self.options.auth_method!r}: {auth.describe()}"
+            if note not in self.report.notes:
+                self.report.notes.append(note)
         return answer
+
+    async def prompt(self, run: Run, session_id: str, *extra: dict[str, Any]) -> Answer:
+        """A ``--prompt`` turn (authenticating first if the agent asks and we may)."""
+        params = self.text_prompt(session_id, self.options.prompt, *extra)
+        return await self.call_authenticated(run, "session/prompt", params)
 
     async def late_updates(self, run: Run, session_id: str, response_index: int) -> list[str]:
         """Turn content for ``session_id`` after ``response_index``, watched for LATE_WATCH s."""
@@ -603,17 +606,7 @@ class LiveChecks:
             self.verdicts.skip_stage("main", "the agent could not be started again")
             return None
         params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
-        answer = await run.call("session/new", params, self.timeout)
-        if answer.needs_auth and self.options.auth_method:
-            auth = await run.call(
-                "authenticate", {"methodId": self.options.auth_method}, self.timeout
-            )
-            if not auth.ok:
-                reason = f"authenticate failed: {auth.describe()}"
-                self.report.blocked = reason
-                self.verdicts.skip_stage("main", reason)
-                return None
-            answer = await run.call("session/new", params, self.timeout)
+        answer = await self.call_authenticated(run, "session/new", params)
         if answer.needs_auth:
             reason = self.blocked("session/new", init_result)
             self.verdicts.skip_stage("main", reason)
@@ -800,34 +793,28 @@ class LiveChecks:
         return True
 
     async def _turn_followups(self, run: Run, caps: dict[str, Any]) -> None:
-        """More turns in the working session: a second prompt, content blocks, _meta."""
-        checks: list[tuple[str, tuple[dict[str, Any], ...], dict[str, Any] | None]] = [
-            ("second-prompt", (), None),
-            (
-                "resource-link",
-                (
-                    {
-                        "type": "resource_link",
-                        "uri": Path(self.cwd, "README.md").as_uri(),
-                        "name": "README.md",
-                    },
-                ),
-                None,
-            ),
-        ]
-        for key, extra, _ in checks:
-            sid = await (self.ready(run) if key == "second-prompt" else self.fresh_session(run))
-            if sid is None:
-                return self.skip((key,), "no session")
-            answer = await self.prompt(run, sid, *extra)
-            self._judge_turn(key, answer)
+        """More turns: a second one in the first session, then each content check in its own."""
+        sid = await self.ready(run)
+        if sid is None:
+            return self.skip(TURN_CHECKS, "no session")
+        self._judge_turn("second-prompt", await self.prompt(run, sid))
+        link = {
+            "type": "resource_link",
+            "uri": Path(self.cwd, "README.md").as_uri(),
+            "name": "README.md",
+        }
         sid = await self.fresh_session(run)
-        if sid is not None and self.verdicts.wants("meta-accepted"):
+        if sid is None:
+            return self.skip(TURN_CHECKS, "no session")
+        self._judge_turn("resource-link", await self.prompt(run, sid, link))
+        sid = await self.fresh_session(run)
+        if sid is not None:
             params = self.text_prompt(sid, self.options.prompt)
             params["_meta"] = META
             params["prompt"][0]["_meta"] = META
-            answer = await run.call("session/prompt", params, self.timeout)
-            self._judge_turn("meta-accepted", answer)
+            self._judge_turn(
+                "meta-accepted", await run.call("session/prompt", params, self.timeout)
+            )
         await self._prompt_content(run, caps)
 
     def _judge_turn(self, key: str, answer: Answer) -> None:
@@ -1139,13 +1126,7 @@ class LiveChecks:
         run.process.roots.append(self.full_cwd)
         server = listener.server_entry()
         params: dict[str, Any] = {"cwd": self.full_cwd, "mcpServers": [server]}
-        answer = await run.call("session/new", params, self.timeout)
-        if answer.needs_auth and self.options.auth_method:
-            auth = await run.call(
-                "authenticate", {"methodId": self.options.auth_method}, self.timeout
-            )
-            if auth.ok:
-                answer = await run.call("session/new", params, self.timeout)
+        answer = await self.call_authenticated(run, "session/new", params)
         if answer.needs_auth:
             return self.verdicts.skip_stage("full", self.blocked("session/new (full run)"))
         session_id = dict_of(answer.result).get("sessionId") if answer.ok else None
@@ -1252,6 +1233,3 @@ class _McpListener:
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()
-
-
-assert set(MAIN_STAGE) <= set(CHECKS_BY_KEY)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .live import LiveChecks
+from .registry import CHECKS_BY_KEY
 from .report import Report, Verdicts
 from .wire import Wire
 from .wire_checks import judge_wire
@@ -69,7 +70,10 @@ async def run_checks(options: CheckOptions) -> Report:
         report = Report(command=list(options.command))
         wire = Wire()
         live = LiveChecks(options, verdicts, report, wire, cwd, full_cwd)
-        await asyncio.gather(live.main(), live.probes(), live.full())
+        runs = [live.main(), live.probes()]
+        if any(CHECKS_BY_KEY[key].stage in ("full", "wire") for key in verdicts.selected):
+            runs.append(live.full())
+        await asyncio.gather(*runs)
         live.judge_shutdown()
         judge_wire(wire, verdicts)
     finally:

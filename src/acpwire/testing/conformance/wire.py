@@ -208,16 +208,17 @@ def load_capture(path: str | Path, process: str = "capture") -> Wire:
 
     The format is the one of the captures of real agents kept beside the project; lines
     whose ``dir`` is neither ``client->agent`` nor ``agent->client`` (notes) are skipped.
-    The capture's client capabilities and sessions are read from its own messages.
+    The client's capabilities, the session folders and the sessions the agent set up
+    (new, load, resume answered with a result) are read from the messages themselves.
     """
     wire = Wire()
     proc = wire.processes[process] = Process(process)
+    asked: dict[Hashable, WireEntry] = {}
+    directions: dict[str, Direction] = {"client->agent": "to_agent", "agent->client": "from_agent"}
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             record = dict_of(json.loads(line))
-            direction = {"client->agent": "to_agent", "agent->client": "from_agent"}.get(
-                str(record.get("dir"))
-            )
+            direction = directions.get(str(record.get("dir")))
             if direction is None:
                 continue
             raw_text = record.get("raw")
@@ -226,29 +227,30 @@ def load_capture(path: str | Path, process: str = "capture") -> Wire:
                 if isinstance(raw_text, str)
                 else msgspec.json.encode(record.get("msg"))
             )
-            when = float(record.get("ms") or 0) / 1000
-            entry = wire.add(process, cast("Direction", direction), raw, when)
+            entry = wire.add(process, direction, raw, float(record.get("ms") or 0) / 1000)
             m = entry.message
-            if entry.direction == "to_agent" and entry.method == "initialize":
-                proc.capabilities = dict_of(entry.params.get("clientCapabilities"))
-            if entry.direction == "to_agent" and entry.method in ("session/new", "session/load"):
+            if m is None:
+                continue
+            if direction == "to_agent" and entry.is_request:
+                asked[id_key(m["id"])] = entry
+                if entry.method == "initialize":
+                    proc.capabilities = dict_of(entry.params.get("clientCapabilities"))
                 cwd = entry.params.get("cwd")
-                if isinstance(cwd, str):
+                if entry.method in ("session/new", "session/load", "session/resume") and (
+                    isinstance(cwd, str)
+                ):
                     proc.roots.append(cwd)
-            if entry.direction == "from_agent" and m is not None and "result" in m:
-                sid = dict_of(m.get("result")).get("sessionId")
-                if isinstance(sid, str):
-                    proc.sessions.add(sid)
-    # Sessions named in requests the agent accepted (load, resume) count as established.
-    answered_ok = {
-        id_key(e.message["id"])
-        for e in wire.entries
-        if e.is_response and e.message and "result" in e.message
-    }
-    for e in wire.entries:
-        if e.is_request and e.method in ("session/load", "session/resume"):
-            if e.message is not None and id_key(e.message["id"]) in answered_ok:
-                sid = e.params.get("sessionId")
+            elif direction == "from_agent" and entry.is_response and "result" in m:
+                request = asked.get(id_key(m.get("id")))
+                if request is None:
+                    continue
+                sid = (
+                    dict_of(m["result"]).get("sessionId")
+                    if request.method == "session/new"
+                    else request.params.get("sessionId")
+                    if request.method in ("session/load", "session/resume")
+                    else None
+                )
                 if isinstance(sid, str):
                     proc.sessions.add(sid)
     return wire
