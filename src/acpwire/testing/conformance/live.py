@@ -57,7 +57,7 @@ TURN_CONTENT_UPDATES = frozenset(
 REPLAY_UPDATES = TURN_CONTENT_UPDATES | {"user_message_chunk"}
 """Update kinds a session/load replay is made of."""
 LATE_WATCH = 0.5
-"""Seconds to watch for turn content after a turn's response (the issue of record: >= 500 ms)."""
+"""Seconds to watch for turn content after a turn's response (at least 0.5 s)."""
 CROSSING = 0.1
 """A turn answered this soon after ``session/cancel`` was sent had ended before the agent read it."""
 TURN_START_WAIT = 5.0
@@ -73,9 +73,9 @@ META = {"acp-check/probe": {"nested": [1, 2]}}
 NO_SESSION = "acp-check-no-such-session"
 INVALID_CURSOR = "acp-check-invalid-cursor"
 UNKNOWN_ID = "acp-check-unknown-id"
-# A 1x1 PNG and a 10 ms WAV of silence: the smallest valid image and audio.
+# A 1x1 PNG and 2 ms of silence as WAV: tiny but valid image and audio.
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
-WAV_SILENCE = "UklGRkQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YSAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+WAV_SILENCE = "UklGRkQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YSAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="
 TURN_CHECKS = tuple(c.key for c in CHECKS if "turn" in c.needs and c.stage == "main")
 
 
