@@ -15,6 +15,7 @@ import pytest
 from _corpus import BASE, BROKEN, CORRECT, Corpus, declared, expected_failures, failures
 
 from acpwire.testing.conformance import CHECKS
+from acpwire.testing.conformance.registry import checks_for
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_an_unusual_but_correct_agent_fails_nothing(corpus: Corpus, path: Path) 
 
 
 def test_every_requirement_the_agent_checks_cite_has_a_planted_defect() -> None:
-    cited = {rid for check in CHECKS if check.target == "agent" for rid in check.ids}
+    cited = {rid for check in checks_for("agent") for rid in check.ids}
     planted = {rid for path in BROKEN for ids in expected_failures(path).values() for rid in ids}
     assert cited - planted == set()
     assert planted <= cited

@@ -130,6 +130,9 @@ def run_check(args: argparse.Namespace) -> int:
     if args.cwd is not None and not os.path.isdir(args.cwd):
         print(f"acp check: --cwd {args.cwd!r} is not a directory", file=sys.stderr)
         return 2
+    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
+        print(f"acp check: cannot write {args.junit}: no such folder", file=sys.stderr)
+        return 2
     if min(args.timeout, args.quick_timeout, args.grace) <= 0:
         print("acp check: --timeout, --quick-timeout and --grace must be positive", file=sys.stderr)
         return 2
@@ -214,3 +217,5 @@ def _render_plain(report: Any, out: TextIO) -> None:
         out.write(f"  {r.detail}\n" if r.detail else "\n")
     counts = report.counts()
     out.write(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped\n")
+    if report.blocked:
+        out.write(report.blocked + "\n")
