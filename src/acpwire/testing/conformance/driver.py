@@ -422,14 +422,17 @@ class Run:
                 out.append(su[1])
         return out
 
-    async def wait_update(self, session_id: str, since: int, timeout: float) -> WireEntry | None:
-        """The first update for ``session_id`` (or any response) from ``since`` on."""
+    async def wait_update(
+        self, session_id: str, since: int, timeout: float, kinds: frozenset[str]
+    ) -> WireEntry | None:
+        """The first update of one of ``kinds`` for ``session_id`` (or any response) from
+        ``since`` on: the sign that a turn is running (or over)."""
         if self.pipe is None:
             return None
 
         def started(entry: WireEntry) -> bool:
             su = entry.session_update()
-            return (su is not None and su[0] == session_id) or (
+            return (su is not None and su[0] == session_id and su[1] in kinds) or (
                 entry.direction == "from_agent" and entry.is_response
             )
 

@@ -61,8 +61,9 @@ LATE_WATCH = 0.5
 CROSSING = 0.1
 """A turn answered this soon after ``session/cancel`` was sent had ended before the agent read it."""
 TURN_START_WAIT = 5.0
-"""How long to wait for the first update of a slow turn before cancelling it anyway (a cancel
-sent before the agent has started the turn may be lost: wait for a sign of it if one comes)."""
+"""How long to wait for a slow turn's first content (a message, thought, tool call or plan;
+metadata updates such as available commands may come from the session, not the turn)
+before cancelling it anyway."""
 KNOWN_VERSIONS = frozenset({1, 2})
 """ACP versions that exist: 1 (stable) and 2 (the draft the protocol repository publishes)."""
 UNKNOWN_METHOD = "acpwire_check/unknown_method"
@@ -157,6 +158,10 @@ class LiveChecks:
     @property
     def quick(self) -> float:
         return min(self.options.quick_timeout, self.options.timeout)
+
+    @property
+    def turn_start_wait(self) -> float:
+        return min(TURN_START_WAIT, self.timeout)
 
     @property
     def grace(self) -> float:
@@ -868,7 +873,8 @@ class LiveChecks:
         turn = asyncio.ensure_future(
             run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
         )
-        await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+        sent_at = time.monotonic()
+        shown = await run.wait_update(session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES)
         over = self._prompt_response(run, mark)
         if over is not None or turn.done():
             answer = await turn
@@ -876,6 +882,9 @@ class LiveChecks:
                 keys, f"the slow prompt ended before it could be cancelled: {answer.describe()}"
             )
         cancelled_at = time.monotonic()
+        when = f"sent {cancelled_at - sent_at:.2f} s into the turn, " + (
+            "at its first update" if shown is not None else "with no update seen yet"
+        )
         await run.notify("session/cancel", {"sessionId": session_id})
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(turn), self.grace)
@@ -898,7 +907,7 @@ class LiveChecks:
                 f"arrived {took * 1000:.0f} ms after session/cancel was sent",
             )
         if answer.problem is not None:
-            self.fail("cancel", f"after session/cancel: {answer.problem}", "CANCEL-004")
+            self.fail("cancel", f"after session/cancel ({when}): {answer.problem}", "CANCEL-004")
         elif answer.error is not None:
             self.fail(
                 "cancel",
@@ -955,7 +964,7 @@ class LiveChecks:
             request_id, mark = await run.raw_request(
                 "session/prompt", self.text_prompt(session_id, slow), "cancel-request"
             )
-            await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+            await run.wait_update(session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES)
             if not run.raw_answers(request_id, mark):  # still running: cancel it
                 await run.notify("$/cancel_request", {"requestId": request_id})
                 if await run.wait_answer(request_id, mark, self.grace) is None:
@@ -1183,7 +1192,7 @@ class LiveChecks:
         request_id, _ = await run.raw_request(
             "session/prompt", self.text_prompt(session_id, slow), "shutdown-turn"
         )
-        await run.wait_update(session_id, mark, min(TURN_START_WAIT, self.timeout))
+        await run.wait_update(session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES)
         if run.raw_answers(request_id, mark):
             return self.skip(("shutdown-turn",), "the slow prompt ended before stdin was closed")
         code = await run.close_stdin_and_wait(self.grace)
