@@ -38,7 +38,8 @@ app = AgentApp(
 @app.prompt
 async def review(turn: Turn) -> None:
     name = turn.command[1] if turn.command else turn.text
-    target = turn.resolve(name.strip() or "README.md")
+    # The path is the first line: a resource link or more text may follow it.
+    target = turn.resolve(name.strip().partition("\n")[0] or "README.md")
     plan = await turn.plan(f"Read {target}", "Mark it reviewed", "Count its lines")
 
     # 1. Read through the client (sees unsaved editor buffers); fall back to disk.

@@ -1,10 +1,12 @@
 """``acp check``: run the black-box conformance checks against a stdio agent.
 
-``acp check [--json] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT] -- AGENT ARGS...``
-prints a table (or, with ``--json``, one JSON document) of check results, each citing
-requirement ids of :mod:`acpwire.testing.requirements`. Exit status: 0 when no MUST check
-failed, 1 when one did, 2 for usage errors. The checks themselves live in
-:mod:`acpwire.testing.conformance`; this module only parses options and renders.
+``acp check [--json] [--junit FILE] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT]
+[--tool-prompt TEXT]... -- AGENT ARGS...`` prints a table (or, with ``--json``, one JSON
+document) of check results, each citing requirement ids of
+:mod:`acpwire.testing.requirements`; ``--junit FILE`` also writes JUnit XML for CI.
+Exit status: 0 when no check failed at MUST level, 1 when one did, 3 when the agent
+could not be checked past authentication, 2 for usage errors. The checks themselves live
+in :mod:`acpwire.testing.conformance`; this module only parses options and renders.
 """
 
 from __future__ import annotations
@@ -31,9 +33,15 @@ def add_check_parser(sub: Any) -> argparse.ArgumentParser:
             "Start the agent, drive it as an editor would and report which ACP rules it "
             "follows. Put the agent command after `--`."
         ),
-        epilog="exit status: 0 no MUST check failed, 1 a MUST check failed, 2 usage",
+        epilog=(
+            "exit status: 0 no check failed at MUST level, 1 one did, "
+            "3 blocked by authentication, 2 usage"
+        ),
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--junit", default=None, metavar="FILE", help="also write the report as JUnit XML"
+    )
     parser.add_argument(
         "--only",
         default=None,
@@ -47,16 +55,36 @@ def add_check_parser(sub: Any) -> argparse.ArgumentParser:
         "--slow-prompt",
         default=None,
         metavar="TEXT",
-        help="a prompt that keeps the agent busy for a while (enables the cancel checks)",
+        help="a prompt that keeps the agent busy until cancelled (enables the cancel checks)",
+    )
+    parser.add_argument(
+        "--tool-prompt",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a prompt that makes the agent use tools, run with every client capability and "
+        "permissions granted (repeatable)",
     )
     parser.add_argument(
         "--timeout",
         type=float,
         default=30.0,
-        help="seconds to wait for any one answer, a whole turn included (default: 30)",
+        help="seconds to wait for an answer that takes work, a whole turn included (default: 30)",
+    )
+    parser.add_argument(
+        "--quick-timeout",
+        type=float,
+        default=5.0,
+        help="seconds to wait for an answer that takes no work, e.g. to an unknown method "
+        "(default: 5)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=5.0,
+        help="seconds allowed to end a cancelled turn or to exit after stdin closes (default: 5)",
     )
     parser.add_argument("--cwd", default=None, help="session folder (default: a fresh temp dir)")
-    parser.add_argument("--schema", default=None, help="path of the official v1 schema.json")
     parser.add_argument(
         "--auth-method",
         default=None,
@@ -77,6 +105,8 @@ def _list_checks(out: TextIO) -> int:
         out.write(f"{check.key:<24} {check.level:<6} {', '.join(check.ids)}\n")
         for rid in check.ids:
             out.write(f"    {rid}: {BY_ID[rid].text}\n")
+        if check.needs:
+            out.write(f"    needs: {', '.join(check.needs)}\n")
     return 0
 
 
@@ -100,20 +130,35 @@ def run_check(args: argparse.Namespace) -> int:
     if args.cwd is not None and not os.path.isdir(args.cwd):
         print(f"acp check: --cwd {args.cwd!r} is not a directory", file=sys.stderr)
         return 2
+    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
+        print(f"acp check: cannot write {args.junit}: no such folder", file=sys.stderr)
+        return 2
+    if min(args.timeout, args.quick_timeout, args.grace) <= 0:
+        print("acp check: --timeout, --quick-timeout and --grace must be positive", file=sys.stderr)
+        return 2
     options = CheckOptions(
         command=agent,
         prompt=args.prompt,
         slow_prompt=args.slow_prompt,
+        tool_prompts=tuple(args.tool_prompt),
         only=only,
         timeout=args.timeout,
+        quick_timeout=args.quick_timeout,
+        grace=args.grace,
         cwd=os.path.abspath(args.cwd) if args.cwd else None,
-        schema=args.schema,
         auth_method=args.auth_method,
     )
     # The engine logs what it drops (answers to the checker's junk line, say); the report
     # already says what matters, so keep the terminal clean.
     logging.getLogger("acpwire").addHandler(logging.NullHandler())
     report = asyncio.run(run_checks(options))
+    if args.junit:
+        try:
+            with open(args.junit, "w", encoding="utf-8") as handle:
+                handle.write(report.to_junit_xml())
+        except OSError as exc:
+            print(f"acp check: cannot write {args.junit}: {exc.strerror}", file=sys.stderr)
+            return 2
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -145,9 +190,9 @@ def render_report(report: Any) -> Any:
     for r in report.results:
         table.add_row(
             Text(r.status, style=_STATUS_STYLE[r.status]),
-            r.check.level,
+            r.level,
             r.check.key,
-            ", ".join(r.check.ids),
+            ", ".join(r.broken or r.check.ids),
             Text(r.detail),  # plain text: details quote agent output, never markup
         )
     counts = report.counts()
@@ -158,13 +203,19 @@ def render_report(report: Any) -> Any:
         style="red" if report.failed_must else "green",
     )
     parts: list[Any] = [table, summary]
+    if report.blocked:
+        parts.append(Text(report.blocked, style="yellow"))
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
     return Group(*parts)
 
 
 def _render_plain(report: Any, out: TextIO) -> None:
     for r in report.results:
-        out.write(f"{r.status:<5} {r.check.level:<6} {r.check.key:<24} {','.join(r.check.ids)}")
+        out.write(
+            f"{r.status:<5} {r.level:<6} {r.check.key:<24} {','.join(r.broken or r.check.ids)}"
+        )
         out.write(f"  {r.detail}\n" if r.detail else "\n")
     counts = report.counts()
     out.write(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped\n")
+    if report.blocked:
+        out.write(report.blocked + "\n")

@@ -18,7 +18,8 @@ same reason.
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 import msgspec
@@ -28,6 +29,7 @@ from msgspec import UNSET, UnsetType
 __all__ = [
     "UNSET",
     "AcpModel",
+    "UnionLayout",
     "UnknownVariant",
     "UnsetType",
     "dec_hook",
@@ -36,6 +38,7 @@ __all__ = [
     "register_native_union",
     "register_tagged_union",
     "register_untagged_union",
+    "union_layout",
 ]
 
 
@@ -318,6 +321,37 @@ def register_untagged_union(
 ) -> None:
     """Declare a union whose members are told apart by trying each in order."""
     _UNIONS[marker] = _Untagged(choices, unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class UnionLayout:
+    """How the members of one union are told apart, for validators that walk JSON themselves."""
+
+    field: str | None
+    """The discriminator; None for a union whose members are tried in turn."""
+    tags: Mapping[str, type[Any]]
+    default: type[Any] | None
+    """The member an object without the discriminator is."""
+    choices: tuple[Any, ...]
+    """Untagged unions: the members, in the order they are tried."""
+    unknown: type[UnknownVariant] | None
+    """What a member this version does not know becomes (None: such a value is an error)."""
+
+
+def union_layout(union: Any) -> UnionLayout | None:
+    """The layout of a union, given its marker class or the member classes of a native union."""
+    if isinstance(union, frozenset):
+        members = cast("frozenset[type[Any]]", union)
+        unknown = _NATIVE_UNKNOWN.get(members)
+        if unknown is None:
+            return None
+        return UnionLayout(None, {}, None, tuple(members), unknown)
+    decoder = _UNIONS.get(union)
+    if isinstance(decoder, _Tagged):
+        return UnionLayout(decoder.field, dict(decoder.tags), decoder.default, (), decoder.unknown)
+    if isinstance(decoder, _Untagged):
+        return UnionLayout(None, {}, None, decoder.choices, decoder.unknown)
+    return None
 
 
 def dec_hook(tp: type[Any], obj: Any) -> Any:

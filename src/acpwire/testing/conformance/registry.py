@@ -1,0 +1,396 @@
+"""Every check ``acp check`` knows: its key, the requirement ids it tests, what it needs.
+
+A check belongs to a *target kind* (today only ``agent``: a program that speaks ACP on
+stdio; clients and remote endpoints are further kinds with their own checks) and to a
+*stage*, the part of a run that gives its verdict:
+
+``probe``  own short-lived agent processes (version negotiation, exit on end of input);
+``main``   the main conversation, with a client that advertises no optional capability
+           and rejects every permission request;
+``full``   a second conversation with every client capability, permissions granted;
+``wire``   the recording of all of them, read afterwards.
+
+A check's level is the strongest level among its requirements, but a failure states
+which of them it broke, and the failure's level follows those (a check citing a MUST
+and a SHOULD rule fails at SHOULD level when only the SHOULD rule was broken).
+``needs`` names what the check needs from the target or the command line; without it
+the check is ``n/a`` (a feature the agent does not offer) or ``skip`` (an option not given).
+:func:`select_checks` turns ``--only`` tokens (check keys or requirement ids) into keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..requirements import BY_ID, Level
+
+__all__ = [
+    "CHECKS",
+    "CHECKS_BY_KEY",
+    "NEEDS",
+    "CheckSpec",
+    "Stage",
+    "Status",
+    "Target",
+    "checks_for",
+    "strongest",
+    "select_checks",
+]
+
+Status = Literal["pass", "fail", "skip", "n/a"]
+Target = Literal["agent"]
+"""What a check is run against; ``client`` and ``endpoint`` are the kinds to come."""
+Stage = Literal["probe", "main", "full", "wire"]
+
+NEEDS: Mapping[str, str] = {
+    "session": "session/new succeeds (after --auth-method if the agent needs authentication)",
+    "turn": "a prompt (--prompt) that ends normally",
+    "slow-prompt": "--slow-prompt: a prompt that keeps the agent busy until cancelled",
+    "tool-prompt": "--tool-prompt: a prompt that makes the agent use tools",
+    "loadSession": "the agent advertises loadSession",
+    "list": "the agent advertises sessionCapabilities.list",
+    "modes": "session/new offers modes",
+    "config": "session/new offers config options",
+    "promptCapabilities": "the agent advertises at least one prompt capability",
+}
+"""What a check may need, by the short name used in :attr:`CheckSpec.needs` and the docs."""
+
+
+def strongest(ids: Sequence[str]) -> Level:
+    """MUST if any of the requirements ``ids`` is a MUST, else SHOULD."""
+    return "MUST" if any(BY_ID[i].level == "MUST" for i in ids) else "SHOULD"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSpec:
+    """One check: a stable ``key`` (usable with ``--only``), a title and the rules it tests."""
+
+    key: str
+    title: str
+    ids: tuple[str, ...]
+    stage: Stage
+    needs: tuple[str, ...] = ()
+    target: Target = "agent"
+
+    @property
+    def level(self) -> Level:
+        return strongest(self.ids)
+
+
+def _c(key: str, title: str, ids: tuple[str, ...], stage: Stage, *needs: str) -> CheckSpec:
+    return CheckSpec(key, title, ids, stage, tuple(needs))
+
+
+CHECKS: tuple[CheckSpec, ...] = (
+    # version negotiation and end of input, in processes of their own
+    _c("version-newer", "asked for version 2, the agent answers 1 or 2", ("INIT-009",), "probe"),
+    _c(
+        "version-unknown",
+        "asked for version 65535, the agent answers the newest version it supports",
+        ("INIT-009",),
+        "probe",
+    ),
+    _c(
+        "shutdown",
+        "the agent exits when its stdin closes (after initialize, and with sessions open)",
+        ("SHUT-001",),
+        "probe",
+    ),
+    _c(
+        "shutdown-turn",
+        "the agent exits when its stdin closes during a turn",
+        ("SHUT-002",),
+        "full",
+        "slow-prompt",
+    ),
+    # initialize
+    _c(
+        "initialize", "initialize answers the requested version 1", ("INIT-003", "INIT-008"), "main"
+    ),
+    _c("agent-info", "initialize names the agent (agentInfo)", ("INIT-005",), "main"),
+    _c(
+        "auth-methods",
+        "no terminal auth methods for a client that did not advertise auth.terminal",
+        ("AUTH-002",),
+        "main",
+    ),
+    # JSON-RPC behaviour
+    _c("unknown-method", "an unknown method is answered -32601", ("RPC-006",), "main"),
+    _c("ext-request", "an unknown _ request is answered", ("EXT-003",), "main"),
+    _c("ext-request-code", "an unknown _ request is answered -32601", ("EXT-004",), "main"),
+    _c("string-ids", "a string request id comes back as the same string", ("RPC-003",), "main"),
+    _c("ext-notification", "an unknown _ notification is ignored", ("EXT-006",), "main"),
+    _c("protocol-notification", "an unknown $/ notification is ignored", ("RCANCEL-003",), "main"),
+    _c("malformed-line", "the agent survives a line that is not JSON", ("RPC-009",), "main"),
+    _c(
+        "malformed-line-error",
+        "a line that is not JSON is answered -32700 with id null, or not at all",
+        ("RPC-010",),
+        "main",
+    ),
+    _c(
+        "invalid-params",
+        "params of the wrong shape are answered with an error",
+        ("RPC-007",),
+        "main",
+    ),
+    _c(
+        "invalid-params-code", "params of the wrong shape are answered -32602", ("RPC-008",), "main"
+    ),
+    _c(
+        "cancel-request",
+        "a request cancelled with $/cancel_request still gets exactly one answer",
+        ("RCANCEL-001",),
+        "main",
+    ),
+    # sessions
+    _c("session-new", "session/new with an absolute cwd and no MCP servers", ("INIT-015",), "main"),
+    _c("session-unique", "two sessions get two different ids", ("SESS-002",), "main", "session"),
+    _c("relative-cwd", "session/new with a relative cwd is refused", ("SESS-028",), "main"),
+    _c(
+        "unknown-session",
+        "a prompt for an unknown sessionId is answered with an error",
+        ("SESS-029",),
+        "main",
+    ),
+    # prompt turns
+    _c(
+        "prompt",
+        "a prompt ends with a result carrying a valid stopReason",
+        ("PROMPT-003", "PROMPT-005"),
+        "main",
+        "session",
+    ),
+    _c(
+        "turn-order",
+        "no turn content arrives after the turn's response (watched for 0.5 s)",
+        ("PROMPT-003",),
+        "main",
+        "turn",
+    ),
+    _c("second-prompt", "a session takes a second prompt", ("PROMPT-007",), "main", "turn"),
+    _c(
+        "resource-link",
+        "a prompt with a resource_link block is accepted",
+        ("INIT-014", "CONTENT-002"),
+        "main",
+        "turn",
+    ),
+    _c(
+        "meta-accepted",
+        "_meta in initialize capabilities, prompt params and content blocks is accepted",
+        ("EXT-008",),
+        "main",
+        "turn",
+    ),
+    _c(
+        "prompt-capabilities",
+        "image, audio or embedded resources not advertised are refused",
+        ("CONTENT-003",),
+        "main",
+        "turn",
+    ),
+    _c(
+        "prompt-content",
+        "image, audio or embedded resources advertised are accepted",
+        ("CONTENT-004",),
+        "main",
+        "turn",
+        "promptCapabilities",
+    ),
+    _c(
+        "cancel",
+        "session/cancel ends the turn with a cancelled result, its updates before it",
+        ("CANCEL-004", "CANCEL-005", "CANCEL-006"),
+        "main",
+        "slow-prompt",
+    ),
+    _c(
+        "cancel-prompt",
+        "a cancelled turn ends within a few seconds",
+        ("CANCEL-003",),
+        "main",
+        "slow-prompt",
+    ),
+    _c(
+        "after-cancel",
+        "the session takes a prompt after a cancelled turn",
+        ("CANCEL-008",),
+        "main",
+        "slow-prompt",
+    ),
+    # modes and config options
+    _c("mode-state", "currentModeId is one of the offered modes", ("MODE-004",), "main", "modes"),
+    _c(
+        "set-mode", "session/set_mode with an offered mode succeeds", ("MODE-002",), "main", "modes"
+    ),
+    _c(
+        "unknown-mode",
+        "session/set_mode with an unknown mode is refused",
+        ("MODE-003",),
+        "main",
+        "modes",
+    ),
+    _c(
+        "config-options",
+        "a select option's current value is one of its values",
+        ("CFG-010",),
+        "main",
+        "config",
+    ),
+    _c(
+        "set-config-option",
+        "session/set_config_option returns the complete list, the value changed",
+        ("CFG-012",),
+        "main",
+        "config",
+    ),
+    _c(
+        "unknown-config",
+        "an unknown config option or value is refused",
+        ("CFG-014",),
+        "main",
+        "config",
+    ),
+    # optional session methods
+    _c(
+        "session-load",
+        "session/load replays the history before responding",
+        ("SESS-006", "SESS-007"),
+        "main",
+        "loadSession",
+        "turn",
+    ),
+    _c(
+        "session-list",
+        "session/list answers a sessions array, filters by cwd, lists a prompted session",
+        ("LIST-004", "LIST-005", "LIST-011"),
+        "main",
+        "list",
+    ),
+    _c("list-cursor", "session/list refuses an invalid cursor", ("LIST-009",), "main", "list"),
+    _c(
+        "unadvertised-methods",
+        "optional methods not advertised are answered with errors",
+        ("SESS-030",),
+        "main",
+    ),
+    # the full-capabilities run
+    _c(
+        "mcp-servers",
+        "session/new with a stdio MCP server is accepted",
+        ("SESS-024",),
+        "full",
+    ),
+    _c(
+        "mcp-connect",
+        "the agent connects to the MCP server it was given",
+        ("SESS-027",),
+        "full",
+        "session",
+    ),
+    _c(
+        "tool-progress",
+        "a tool call whose permission was granted is reported in_progress",
+        ("PROMPT-004",),
+        "full",
+        "tool-prompt",
+    ),
+    _c(
+        "absolute-paths",
+        "paths in fs calls, terminals and tool-call locations are absolute",
+        ("OVR-001",),
+        "wire",
+    ),
+    _c("fs-roots", "fs calls stay inside the session's folder", ("SESS-023",), "wire"),
+    _c(
+        "terminals-released",
+        "every terminal created is released, killed ones too",
+        ("TERM-004", "TERM-005"),
+        "wire",
+    ),
+    _c(
+        "terminal-ids",
+        "terminal calls use only ids the client issued and not yet released",
+        ("TERM-007",),
+        "wire",
+    ),
+    # the recording
+    _c(
+        "stdout-clean",
+        "stdout carries only UTF-8 JSON messages, one per line",
+        ("TRANS-001", "TRANS-003", "TRANS-004"),
+        "wire",
+    ),
+    _c("envelope", "every message is a JSON-RPC 2.0 object", ("RPC-011",), "wire"),
+    _c("schema", "every payload matches the ACP v1 schema", ("SCHEMA-001",), "wire"),
+    _c("capabilities", "agentCapabilities has the documented shape", ("INIT-017",), "wire"),
+    _c("custom-fields", "no fields the schema does not define outside _meta", ("EXT-002",), "wire"),
+    _c(
+        "responses",
+        "every request gets exactly one well-formed response with its id",
+        ("RPC-001", "RPC-003", "RPC-005"),
+        "wire",
+    ),
+    _c("notification-unanswered", "notifications get no response", ("RPC-002",), "wire"),
+    _c(
+        "agent-request-ids",
+        "the agent's own requests have unique, non-null integer or string ids",
+        ("RPC-004", "RPC-012"),
+        "wire",
+    ),
+    _c("update-sessions", "session/update names only known sessions", ("PROMPT-006",), "wire"),
+    _c(
+        "capability-gates",
+        "no fs/terminal/elicitation calls, boolean options or compaction updates not advertised",
+        ("FS-002", "TERM-002", "ELIC-005", "CFG-003", "UNST-001"),
+        "wire",
+    ),
+    _c("tool-call-ids", "a toolCallId is used by one tool call per session", ("TOOL-004",), "wire"),
+    _c(
+        "tool-call-updates",
+        "tool_call_update names a tool call announced before",
+        ("TOOL-002",),
+        "wire",
+    ),
+    _c(
+        "permission-options",
+        "the options of a permission request have distinct ids",
+        ("TOOL-005",),
+        "wire",
+    ),
+    _c("line-numbers", "line numbers are 1-based", ("OVR-002",), "wire"),
+)
+CHECKS_BY_KEY: Mapping[str, CheckSpec] = {c.key: c for c in CHECKS}
+
+
+def checks_for(target: Target) -> tuple[CheckSpec, ...]:
+    """The checks run against one kind of target."""
+    return tuple(c for c in CHECKS if c.target == target)
+
+
+def select_checks(only: Sequence[str] | None) -> frozenset[str]:
+    """Keys of the checks named by ``only`` (check keys or requirement ids; all when empty).
+
+    Raises ``ValueError`` naming anything that is neither.
+    """
+    if not only:
+        return frozenset(CHECKS_BY_KEY)
+    chosen: set[str] = set()
+    unknown: list[str] = []
+    for token in only:
+        token = token.strip()
+        if not token:
+            continue
+        if token in CHECKS_BY_KEY:
+            chosen.add(token)
+            continue
+        matches = {c.key for c in CHECKS if token.upper() in c.ids}
+        if not matches:
+            unknown.append(token)
+        chosen |= matches
+    if unknown:
+        raise ValueError(f"unknown check or requirement id: {', '.join(unknown)}")
+    return frozenset(chosen)

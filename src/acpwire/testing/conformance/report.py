@@ -1,0 +1,218 @@
+"""Results of a check run: one :class:`CheckResult` per check, gathered in a :class:`Report`.
+
+:class:`Verdicts` is what the checks write to while they run: the first verdict given for a
+check stands, and checks that were not selected with ``--only`` are never recorded.
+
+Exit status of ``acp check`` (:attr:`Report.exit_code`): 0 when no check failed at MUST
+level, 1 when one did, 3 when nothing failed but the agent could not be checked past
+authentication (so most checks were skipped). A usage error is 2 (the CLI's business).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..requirements import Level
+from .registry import CHECKS, CHECKS_BY_KEY, CheckSpec, Stage, Status, strongest
+
+__all__ = ["EXIT_AUTH", "EXIT_FAILED", "EXIT_OK", "CheckResult", "Report", "Verdicts"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_AUTH = 3
+
+
+@dataclass(slots=True)
+class CheckResult:
+    """A check's verdict; a failure names the requirement ids it broke (``broken``)."""
+
+    check: CheckSpec
+    status: Status
+    detail: str = ""
+    broken: tuple[str, ...] = ()
+
+    @property
+    def level(self) -> Level:
+        """The failure's level: the strongest of the broken rules (the check's own otherwise)."""
+        return strongest(self.broken) if self.broken else self.check.level
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check.key,
+            "title": self.check.title,
+            "status": self.status,
+            "level": self.level,
+            "requirements": list(self.check.ids),
+            "broken": list(self.broken),
+            "needs": list(self.check.needs),
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class Report:
+    """Results in :data:`CHECKS` order, plus what the agent said about itself."""
+
+    command: list[str]
+    results: list[CheckResult] = field(default_factory=list[CheckResult])
+    agent_info: dict[str, Any] | None = None
+    protocol_version: Any = None
+    notes: list[str] = field(default_factory=list[str])
+    blocked: str | None = None
+    """Why the checks stopped at authentication, when they did."""
+    duration: float = 0.0
+
+    @property
+    def failed_must(self) -> list[CheckResult]:
+        return [r for r in self.results if r.status == "fail" and r.level == "MUST"]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a check failed at MUST level, else 3 when blocked by authentication, else 0."""
+        if self.failed_must:
+            return EXIT_FAILED
+        return EXIT_AUTH if self.blocked else EXIT_OK
+
+    def counts(self) -> dict[str, int]:
+        out = {"pass": 0, "fail": 0, "skip": 0, "n/a": 0}
+        for r in self.results:
+            out[r.status] += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "agentInfo": self.agent_info,
+            "protocolVersion": self.protocol_version,
+            "results": [r.to_json() for r in self.results],
+            "counts": self.counts(),
+            "failedMust": [r.check.key for r in self.failed_must],
+            "blockedByAuthentication": self.blocked,
+            "exitCode": self.exit_code,
+            "notes": self.notes,
+            "durationSeconds": round(self.duration, 3),
+        }
+
+    def to_junit_xml(self) -> str:
+        """The report as JUnit XML: one testcase per check, a SHOULD failure as a failure too.
+
+        CI systems show ``failure`` elements whatever their type, so the level goes into the
+        ``type`` attribute (``MUST`` or ``SHOULD``) and ``skip`` and ``n/a`` become
+        ``skipped``. The exit status, not this file, says whether the run passed.
+        """
+        counts = self.counts()
+        suite = ET.Element(
+            "testsuite",
+            {
+                "name": "acp check",
+                "tests": str(len(self.results)),
+                "failures": str(counts["fail"]),
+                "errors": "0",
+                "skipped": str(counts["skip"] + counts["n/a"]),
+                "time": f"{self.duration:.3f}",
+            },
+        )
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (
+            ("command", " ".join(self.command)),
+            ("agentInfo", repr(self.agent_info)),
+            ("protocolVersion", repr(self.protocol_version)),
+            ("exitCode", str(self.exit_code)),
+        ):
+            ET.SubElement(properties, "property", {"name": name, "value": value})
+        for r in self.results:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                {"classname": f"acp-check.{r.check.target}", "name": _case_name(r.check)},
+            )
+            if r.status == "fail":
+                failure = ET.SubElement(
+                    case, "failure", {"type": r.level, "message": r.detail or "failed"}
+                )
+                failure.text = f"{r.check.title}\nbroken: {', '.join(r.broken)}\n{r.detail}"
+            elif r.status in ("skip", "n/a"):
+                ET.SubElement(case, "skipped", {"message": f"{r.status}: {r.detail}"})
+        if self.notes:
+            ET.SubElement(suite, "system-out").text = "\n".join(self.notes)
+        ET.indent(suite)
+        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, "unicode") + "\n"
+
+
+def _case_name(check: CheckSpec) -> str:
+    return f"{check.key} [{', '.join(check.ids)}]"
+
+
+class Verdicts:
+    """The results of one run as the checks give them (first verdict per check wins)."""
+
+    def __init__(self, selected: frozenset[str] | None) -> None:
+        self.selected = selected if selected is not None else frozenset(CHECKS_BY_KEY)
+        self.results: dict[str, CheckResult] = {}
+
+    def record(
+        self, key: str, status: Status, detail: str = "", broken: Iterable[str] = ()
+    ) -> None:
+        spec = CHECKS_BY_KEY[key]
+        if key in self.selected and key not in self.results:
+            ids = tuple(dict.fromkeys(broken)) if status == "fail" else ()
+            unknown = set(ids) - set(spec.ids)
+            if unknown:
+                raise ValueError(f"check {key} does not cite {sorted(unknown)}")
+            self.results[key] = CheckResult(
+                spec, status, detail, ids or (spec.ids if status == "fail" else ())
+            )
+
+    def fail(self, key: str, detail: str, *broken: str) -> None:
+        """Fail ``key`` for breaking ``broken`` (all its rules when none are named)."""
+        self.record(key, "fail", detail, broken)
+
+    def verdict(
+        self,
+        key: str,
+        problems: Sequence[str] | Sequence[tuple[str, str]],
+        ok_detail: str = "",
+    ) -> None:
+        """Fail ``key`` with the first few problems, or pass it when there are none.
+
+        A problem is a sentence, or a (requirement id, sentence) pair naming the rule broken.
+        """
+        if not problems:
+            self.record(key, "pass", ok_detail)
+            return
+        texts: list[str] = []
+        broken: list[str] = []
+        for problem in problems:
+            if isinstance(problem, tuple):
+                broken.append(problem[0])
+                texts.append(problem[1])
+            else:
+                texts.append(problem)
+        detail = "; ".join(texts[:3]) + (f" (+{len(texts) - 3} more)" if len(texts) > 3 else "")
+        self.record(key, "fail", detail, broken)
+
+    def skip_stage(self, stage: Stage, reason: str) -> None:
+        """Skip every check of ``stage`` that has no verdict yet."""
+        for spec in CHECKS:
+            if spec.stage == stage:
+                self.record(spec.key, "skip", reason)
+
+    def wants(self, *keys: str) -> bool:
+        return any(k in self.selected for k in keys)
+
+    def done(self, key: str) -> bool:
+        return key in self.results or key not in self.selected
+
+    def ordered(self) -> list[CheckResult]:
+        """Every selected check in :data:`CHECKS` order; one never reached is a skip."""
+        out: list[CheckResult] = []
+        for spec in CHECKS:
+            if spec.key in self.selected:
+                out.append(
+                    self.results.get(spec.key)
+                    or CheckResult(spec, "skip", "not reached: an earlier step could not run")
+                )
+        return out

@@ -1,0 +1,40 @@
+"""docs/check.md lists every check with its requirement ids, level and needs, as the code has them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from acpwire.testing.conformance import CHECKS, NEEDS
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "check.md"
+ROW = re.compile(r"^\| `([a-z0-9-]+)` \| (MUST|SHOULD) \| ([A-Z0-9, -]+) \| ([^|]+) \| [^|]+ \|$")
+
+
+def documented() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    text = DOC.read_text(encoding="utf-8")
+    table = text.split("### Every check", 1)[1].split("\n### ", 1)[0]
+    rows: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+    for line in table.splitlines():
+        m = ROW.match(line)
+        if m:
+            key, level, ids, needs = m.groups()
+            assert key not in rows, f"{key} listed twice"
+            rows[key] = (
+                level,
+                tuple(i.strip() for i in ids.split(",")),
+                tuple(n.strip() for n in needs.split(",")) if needs.strip() != "—" else (),
+            )
+    return rows
+
+
+def test_every_check_is_documented_with_its_ids_level_and_needs() -> None:
+    assert documented() == {c.key: (c.level, c.ids, c.needs) for c in CHECKS}
+
+
+def test_every_need_is_explained() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    used = {need for check in CHECKS for need in check.needs}
+    assert used <= set(NEEDS)
+    for need in NEEDS:
+        assert f"| `{need}` |" in text, need
