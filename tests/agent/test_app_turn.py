@@ -603,8 +603,10 @@ async def test_a_local_os_error_inside_a_tool_block_fails_the_call(
     async with wired(app, TestClient(tmp_path, fs=False), schema_validator) as w:
         sid = await w.new_session(str(tmp_path))
         assert (await w.agent.prompt(sid, "go")).stop_reason == "end_turn"
-        (text,) = w.client.texts(sid)
-        assert text.startswith("failed: No such file or directory")
+        # The local fallback goes through the shared sandbox, which reports a missing
+        # file as the client would (ResourceNotFound), never with OS text.
+        assert w.client.texts(sid) == ["failed: file not found"]
+        assert w.client.tool_updates(sid)[-1]["status"] == "failed"
 
 
 def test_error_text_prefers_the_clients_details() -> None:
