@@ -13,9 +13,10 @@ pytest.importorskip("textual")
 
 from textual.pilot import Pilot
 
-from acpwire.cli.app import ChatApp, ChoiceScreen, FormScreen, PermissionScreen, PromptInput
-from acpwire.cli.oneshot import ChatOptions
-from acpwire.cli.session import default_agent_command, demo_agent_available
+from acpwire.cli.chat.app import ChatApp
+from acpwire.cli.chat.screens import ChoiceScreen, FormScreen, PermissionScreen
+from acpwire.cli.chat.session import ChatOptions, default_agent_command, demo_agent_available
+from acpwire.cli.chat.widgets import PromptInput
 
 TIMEOUT = 15.0
 """Upper bound for anything a test waits on; a passing run never gets near it."""

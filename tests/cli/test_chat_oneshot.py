@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.cli.main import main
-from acpwire.cli.session import (
+from acpwire.cli.chat.session import (
     EXIT_AGENT_ERROR,
     EXIT_AUTH_REQUIRED,
     EXIT_CANCELLED,
@@ -26,6 +25,7 @@ from acpwire.cli.session import (
     EXIT_VERSION_MISMATCH,
     demo_agent_available,
 )
+from acpwire.cli.main import main
 
 TIMEOUT = 30.0
 """Upper bound for one run; a passing run never gets near it."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -40,6 +40,7 @@ __all__ = [
     "render_tool_call",
     "render_transcript",
     "render_update",
+    "unset_none",
     "update_to_wire",
 ]
 
@@ -67,7 +68,11 @@ _TOOL_ICONS = {
 }
 
 
-def _opt(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def unset_none(value: _T | UnsetType) -> _T | None:
+    """``None`` for a field the peer left out, else its value."""
     return None if isinstance(value, UnsetType) else value
 
 
@@ -194,12 +199,12 @@ def render_tool_call(
         head.append("  awaiting permission", style="bold yellow")
     parts: list[RenderableType] = [head]
     for loc in call.locations:
-        line = _opt(loc.line)
+        line = unset_none(loc.line)
         parts.append(Text(f"  at {loc.path}" + (f":{line}" if line is not None else ""), "dim"))
     body: list[RenderableType] = []
     for item in call.content:
         if isinstance(item, s.Diff):
-            body.append(render_diff(item.path, _opt(item.old_text), item.new_text))
+            body.append(render_diff(item.path, unset_none(item.old_text), item.new_text))
         elif isinstance(item, s.Terminal):
             body.append(render_terminal(item.terminal_id, terminals.get(item.terminal_id)))
         elif isinstance(item, s.Content):
@@ -229,7 +234,7 @@ def render_plan(entries: Sequence[s.PlanEntry]) -> RenderableType:
 def render_notice(notice: s.Notice) -> Text:
     style = {"error": "bold red", "warning": "yellow"}.get(str(notice.severity), "blue")
     text = Text(f"{notice.severity}: {notice.title}", style=style)
-    description = _opt(notice.description)
+    description = unset_none(notice.description)
     if description:
         text.append(f"\n  {description}", style="")
     return text
@@ -255,7 +260,7 @@ def render_status(state: SessionState, *, agent: str | None = None) -> Text:
     if mode:
         parts.append((f"mode: {mode}", "cyan"))
     for option in state.config_options:
-        if mode and _opt(getattr(option, "category", None)) == "mode":
+        if mode and unset_none(getattr(option, "category", None)) == "mode":
             continue  # the same thing as the mode, already shown
         if isinstance(option, (s.SessionConfigSelect, s.SessionConfigBoolean)):
             parts.append((f"{option.id}: {str(option.current_value).lower()}", ""))
@@ -263,7 +268,7 @@ def render_status(state: SessionState, *, agent: str | None = None) -> Text:
         usage = state.usage
         pct = f" ({usage.used * 100 // usage.size}%)" if usage.size else ""
         text = f"usage: {usage.used}/{usage.size}{pct}"
-        cost = _opt(usage.cost)
+        cost = unset_none(usage.cost)
         if isinstance(cost, s.Cost):
             text += f" {cost.amount:g} {cost.currency}"
         parts.append((text, "magenta"))
@@ -323,7 +328,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, (s.ToolCallStart, s.ToolCallProgress)):
         fields = [update.tool_call_id]
         for name in ("kind", "status", "title"):
-            value = _opt(getattr(update, name))
+            value = unset_none(getattr(update, name))
             if value is not None:
                 fields.append(f"{name}={value}")
         out.append(" ".join(fields))
@@ -334,7 +339,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, s.UsageUpdate):
         out.append(f"{update.used}/{update.size}")
     elif isinstance(update, s.SessionInfoUpdate):
-        out.append(str(_opt(update.title)))
+        out.append(str(unset_none(update.title)))
     elif isinstance(update, s.AvailableCommandsUpdate):
         out.append(", ".join("/" + c.name for c in update.available_commands))
     else:

@@ -26,30 +26,24 @@ import subprocess
 import sys
 import webbrowser
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar
 
 from rich.console import Console, RenderableType
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import (
-    Button,
-    Checkbox,
     Footer,
-    Input,
-    Label,
     RichLog,
-    Select,
     Static,
     TextArea,
 )
 
-from .. import schema as s
-from ..client.elicitation import (
+from ... import schema as s
+from ...client.elicitation import (
     ElicitationAnswer,
     ElicitationHandler,
     FormRequest,
@@ -58,19 +52,21 @@ from ..client.elicitation import (
     cancel,
     decline,
 )
-from ..client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
-from ..client.state import MessageView, SessionState, ToolCallView, select_values
-from ..client.toolkit import open_agent
-from ..protocol.errors import AcpError, CapabilityError, ConnectionClosedError, RequestError
-from ..schema import UnsetType
-from . import render
-from .oneshot import ChatOptions
+from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
+from ...client.state import MessageView, SessionState, ToolCallView, select_values
+from ...client.toolkit import open_agent
+from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
+from .. import render
+from ..render import unset_none
+from .commands import COMMANDS
+from .screens import ChoiceScreen, FormResult, FormScreen, PermissionScreen
 from .session import (
     EXIT_AUTH_REQUIRED,
     EXIT_OK,
     EXIT_START_FAILED,
     AuthChoice,
     ChatClient,
+    ChatOptions,
     StartupProblem,
     agent_label,
     auth_choices,
@@ -81,242 +77,9 @@ from .session import (
     format_auth_required,
     is_auth_required,
 )
+from .widgets import PromptInput
 
 __all__ = ["ChatApp", "PermissionScreen", "PromptInput", "run_app"]
-
-LOCAL_COMMANDS: dict[str, str] = {
-    "help": "show keys and commands",
-    "mode": "list modes, or switch: /mode ID",
-    "config": "list config options, or set one: /config ID VALUE",
-    "sessions": "list the agent's earlier sessions",
-    "load": "load an earlier session: /load ID",
-    "new": "start a new session",
-    "quit": "leave",
-}
-
-HELP = """Keys: Enter send | Ctrl+J newline | Tab complete /command | Esc or Ctrl+C cancel the turn
-(Ctrl+C again or while idle: quit) | F2 agent stderr log | Ctrl+P command palette | Ctrl+Q quit.
-Mention files with @path (sent as resource links, or embedded when the agent accepts it)."""
-
-
-_T = TypeVar("_T")
-
-
-def _opt(value: _T | UnsetType) -> _T | None:
-    return None if isinstance(value, UnsetType) else value
-
-
-# ---------------------------------------------------------------------- prompt input
-
-
-class PromptInput(TextArea):
-    """Multi-line prompt: Enter submits, Ctrl+J / Shift+Enter insert a newline."""
-
-    class Submitted(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
-
-    completions: Callable[[str], list[str]] | None = None
-
-    async def _on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Submitted(self.text))
-            return
-        if event.key in ("ctrl+j", "shift+enter"):
-            event.stop()
-            event.prevent_default()
-            self.insert("\n")
-            return
-        if event.key == "tab" and self.text.startswith("/") and " " not in self.text:
-            event.stop()
-            event.prevent_default()
-            matches = self.completions(self.text[1:]) if self.completions else []
-            if len(matches) == 1:
-                self.text = f"/{matches[0]} "
-                self.move_cursor(self.document.end)
-            elif matches:
-                prefix = _common_prefix(matches)
-                if len(prefix) + 1 > len(self.text):
-                    self.text = "/" + prefix
-                    self.move_cursor(self.document.end)
-            return
-        await super()._on_key(event)
-
-
-def _common_prefix(words: list[str]) -> str:
-    prefix = words[0]
-    for word in words[1:]:
-        while not word.startswith(prefix):
-            prefix = prefix[:-1]
-    return prefix
-
-
-# ---------------------------------------------------------------------- modal screens
-
-
-class PermissionScreen(ModalScreen[str | None]):
-    """The agent asks permission: one button per option (or keys 1..9); Esc dismisses."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Dismiss")]
-
-    def __init__(self, request: PermissionRequest, body: RenderableType) -> None:
-        super().__init__()
-        self.request = request
-        self.body = body
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(Text("The agent asks permission", style="bold yellow"))
-            yield Static(self.body, id="permission-call")
-            with Horizontal(id="options"):
-                for i, option in enumerate(self.request.options):
-                    allow = str(option.kind).startswith("allow")
-                    yield Button(
-                        f"{i + 1}. {option.name}",
-                        id=f"option-{i}",
-                        variant="success" if allow else "error",
-                    )
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        index = int((event.button.id or "option-0").split("-")[1])
-        self.dismiss(self.request.options[index].option_id)
-
-    def on_key(self, event: events.Key) -> None:
-        if event.character and event.character.isdigit():
-            index = int(event.character) - 1
-            if 0 <= index < len(self.request.options):
-                event.stop()
-                self.dismiss(self.request.options[index].option_id)
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
-
-
-FormResult = tuple[str, dict[str, Any] | None]
-
-
-class FormScreen(ModalScreen[FormResult]):
-    """An elicitation form: one field per property (text, number, checkbox, choice)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel_form", "Cancel")]
-
-    def __init__(self, request: FormRequest) -> None:
-        super().__init__()
-        self.request = request
-
-    def compose(self) -> ComposeResult:
-        request = self.request
-        with VerticalScroll(id="dialog"):
-            yield Label(Text(request.message, style="bold"))
-            for error in request.errors:
-                yield Label(Text(error, style="red"))
-            required = set(request.required)
-            for name, prop in request.properties.items():
-                title = _opt(getattr(prop, "title", None)) or name
-                star = " *" if name in required else ""
-                yield Label(f"{title}{star}")
-                description = _opt(getattr(prop, "description", None))
-                if description:
-                    yield Label(Text(description, style="dim"))
-                value = request.values.get(name)
-                widget_id = f"field-{name}"
-                if isinstance(prop, s.BooleanPropertySchema):
-                    yield Checkbox(title, bool(value), id=widget_id)
-                elif isinstance(prop, s.StringPropertySchema) and (
-                    bool(_opt(prop.enum)) or bool(_opt(prop.one_of))
-                ):
-                    choices: list[tuple[str, str]] = [(e, e) for e in (_opt(prop.enum) or [])] + [
-                        (o.title, o.const) for o in (_opt(prop.one_of) or [])
-                    ]
-                    yield Select(
-                        choices,
-                        value=value if isinstance(value, str) else Select.BLANK,
-                        id=widget_id,
-                    )
-                else:
-                    kind: Any = "text"
-                    if isinstance(prop, s.IntegerPropertySchema):
-                        kind = "integer"
-                    elif isinstance(prop, s.NumberPropertySchema):
-                        kind = "number"
-                    text = ""
-                    if isinstance(value, list):
-                        text = ", ".join(str(v) for v in value)
-                    elif value is not None:
-                        text = str(value)
-                    yield Input(text, type=kind, id=widget_id)
-            with Horizontal(id="options"):
-                yield Button("Submit", id="submit", variant="success")
-                yield Button("Decline", id="decline", variant="error")
-                yield Button("Cancel", id="cancel")
-
-    def values(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, prop in self.request.properties.items():
-            widget = self.query_one(f"#field-{name}")
-            if isinstance(widget, Checkbox):
-                out[name] = widget.value
-            elif isinstance(widget, Select):
-                # compose() builds every Select from (title, str) choices.
-                selected = cast("Select[str]", widget).value
-                if isinstance(selected, str):
-                    out[name] = selected
-            elif isinstance(widget, Input):
-                text = widget.value.strip()
-                if not text:
-                    continue
-                if isinstance(prop, s.IntegerPropertySchema):
-                    with contextlib.suppress(ValueError):
-                        out[name] = int(text)
-                elif isinstance(prop, s.NumberPropertySchema):
-                    with contextlib.suppress(ValueError):
-                        out[name] = float(text)
-                elif isinstance(prop, s.MultiSelectPropertySchema):
-                    out[name] = [p.strip() for p in text.split(",") if p.strip()]
-                else:
-                    out[name] = text
-        return out
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "submit":
-            self.dismiss(("accept", self.values()))
-        else:
-            self.dismiss((event.button.id or "cancel", None))
-
-    def action_cancel_form(self) -> None:
-        self.dismiss(("cancel", None))
-
-
-class ChoiceScreen(ModalScreen[str | None]):
-    """A message and a few buttons; the result is the chosen button's key (Esc: None)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Dismiss")]
-
-    def __init__(self, body: RenderableType, choices: list[tuple[str, str]]) -> None:
-        super().__init__()
-        self.body = body
-        self.choices = choices
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(self.body)
-            with Horizontal(id="options"):
-                for i, (_, label) in enumerate(self.choices):
-                    yield Button(label, id=f"choice-{i}")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        index = int((event.button.id or "choice-0").split("-")[1])
-        self.dismiss(self.choices[index][0])
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
-
 
 # ---------------------------------------------------------------------- the app
 
@@ -325,22 +88,7 @@ class ChatApp(App[int]):
     """``acp chat``: one agent, one session at a time."""
 
     TITLE = "acp chat"
-    CSS = """
-    #status { dock: top; height: auto; background: $boost; padding: 0 1; }
-    #transcript { height: 1fr; padding: 0 1; }
-    #transcript > .entry { margin-bottom: 1; }
-    #transcript > .note { color: $text-muted; margin-bottom: 1; }
-    #transcript > .error { color: $error; margin-bottom: 1; }
-    #plan { height: auto; max-height: 10; padding: 0 1; border-top: solid $primary; }
-    #log { height: 12; border-top: solid $warning; }
-    #hint { height: auto; color: $text-muted; padding: 0 1; }
-    #prompt { height: auto; min-height: 3; max-height: 10; }
-    ModalScreen { align: center middle; }
-    #dialog { width: 90%; max-width: 110; height: auto; max-height: 90%;
-              border: thick $warning; background: $surface; padding: 1 2; }
-    #options { height: auto; margin-top: 1; }
-    #options > Button { margin-right: 1; }
-    """
+    CSS_PATH = "chat.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True),
         Binding("escape", "cancel_turn", "Cancel turn"),
@@ -592,7 +340,7 @@ class ChatApp(App[int]):
     # ---------------------------------------------------------------- prompts
 
     def complete_command(self, prefix: str) -> list[str]:
-        names = list(LOCAL_COMMANDS)
+        names = list(COMMANDS)
         if self.state is not None:
             names += [c.name for c in self.state.available_commands]
         return sorted({n for n in names if n.startswith(prefix)})
@@ -609,13 +357,13 @@ class ChatApp(App[int]):
             for name in self.complete_command(text[1:])[:8]:
                 if name in agent_commands:
                     command = agent_commands[name]
-                    extra = _opt(command.input)
+                    extra = unset_none(command.input)
                     hint_text = (
                         f" <{extra.hint}>" if isinstance(extra, s.UnstructuredCommandInput) else ""
                     )
                     lines.append(f"/{name}{hint_text}  {command.description}")
                 else:
-                    lines.append(f"/{name}  {LOCAL_COMMANDS[name]} (local)")
+                    lines.append(f"/{name}  {COMMANDS[name].summary} (local)")
             hint.update("\n".join(lines))
             hint.display = bool(lines)
         else:
@@ -634,7 +382,7 @@ class ChatApp(App[int]):
                 if self.state is None
                 else {c.name for c in self.state.available_commands}
             )
-            if name in LOCAL_COMMANDS and name not in agent_names:
+            if name in COMMANDS and name not in agent_names:
                 prompt.clear()
                 await self.local_command(name, rest.strip())
                 return
@@ -686,96 +434,11 @@ class ChatApp(App[int]):
     # ---------------------------------------------------------------- local commands
 
     async def local_command(self, name: str, rest: str) -> None:
+        """Run the local command ``/name rest`` (see :mod:`.commands`)."""
         try:
-            if name == "help":
-                self.note(self._help())
-            elif name == "quit":
-                await self.action_quit()
-            elif name == "mode":
-                await self._mode_command(rest)
-            elif name == "config":
-                await self._config_command(rest)
-            elif name == "sessions":
-                await self._sessions_command()
-            elif name == "load":
-                await self._load_command(rest)
-            elif name == "new":
-                if self.client is not None and await self.new_session():
-                    self.note("new session started")
+            await COMMANDS[name].run(self, rest)
         except (AcpError, ValueError) as exc:
             self.note(f"/{name}: {exc}", error=True)
-
-    def _help(self) -> Text:
-        out = Text(HELP + "\n")
-        for name, what in LOCAL_COMMANDS.items():
-            out.append(f"/{name}", style="bold")
-            out.append(f"  {what}\n")
-        if self.state is not None:
-            for command in self.state.available_commands:
-                out.append(f"/{command.name}", style="bold cyan")
-                out.append(f"  {command.description} (agent)\n")
-        out.rstrip()
-        return out
-
-    async def _mode_command(self, rest: str) -> None:
-        assert self.client is not None and self.state is not None
-        if not rest:
-            if not self.state.available_modes:
-                self.note("this session has no modes")
-            for mode in self.state.available_modes:
-                mark = "*" if mode.id == self.state.current_mode_id else " "
-                self.note(f"{mark} {mode.id}: {mode.name}")
-            return
-        await self.client.set_mode(self.state.session_id, rest)
-        self.note(f"mode: {rest}")
-
-    async def _config_command(self, rest: str) -> None:
-        assert self.client is not None and self.state is not None
-        config_id, _, value_text = rest.partition(" ")
-        if not config_id:
-            if not self.state.config_options:
-                self.note("this session has no config options")
-            for option in self.state.config_options:
-                if isinstance(option, s.SessionConfigSelect):
-                    values = ", ".join(select_values(option))
-                    self.note(f"{option.id} = {option.current_value}  ({values})")
-                elif isinstance(option, s.SessionConfigBoolean):
-                    self.note(f"{option.id} = {str(option.current_value).lower()}  (true, false)")
-            return
-        chosen = self.state.config_option(config_id)
-        value: str | bool = value_text.strip()
-        if isinstance(chosen, s.SessionConfigBoolean):
-            value = str(value).lower() in ("1", "true", "on", "yes")
-        await self.client.set_config_option(self.state.session_id, config_id, value)
-        self.note(f"{config_id} = {value}")
-
-    async def _sessions_command(self) -> None:
-        assert self.client is not None
-        if not self.client.supports("session/list"):
-            self.note("the agent does not list sessions")
-            return
-        sessions = await self.client.all_sessions(cwd=self.options.cwd)
-        if not sessions:
-            self.note("no earlier sessions")
-        for info in sessions:
-            title = _opt(info.title) or ""
-            updated = _opt(info.updated_at) or ""
-            current = "*" if self.state and info.session_id == self.state.session_id else " "
-            self.note(f"{current} {info.session_id}  {title}  {updated}".rstrip())
-
-    async def _load_command(self, session_id: str) -> None:
-        assert self.client is not None
-        if not session_id:
-            self.note("usage: /load SESSION_ID", error=True)
-            return
-        if self.client.supports("session/load"):
-            state = await self.client.load_session(session_id, self.options.cwd)
-        elif self.client.supports("session/resume"):
-            state = await self.client.resume_session(session_id, self.options.cwd)
-        else:
-            raise CapabilityError("the agent can neither load nor resume sessions")
-        self.use_state(state)
-        self.note(f"loaded session {session_id}")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         # textual annotates the parameter as a bare (generic) Screen.

@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import schema as s
-from ..client.toolkit import (
+from ... import schema as s
+from ...client.toolkit import (
     AgentExitedError,
     AgentNotFoundError,
     AgentStartError,
     ToolkitClient,
 )
-from ..protocol.errors import AuthRequired, ErrorCode, RequestError, VersionMismatchError
-from ..schema import UnsetType
+from ...protocol.errors import AuthRequired, ErrorCode, RequestError, VersionMismatchError
+from ...schema import UnsetType
 
 __all__ = [
     "EXIT_AGENT_ERROR",
@@ -38,6 +38,7 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_VERSION_MISMATCH",
     "AuthChoice",
+    "ChatOptions",
     "ChatClient",
     "StartupProblem",
     "agent_label",
@@ -94,6 +95,18 @@ def demo_agent_available() -> bool:
 def default_agent_command() -> list[str]:
     """The built-in demo agent, run by this interpreter."""
     return [sys.executable, "-m", "acpwire.demo"]
+
+
+@dataclass
+class ChatOptions:
+    """The parsed ``acp chat`` command line."""
+
+    agent: list[str]
+    cwd: str
+    prompt: str | None = None
+    policy: str | None = None
+    json: bool = False
+    default_agent: bool = False
 
 
 # ---------------------------------------------------------------------- start-up errors

@@ -16,23 +16,23 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
-from .. import schema as s
-from ..client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
-from ..client.toolkit import open_agent
-from ..protocol.errors import ConnectionClosedError, RequestError
-from . import render
+from ... import schema as s
+from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
+from ...client.toolkit import open_agent
+from ...protocol.errors import ConnectionClosedError, RequestError
+from .. import render
 from .session import (
     EXIT_AGENT_ERROR,
     EXIT_AUTH_REQUIRED,
     EXIT_START_FAILED,
     AuthChoice,
     ChatClient,
+    ChatOptions,
     agent_label,
     auth_choices,
     build_prompt,
@@ -47,18 +47,6 @@ from .session import (
 __all__ = ["ChatOptions", "run_once"]
 
 EXIT_INTERRUPTED = 130
-
-
-@dataclass
-class ChatOptions:
-    """The parsed ``acp chat`` command line."""
-
-    agent: list[str]
-    cwd: str
-    prompt: str | None = None
-    policy: str | None = None
-    json: bool = False
-    default_agent: bool = False
 
 
 def _is_tty(stream: TextIO) -> bool:
