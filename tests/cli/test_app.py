@@ -170,7 +170,7 @@ async def test_an_agent_exiting_during_initialize_shows_its_stderr(tmp_path: Pat
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await pilot.pause()
         text = app.transcript_text()
-        assert "exited with code 3 during initialize" in text
+        assert "exited with status 3 during initialize" in text
         assert "simulated crash during initialize" in text
         await pilot.press("ctrl+q")
     assert app.return_code == 3

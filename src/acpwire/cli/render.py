@@ -27,7 +27,9 @@ from ..client.state import MessageView, SessionState, TerminalSnapshot, ToolCall
 from ..schema import UnsetType
 
 __all__ = [
+    "HUGE_TEXT",
     "STATUS_STYLES",
+    "conversation_parts",
     "render_block",
     "render_conversation",
     "render_diff",
@@ -37,9 +39,11 @@ __all__ = [
     "render_plan",
     "render_status",
     "render_terminal",
+    "render_thought",
     "render_tool_call",
     "render_transcript",
     "render_update",
+    "thought_text",
     "unset_none",
     "update_to_wire",
 ]
@@ -52,6 +56,11 @@ STATUS_STYLES: Mapping[str, str] = {
     "cancelled": "magenta",
 }
 """Colour of a tool call or plan entry status."""
+
+HUGE_TEXT = 1_000_000
+"""Characters past which a message is shown as plain text: Rich lays out Markdown and
+wraps text at about a megabyte a second, so a 20 MB chunk would hold the screen for
+minutes."""
 
 _PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 _TOOL_ICONS = {
@@ -98,25 +107,97 @@ def render_block(block: s.ContentBlock, *, markdown: bool = False) -> Renderable
     return Text(f"[{type(block).__name__}]", style="blue")
 
 
-def render_message(message: MessageView) -> RenderableType:
-    """User prompts bold after ``>``, agent messages as Markdown, thoughts dimmed."""
+def _indented(text: Text, prefix: str, first: str | None = None) -> Text:
+    """``text`` with ``prefix`` before every non-blank line (``first`` before the first)."""
+    out = Text(style=text.style)
+    for i, line in enumerate(text.split("\n", allow_blank=True)):
+        if i:
+            out.append("\n")
+        if i == 0 and first is not None:
+            out.append(first)
+        elif line.plain:
+            out.append(prefix)
+        out.append_text(line)
+    return out
+
+
+def _clipped(text: str, limit: int | None) -> tuple[str, Text | None]:
+    """``text`` cut to ``limit`` characters, and a note saying so when it was cut."""
+    if limit is None or len(text) <= limit:
+        return text, None
+    note = Text(
+        f"[message truncated for display: {len(text):,} characters, the first {limit:,} shown]",
+        style="yellow",
+    )
+    return text[:limit], note
+
+
+_SENTENCE_END = (".", "!", "?", ":", "**")
+
+
+def thought_text(message: MessageView) -> str:
+    """A thought's text blocks joined, with a paragraph break where one thought ends.
+
+    Agents stream reasoning either as token deltas ("Thin", "king") or as whole
+    thoughts one chunk each ("**Planning**...files.", "**Reading**..."), with no
+    separator and usually no message id. A break goes where a chunk closes a
+    sentence and the next one opens a new one with no space between them, which a
+    token stream does not produce (its spaces start the next token).
+    """
+    pieces = [b.text for b in message.content if isinstance(b, s.TextContent)]
+    out: list[str] = []
+    for piece in pieces:
+        if out and piece and out[-1]:
+            previous = out[-1]
+            if (
+                previous.endswith(_SENTENCE_END)
+                and not previous[-1].isspace()
+                and (piece[0].isupper() or piece[0] in "*#")
+            ):
+                out.append("\n\n")
+        out.append(piece)
+    return "".join(out)
+
+
+def render_thought(message: MessageView, *, collapsed: bool = False) -> Text:
+    """A thought, dimmed, every line marked; ``collapsed``: its first line and a count."""
+    text = thought_text(message).strip("\n")
+    lines = text.split("\n")
+    if collapsed and len(lines) > 1:
+        return Text(f"thinking: {lines[0]} [+{len(lines) - 1} lines]", style="dim italic")
+    return _indented(Text(text, style="dim italic"), "          ", "thinking: ")
+
+
+def _as_text(renderable: RenderableType) -> Text:
+    return renderable if isinstance(renderable, Text) else Text(str(renderable))
+
+
+def render_message(
+    message: MessageView, *, plain: bool = False, limit: int | None = None
+) -> RenderableType:
+    """User prompts bold after ``>``, agent messages as Markdown, thoughts dimmed.
+
+    ``plain`` gives Text only (the agent's Markdown as written), for output that is
+    not a terminal. Messages over :data:`HUGE_TEXT` characters are never laid out as
+    Markdown, and ``limit`` cuts the text shown, with a note.
+    """
+    if message.role == "thought":
+        return render_thought(message)
+    text, note = _clipped(message.text, limit)
+    parts: list[RenderableType] = []
     if message.role == "user":
-        parts: list[RenderableType] = []
-        text = message.text
         if text:
             line = Text("> ", style="bold cyan")
             line.append(text, style="bold")
             parts.append(line)
-        parts += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
-        return Group(*parts)
-    if message.role == "thought":
-        return Text(f"thinking: {message.text}", style="dim italic")
-    blocks: list[RenderableType] = []
-    text = message.text
-    if text:
-        blocks.append(Markdown(text))
-    blocks += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
-    return Group(*blocks)
+    elif text:
+        parts.append(Text(text) if plain or len(text) > HUGE_TEXT else Markdown(text))
+    if note is not None:
+        parts.append(note)
+    parts += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
+    if plain:
+        return Text("\n").join(p for p in parts if isinstance(p, Text))
+    return Group(*parts)
 
 
 # ---------------------------------------------------------------------- diffs, terminals
@@ -185,9 +266,15 @@ def render_terminal(terminal_id: str, snapshot: TerminalSnapshot | None) -> Text
 
 
 def render_tool_call(
-    call: ToolCallView, terminals: Mapping[str, TerminalSnapshot] | None = None
+    call: ToolCallView,
+    terminals: Mapping[str, TerminalSnapshot] | None = None,
+    *,
+    plain: bool = False,
 ) -> RenderableType:
-    """Kind, title, status, locations, then its content: diffs, terminals, text."""
+    """Kind, title, status, locations, then its content: diffs, terminals, text.
+
+    ``plain`` gives one Text, the content indented by spaces instead of padding.
+    """
     terminals = terminals or {}
     status = call.display_status
     head = Text()
@@ -197,23 +284,25 @@ def render_tool_call(
     head.append(f"  {status}", style=STATUS_STYLES.get(status, ""))
     if call.awaiting_permission:
         head.append("  awaiting permission", style="bold yellow")
-    parts: list[RenderableType] = [head]
+    parts: list[Text] = [head]
     for loc in call.locations:
         line = unset_none(loc.line)
         parts.append(Text(f"  at {loc.path}" + (f":{line}" if line is not None else ""), "dim"))
-    body: list[RenderableType] = []
+    body: list[Text] = []
     for item in call.content:
         if isinstance(item, s.Diff):
             body.append(render_diff(item.path, unset_none(item.old_text), item.new_text))
         elif isinstance(item, s.Terminal):
             body.append(render_terminal(item.terminal_id, terminals.get(item.terminal_id)))
         elif isinstance(item, s.Content):
-            body.append(render_block(item.content))
+            body.append(_as_text(render_block(item.content)))
         else:
             body.append(Text(f"[{type(item).__name__}]", style="dim"))
-    if body:
-        parts.append(Padding(Group(*body), (0, 0, 0, 2)))
-    return Group(*parts)
+    if plain:
+        return Text("\n").join([*parts, *(_indented(b, "  ") for b in body)])
+    if not body:
+        return Group(*parts)
+    return Group(*parts, Padding(Group(*body), (0, 0, 0, 2)))
 
 
 # ---------------------------------------------------------------------- plan, status
@@ -260,7 +349,8 @@ def render_status(state: SessionState, *, agent: str | None = None) -> Text:
     if mode:
         parts.append((f"mode: {mode}", "cyan"))
     for option in state.config_options:
-        if mode and unset_none(getattr(option, "category", None)) == "mode":
+        category: object = getattr(option, "category", None)
+        if mode and category == "mode":
             continue  # the same thing as the mode, already shown
         if isinstance(option, (s.SessionConfigSelect, s.SessionConfigBoolean)):
             parts.append((f"{option.id}: {str(option.current_value).lower()}", ""))
@@ -284,23 +374,42 @@ def render_status(state: SessionState, *, agent: str | None = None) -> Text:
 
 
 def render_entry(
-    entry: MessageView | ToolCallView, terminals: Mapping[str, TerminalSnapshot] | None = None
+    entry: MessageView | ToolCallView,
+    terminals: Mapping[str, TerminalSnapshot] | None = None,
+    *,
+    plain: bool = False,
+    limit: int | None = None,
 ) -> RenderableType:
     if isinstance(entry, MessageView):
-        return render_message(entry)
-    return render_tool_call(entry, terminals)
+        return render_message(entry, plain=plain, limit=limit)
+    return render_tool_call(entry, terminals, plain=plain)
 
 
-def render_transcript(state: SessionState) -> RenderableType:
+def render_transcript(state: SessionState, *, plain: bool = False) -> RenderableType:
     """Every transcript entry (messages, thoughts, tool calls) in order."""
-    return Group(*(render_entry(e, state.terminals) for e in state.transcript))
+    return Group(*_transcript_parts(state, plain))
 
 
-def render_conversation(
-    state: SessionState, *, agent: str | None = None, stop_reason: str | None = None
-) -> RenderableType:
-    """What ``acp chat --prompt`` prints: transcript, plan, notices, status line, stop reason."""
-    parts: list[RenderableType] = [render_transcript(state)]
+def _transcript_parts(state: SessionState, plain: bool) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    entries = state.transcript
+    for i, entry in enumerate(entries):
+        parts.append(render_entry(entry, state.terminals, plain=plain))
+        following = entries[i + 1] if i + 1 < len(entries) else None
+        if isinstance(entry, MessageView) and entry.role == "thought" and following is not None:
+            parts.append(Text())  # a blank line between a thought and what follows it
+    return parts
+
+
+def conversation_parts(
+    state: SessionState,
+    *,
+    agent: str | None = None,
+    stop_reason: str | None = None,
+    plain: bool = False,
+) -> list[RenderableType]:
+    """What ``acp chat --prompt`` prints, part by part (all Text when ``plain``)."""
+    parts = _transcript_parts(state, plain)
     if state.plan:
         parts.append(render_plan(state.plan))
     parts += [render_notice(n) for n in state.notices]
@@ -310,7 +419,18 @@ def render_conversation(
     reason = stop_reason if stop_reason is not None else state.stop_reason
     if reason is not None:
         parts.append(Text(f"stop: {reason}", style="green" if reason == "end_turn" else "yellow"))
-    return Group(*parts)
+    return parts
+
+
+def render_conversation(
+    state: SessionState,
+    *,
+    agent: str | None = None,
+    stop_reason: str | None = None,
+    plain: bool = False,
+) -> RenderableType:
+    """Transcript, plan, notices, status line and stop reason, as one renderable."""
+    return Group(*conversation_parts(state, agent=agent, stop_reason=stop_reason, plain=plain))
 
 
 def render_update(update: s.SessionUpdate) -> Text:

@@ -2,9 +2,11 @@
 
 :class:`ToolkitClient` and :func:`open_agent` are the batteries (sandboxed
 files, real terminals, permission policies, session state; docs/clients.md);
-:class:`Client`, :class:`AgentPeer` and :func:`connect` are the low tier.
+:class:`Client`, :class:`AgentPeer` and :func:`connect` are the low tier;
+:func:`auth_options` reads an agent's authentication methods as what a person must do.
 """
 
+from .auth import AuthOption, EnvVarSpec, auth_options
 from .connection import AgentPeer, Client, ClientSideConnection, connect
 from .elicitation import ElicitationHandler, FormRequest, UrlRequest
 from .fs import WorkspaceFiles
@@ -34,9 +36,11 @@ __all__ = [
     "AgentStartError",
     "AllowAll",
     "AskUser",
+    "AuthOption",
     "Client",
     "ClientSideConnection",
     "ElicitationHandler",
+    "EnvVarSpec",
     "FormRequest",
     "MessageView",
     "PermissionPolicy",
@@ -50,6 +54,7 @@ __all__ = [
     "ToolkitClient",
     "UrlRequest",
     "WorkspaceFiles",
+    "auth_options",
     "connect",
     "open_agent",
 ]

@@ -43,6 +43,7 @@ from textual.widgets import (
 )
 
 from ... import schema as s
+from ...client.auth import AuthOption, auth_options
 from ...client.elicitation import (
     ElicitationAnswer,
     ElicitationHandler,
@@ -64,12 +65,10 @@ from .session import (
     EXIT_AUTH_REQUIRED,
     EXIT_OK,
     EXIT_START_FAILED,
-    AuthChoice,
     ChatClient,
     ChatOptions,
     StartupProblem,
     agent_label,
-    auth_choices,
     build_prompt,
     demo_agent_available,
     describe_startup_error,
@@ -147,14 +146,14 @@ class ChatApp(App[int]):
         self._scroll_end()
         self._signal()
 
-    def transcript_text(self, width: int = 100) -> str:
-        """The transcript's widgets rendered as plain text (what the user reads)."""
+    def transcript_text(self) -> str:
+        """The transcript's widgets as plain text, lines not wrapped (what the user reads)."""
         buffer = io.StringIO()
-        console = Console(file=buffer, width=width, color_system=None, highlight=False)
+        console = Console(file=buffer, width=10_000, color_system=None, highlight=False)
         for widget in self.query_one("#transcript", VerticalScroll).query(Static):
             content = widget.content
             console.print(content if not isinstance(content, str) else Text(content))
-        return buffer.getvalue()
+        return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
     def _scroll_end(self) -> None:
         self.query_one("#transcript", VerticalScroll).scroll_end(animate=False)
@@ -251,19 +250,25 @@ class ChatApp(App[int]):
 
     async def authenticate(self, exc: RequestError) -> bool:
         assert self.client is not None
-        choices = auth_choices(self.client.agent.initialize_response, self.options.agent)
+        choices = [
+            c
+            for c in auth_options(self.client.agent.initialize_response, self.options.agent)
+            if c.kind in ("agent", "terminal")
+        ]
         self.note(format_auth_required(exc, choices), error=True)
         if not choices:
             return False
         body = Text(format_auth_required(exc, choices))
-        buttons = [(c.id, c.name + (" (terminal)" if c.is_terminal else "")) for c in choices]
+        buttons = [
+            (c.id, c.name + (" (terminal)" if c.kind == "terminal" else "")) for c in choices
+        ]
         picked = await self._modal(ChoiceScreen(body, [*buttons, ("", "Not now")]))
         choice = next((c for c in choices if c.id == picked), None)
         if choice is None:
             return False
         return await self._run_auth(choice)
 
-    async def _run_auth(self, choice: AuthChoice) -> bool:
+    async def _run_auth(self, choice: AuthOption) -> bool:
         assert self.client is not None
         if choice.argv is None:
             try:
