@@ -25,6 +25,8 @@ from acpwire.cli.chat.session import (
     EXIT_VERSION_MISMATCH,
 )
 
+from .processes import alive, in_session
+
 TIMEOUT = 60.0
 """Upper bound for one run or one wait; a passing run never gets near it."""
 
@@ -49,32 +51,6 @@ def chat(tmp_path: Path, mode: str, *args: str) -> subprocess.CompletedProcess[s
         env=chat_env(tmp_path),
         stdin=subprocess.DEVNULL,
     )
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def in_session(sid: int) -> list[int]:
-    """Live processes of session ``sid`` (the agent runs in a session of its own)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().split(")")[-1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid and fields[0] != "Z":
-                found.append(int(entry.name))
-    return found
 
 
 class Terminal:

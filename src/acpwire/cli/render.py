@@ -338,22 +338,29 @@ def _mode_name(state: SessionState) -> str | None:
     return state.current_mode_id
 
 
-def render_status(state: SessionState, *, agent: str | None = None) -> Text:
-    """One line: agent, title, mode, config values, usage (tokens and cost)."""
-    parts: list[tuple[str, str]] = []
+def render_status(
+    state: SessionState, *, agent: str | None = None, width: int | None = None
+) -> Text:
+    """One line: agent, title, mode, config values, usage (tokens and cost).
+
+    With ``width``, parts are left out until the line fits, least useful first: config
+    values (the palette and ``/config`` show them), then the title, then the usage.
+    """
+    # (text, style, drop order: higher goes first)
+    parts: list[tuple[str, str, int]] = []
     if agent:
-        parts.append((agent, "bold"))
+        parts.append((agent, "bold", 0))
     if state.title:
-        parts.append((f"title: {state.title}", ""))
+        parts.append((f"title: {state.title}", "", 2))
     mode = _mode_name(state)
     if mode:
-        parts.append((f"mode: {mode}", "cyan"))
+        parts.append((f"mode: {mode}", "cyan", 0))
     for option in state.config_options:
         category: object = getattr(option, "category", None)
         if mode and category == "mode":
             continue  # the same thing as the mode, already shown
         if isinstance(option, (s.SessionConfigSelect, s.SessionConfigBoolean)):
-            parts.append((f"{option.id}: {str(option.current_value).lower()}", ""))
+            parts.append((f"{option.id}: {str(option.current_value).lower()}", "", 3))
     if state.usage is not None:
         usage = state.usage
         pct = f" ({usage.used * 100 // usage.size}%)" if usage.size else ""
@@ -361,9 +368,13 @@ def render_status(state: SessionState, *, agent: str | None = None) -> Text:
         cost = unset_none(usage.cost)
         if isinstance(cost, s.Cost):
             text += f" {cost.amount:g} {cost.currency}"
-        parts.append((text, "magenta"))
+        parts.append((text, "magenta", 1))
+    if width is not None:
+        while sum(len(p[0]) + 3 for p in parts) - 3 > width and any(p[2] for p in parts):
+            worst = max(range(len(parts)), key=lambda i: (parts[i][2], i))
+            del parts[worst]
     out = Text()
-    for i, (text, style) in enumerate(parts):
+    for i, (text, style, _) in enumerate(parts):
         if i:
             out.append(" | ", style="dim")
         out.append(text, style=style)

@@ -1,4 +1,4 @@
-"""The chat app's modal screens: permission questions, elicitation forms, choices."""
+"""The chat app's modal screens: permission questions, elicitation forms, choices, logins."""
 
 from __future__ import annotations
 
@@ -12,14 +12,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, Input, Label, RichLog, Select, Static
 
 from ... import schema as s
+from ...client.auth import AuthOption
 from ...client.elicitation import FormRequest
 from ...client.permissions import PermissionRequest
 from ..render import unset_none
 
-__all__ = ["ChoiceScreen", "FormResult", "FormScreen", "PermissionScreen"]
+__all__ = [
+    "AuthProgressScreen",
+    "ChoiceScreen",
+    "EnvVarScreen",
+    "FormResult",
+    "FormScreen",
+    "PermissionScreen",
+]
 
 
 class PermissionScreen(ModalScreen[str | None]):
@@ -153,6 +161,17 @@ class FormScreen(ModalScreen[FormResult]):
         else:
             self.dismiss((event.button.id or "cancel", None))
 
+    def on_mount(self) -> None:
+        # Typing goes into the first field at once (it was lost to an unfocused screen).
+        fields = self.query("#dialog Input, #dialog Checkbox, #dialog Select")
+        if fields:
+            fields.first().focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in a text field submits the form, as in a web form."""
+        event.stop()
+        self.dismiss(("accept", self.values()))
+
     def action_cancel_form(self) -> None:
         self.dismiss(("cancel", None))
 
@@ -178,6 +197,106 @@ class ChoiceScreen(ModalScreen[str | None]):
         event.stop()
         index = int((event.button.id or "choice-0").split("-")[1])
         self.dismiss(self.choices[index][0])
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class EnvVarScreen(ModalScreen[dict[str, str] | None]):
+    """The variables of an env-var login; secrets are typed unechoed. Enter submits."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def __init__(self, option: AuthOption) -> None:
+        super().__init__()
+        self.option = option
+
+    def compose(self) -> ComposeResult:
+        option = self.option
+        with Vertical(id="dialog"):
+            yield Label(Text(option.name, style="bold"))
+            if option.description:
+                yield Label(Text(option.description, style="dim"))
+            if option.link:
+                yield Label(Text(f"get credentials at {option.link}"))
+            for var in option.vars:
+                label = f"{var.label} ({var.name})" if var.label else var.name
+                yield Label(label + (" (optional)" if var.optional else ""))
+                yield Input(password=var.secret, id=f"var-{var.name}")
+            yield Label(Text("The agent is started again with these set.", style="dim"))
+            with Horizontal(id="options"):
+                yield Button("Start the agent", id="submit", variant="success")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        inputs = self.query(Input)
+        if inputs:
+            inputs.first().focus()
+
+    def values(self) -> dict[str, str] | None:
+        out: dict[str, str] = {}
+        for var in self.option.vars:
+            value = self.query_one(f"#var-{var.name}", Input).value
+            if value:
+                out[var.name] = value
+            elif not var.optional:
+                return None
+        return out
+
+    def _submit(self) -> None:
+        values = self.values()
+        if values is None:
+            self.notify("fill in every variable that is not optional", severity="warning")
+            return
+        self.dismiss(values)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "submit":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class AuthProgressScreen(ModalScreen[None]):
+    """``authenticate`` is running: what the agent prints outside the protocol, elapsed
+    time, and Esc to cancel (the app cancels the call when this screen is dismissed)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel login")]
+
+    def __init__(self, option: AuthOption) -> None:
+        super().__init__()
+        self.option = option
+        self.elapsed = 0
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(Text(f"Authenticating with {self.option.name}", style="bold"))
+            yield Label(
+                Text("The agent may print a login URL below or open a browser.", style="dim")
+            )
+            yield RichLog(id="agent-output", wrap=True, markup=False, highlight=False)
+            yield Label(Text("waiting for the agent... (Esc cancels)"), id="progress")
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        self.elapsed += 1
+        self.query_one("#progress", Label).update(
+            f"waiting for the agent... {self.elapsed} s (Esc cancels)"
+        )
+
+    def show_output(self, line: str) -> None:
+        """A line the agent printed outside the protocol."""
+        self.query_one("#agent-output", RichLog).write(Text(line))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
