@@ -10,6 +10,7 @@ shapes its behaviour. ``python hostile_agent.py MODE``; on ``session/prompt``:
   with status 7 without answering (the grandchild keeps the pipe open);
 * ``thoughts``: two whole thoughts as separate chunks (as gemini-cli sends them), then
   token deltas, with no message ids, then a message;
+* ``sigint``: leaves the prompt open and answers it ``cancelled`` on SIGINT;
 * ``permission``: asks permission for an edit and waits for the answer forever;
   SIGINT is ignored (as an agent in the terminal's process group may) so the client
   must stop it itself;
@@ -161,6 +162,15 @@ def prompt(request_id: Any) -> None:
             },
         })  # fmt: skip
         return  # never answers the prompt
+    elif MODE == "sigint":
+        STATE["prompt"] = request_id  # answered by the SIGINT handler
+
+        def cancelled(signum: int, frame: Any) -> None:
+            answer(STATE["prompt"], {"stopReason": "cancelled"})
+
+        signal.signal(signal.SIGINT, cancelled)
+        send(chunk("waiting for Ctrl-C"))
+        return
     elif MODE == "thoughts":
         for text in (
             "**Planning**\n\nI will read the file.",
@@ -178,7 +188,7 @@ def prompt(request_id: Any) -> None:
     answer(request_id, {"stopReason": "end_turn"})
 
 
-STATE = {"authenticated": False}
+STATE: dict[str, Any] = {"authenticated": False, "prompt": None}
 
 
 def main() -> None:

@@ -376,8 +376,9 @@ async def test_slash_help_shows_the_apps_keys_even_when_the_agent_has_a_help_com
         await until(
             app,
             pilot,
-            lambda: app.state is not None
-            and "help" in {c.name for c in app.state.available_commands},
+            lambda: (
+                app.state is not None and "help" in {c.name for c in app.state.available_commands}
+            ),
         )
         assert app.state is not None
         await type_and_send(pilot, app, "/help")
