@@ -51,15 +51,25 @@ def make_app(tmp_path: Path, agent: list[str], policy: str | None = None) -> Cha
     return ChatApp(ChatOptions(agent=agent, cwd=str(tmp_path), policy=policy))
 
 
+def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ChatApp:
+    """The app on the built-in demo agent, its data kept in ``tmp_path``."""
+    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
+    return ChatApp(
+        ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True)
+    )
+
+
+async def turn_ended(app: ChatApp, pilot: Pilot[int]) -> None:
+    await until(app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn")
+
+
 async def test_a_prompt_is_sent_and_the_streamed_reply_appears(tmp_path: Path) -> None:
     app = make_app(tmp_path, TOOLKIT_AGENT)
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         assert app.state is not None
         await type_and_send(pilot, app, "echo hello *streamed* world")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         text = app.transcript_text()
         assert "> echo hello *streamed* world" in text
         assert "hello streamed world" in text  # the agent's Markdown, rendered
@@ -129,9 +139,7 @@ async def test_local_commands_switch_mode_and_config_and_list_sessions(tmp_path:
         await type_and_send(pilot, app, "/config model smart")
         await until(app, pilot, lambda: "model = smart" in app.transcript_text())
         await type_and_send(pilot, app, "echo remembered")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         await type_and_send(pilot, app, "/new")
         await until(app, pilot, lambda: app.state is not None and app.state.session_id != first)
         await type_and_send(pilot, app, "/sessions")
@@ -182,14 +190,11 @@ async def test_an_agent_exiting_during_initialize_shows_its_stderr(tmp_path: Pat
 async def test_the_default_demo_agent_answers_help_and_offers_its_commands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
-    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    app = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "help")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         assert "List the commands" in app.transcript_text()
         assert "read" in app.complete_command("re")
 
@@ -215,9 +220,7 @@ async def test_against_the_typescript_sdk_agent_stream_permission_diff_and_cance
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         # A prompt is sent and the streamed text appears.
         await type_and_send(pilot, app, "stream 3")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         assert "chunk 0" in app.transcript_text() and "chunk 2" in app.transcript_text()
         # A permission prompt is answered and the diff is shown.
         await type_and_send(pilot, app, f"write {target} hello from ts")
@@ -270,9 +273,7 @@ async def test_against_the_demo_agent_stream_permission_diff_and_cancel(
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "stream 3")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         assert app.state is not None and app.state.messages[-1].text.count("chunk") >= 1
         await type_and_send(pilot, app, f"write {target} hello from the demo")
         await until(
@@ -300,8 +301,7 @@ async def test_an_elicitation_form_is_filled_in_and_the_agent_gets_the_answer(
 ) -> None:
     from textual.widgets import Input
 
-    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
-    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    app = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "elicit")
@@ -339,9 +339,7 @@ async def test_at_80x24_the_last_line_of_a_long_reply_is_on_screen(tmp_path: Pat
     async with app.run_test(size=(80, 24)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, f"echo {reply}")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         await until(app, pilot, lambda: "paragraph 29" in visible_lines(app))
         await pilot.press("ctrl+q")
 
@@ -349,8 +347,7 @@ async def test_at_80x24_the_last_line_of_a_long_reply_is_on_screen(tmp_path: Pat
 async def test_an_elicitation_form_takes_typing_at_once_and_enter_submits_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
-    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    app = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "elicit")
@@ -369,8 +366,7 @@ async def test_an_elicitation_form_takes_typing_at_once_and_enter_submits_it(
 async def test_slash_help_shows_the_apps_keys_even_when_the_agent_has_a_help_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
-    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    app = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await until(
@@ -386,9 +382,7 @@ async def test_slash_help_shows_the_apps_keys_even_when_the_agent_has_a_help_com
         assert not app.turn_running and app.state.stop_reason is None
         assert "/help  List the commands (agent)" in app.transcript_text()
         await type_and_send(pilot, app, "//help")  # the agent's own
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         assert "List the commands" in app.transcript_text()
         await pilot.press("ctrl+q")
 
@@ -412,14 +406,11 @@ async def test_the_status_bar_stays_on_one_line_at_110_columns(
 ) -> None:
     from acpwire.cli.chat.widgets import StatusLine
 
-    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
-    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    app = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(110, 30)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "title a rather long title for this session")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         await type_and_send(pilot, app, "slow 30")
         await until(app, pilot, lambda: app.turn_running)
         status = app.query_one("#status", StatusLine)
@@ -435,16 +426,13 @@ async def test_the_status_bar_stays_on_one_line_at_110_columns(
 async def test_thoughts_fold_to_their_first_line_and_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ACPWIRE_DATA_DIR", str(tmp_path / ".data"))
-    app = ChatApp(ChatOptions(agent=default_agent_command(), cwd=str(tmp_path), default_agent=True))
+    app = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "/config thought_level high")
         await until(app, pilot, lambda: "thought_level = high" in app.transcript_text())
         await type_and_send(pilot, app, "think one two three four")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         assert "Thinking harder because thought_level is high." in app.transcript_text()
         await pilot.press("ctrl+t")
         await until(app, pilot, lambda: "[+1 lines]" in app.transcript_text())
@@ -461,9 +449,7 @@ async def test_a_20_mb_chunk_is_cut_with_a_note_and_a_41_mb_line_dropped_with_a_
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "hi")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         assert (
             "[message truncated for display: 20,971,520 characters, the first 100,000 shown]"
             in app.transcript_text()
@@ -473,9 +459,7 @@ async def test_a_20_mb_chunk_is_cut_with_a_note_and_a_41_mb_line_dropped_with_a_
     async with app.run_test(size=(100, 40)) as pilot:
         await asyncio.wait_for(app.connected.wait(), TIMEOUT)
         await type_and_send(pilot, app, "hi")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         text = app.transcript_text()
         assert "warning: client: dropped an incoming message of" in text
         assert "after the big line" in text
@@ -535,9 +519,7 @@ async def test_login_choices_at_prompt_time_then_the_prompt_is_retried(tmp_path:
         assert isinstance(screen, ChoiceScreen)
         assert [key for key, _ in screen.choices] == ["claude-ai-login", "token", ""]
         await pilot.click("#choice-1")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         text = app.transcript_text()
         assert "hello from the hostile agent" in text
         assert text.count("> hi") == 1
@@ -567,9 +549,7 @@ async def test_an_env_var_login_restarts_the_agent_with_the_key(tmp_path: Path) 
         await pilot.press("k", "e", "y", "enter")
         await until(app, pilot, lambda: app.state is not None)
         await type_and_send(pilot, app, "hi")
-        await until(
-            app, pilot, lambda: app.state is not None and app.state.stop_reason == "end_turn"
-        )
+        await turn_ended(app, pilot)
         assert "hello from the hostile agent" in app.transcript_text()
         await pilot.press("ctrl+q")
     assert app.return_code == 0

@@ -228,6 +228,17 @@ def test_an_env_var_method_asks_for_the_key_unechoed_and_restarts_the_agent_with
     assert "sk-test-123" not in chat.err
 
 
+def test_ctrl_c_at_a_login_question_leaves_at_once(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
+    chat = Terminal(tmp_path, "env-var", "--prompt", "hi")
+    terminals.append(chat)
+    chat.wait_for("authenticate with (number")
+    chat.process.send_signal(signal.SIGINT)
+    assert chat.exit_code() == EXIT_INTERRUPTED
+    assert "acp chat: interrupted" in chat.err
+
+
 def test_authentication_asked_at_prompt_time_offers_the_same_choices_then_retries(
     tmp_path: Path, terminals: list[Terminal]
 ) -> None:

@@ -27,6 +27,14 @@ def chunk(text: str, kind: type[s.ContentChunk] = s.AgentMessageChunk) -> s.Sess
     return update
 
 
+def showing(app: App[None], state: SessionState) -> Transcript:
+    """The app's transcript, told about every change of ``state`` (as the chat app does)."""
+    transcript = app.query_one(Transcript)
+    state.subscribe(lambda _state, update: transcript.entry_changed(update))
+    transcript.show_state(state)
+    return transcript
+
+
 def long_session(turns: int) -> SessionState:
     state = SessionState("sess_long")
     for i in range(turns):
@@ -42,9 +50,7 @@ def long_session(turns: int) -> SessionState:
 async def test_one_chunk_at_the_end_of_a_2000_entry_session_lays_out_one_entry() -> None:
     state = long_session(500)  # 2,000 entries
     async with TranscriptApp().run_test(size=(100, 30)) as pilot:
-        transcript = pilot.app.query_one(Transcript)
-        state.subscribe(lambda _state, update: transcript.entry_changed(update))
-        transcript.show_state(state)
+        transcript = showing(pilot.app, state)
         await pilot.pause()
         assert len(transcript) == 2000
         before = transcript.layouts
@@ -64,9 +70,7 @@ async def test_one_chunk_at_the_end_of_a_2000_entry_session_lays_out_one_entry()
 async def test_notes_stay_in_place_and_a_cleared_state_is_drawn_again() -> None:
     state = long_session(2)
     async with TranscriptApp().run_test(size=(100, 30)) as pilot:
-        transcript = pilot.app.query_one(Transcript)
-        state.subscribe(lambda _state, update: transcript.entry_changed(update))
-        transcript.show_state(state)
+        transcript = showing(pilot.app, state)
         transcript.add_note("a local note")
         state.begin_turn("after the note")
         transcript.sync()
@@ -83,9 +87,7 @@ async def test_notes_stay_in_place_and_a_cleared_state_is_drawn_again() -> None:
 async def test_the_view_follows_new_lines_only_while_it_is_at_the_end() -> None:
     state = long_session(20)
     async with TranscriptApp().run_test(size=(80, 24)) as pilot:
-        transcript = pilot.app.query_one(Transcript)
-        state.subscribe(lambda _state, update: transcript.entry_changed(update))
-        transcript.show_state(state)
+        transcript = showing(pilot.app, state)
         await pilot.pause()
         assert transcript.scroll_y == transcript.max_scroll_y > 0
         transcript.scroll_home(animate=False, immediate=True)

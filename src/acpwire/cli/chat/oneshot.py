@@ -85,10 +85,6 @@ def _is_tty(stream: TextIO) -> bool:
         return False
 
 
-class _Interrupted(Exception):
-    """Ctrl-C stopped what was running."""
-
-
 @dataclass
 class _Restart:
     """Start the agent again with these variables set (an env-var login)."""
@@ -114,6 +110,7 @@ class _Run:
         self.on_interrupt: Callable[[], object] | None = None
         self.interrupted = False
         self._line_open = False  # a question waits on the terminal, without its newline
+        self._gave_up = False  # the agent did not end the turn after session/cancel
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ---------------------------------------------------------------- output
@@ -237,18 +234,6 @@ class _Run:
         if self.on_interrupt is not None:
             self.on_interrupt()
 
-    async def interruptible(self, work: Awaitable[_T]) -> _T:
-        """Run ``work``; Ctrl-C cancels it and raises :class:`_Interrupted`."""
-        task = asyncio.ensure_future(work)
-        previous, self.on_interrupt = self.on_interrupt, task.cancel
-        try:
-            await asyncio.wait({task})
-        finally:
-            self.on_interrupt = previous
-        if task.cancelled():
-            raise _Interrupted
-        return task.result()
-
     def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
@@ -320,7 +305,7 @@ class _Run:
     async def run_terminal_login(self, option: AuthOption) -> bool:
         assert option.argv is not None
         self.say(Text(f"running the terminal login of {option.name}...", style="cyan"))
-        previous, self.on_interrupt = self.on_interrupt, None  # Ctrl-C is the login's own
+        previous, self.on_interrupt = self.on_interrupt, _ignore  # Ctrl-C is the login's own
         try:
             process = await asyncio.create_subprocess_exec(
                 *option.argv, env={**os.environ, **option.env}, cwd=self.options.cwd
@@ -360,6 +345,11 @@ class _Run:
             )
             return EXIT_START_FAILED
         loop = asyncio.get_running_loop()
+        main = asyncio.current_task()
+        assert main is not None
+        # Outside the turn and a login, Ctrl-C stops whatever runs (a start-up, a
+        # question): the agent is stopped on the way out.
+        self.on_interrupt = main.cancel
         installed = False
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self.sigint)
@@ -373,6 +363,11 @@ class _Run:
                         return outcome
                     env.update(outcome.env)
                     self.say(Text("starting the agent again with the variables set", "cyan"))
+        except asyncio.CancelledError:
+            if not self.interrupted:
+                raise
+            self.problem("interrupted")
+            return EXIT_INTERRUPTED
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGINT)
@@ -390,21 +385,16 @@ class _Run:
         )
         async with contextlib.AsyncExitStack() as stack:
             try:
-                await self.interruptible(
-                    stack.enter_async_context(
-                        open_agent(
-                            argv,
-                            client=client,
-                            cwd=options.cwd,
-                            env=env or None,
-                            max_message_size=CHAT_MAX_MESSAGE_SIZE,
-                            on_stray_output=self.on_stray_output,
-                        )
+                await stack.enter_async_context(
+                    open_agent(
+                        argv,
+                        client=client,
+                        cwd=options.cwd,
+                        env=env or None,
+                        max_message_size=CHAT_MAX_MESSAGE_SIZE,
+                        on_stray_output=self.on_stray_output,
                     )
                 )
-            except _Interrupted:
-                self.problem("interrupted")
-                return EXIT_INTERRUPTED
             except Exception as exc:
                 problem = describe_startup_error(exc, argv)
                 if problem is None:
@@ -415,9 +405,6 @@ class _Run:
                 return problem.exit_code
             try:
                 return await self.session_and_turn(client)
-            except _Interrupted:
-                self.problem("interrupted")
-                return EXIT_INTERRUPTED
             finally:
                 transport = client.connection.transport if client.connection else None
                 if self.interrupted and isinstance(transport, SubprocessTransport):
@@ -429,7 +416,7 @@ class _Run:
         assert options.prompt is not None
         while True:
             try:
-                state = await self.interruptible(client.new_session(options.cwd))
+                state = await client.new_session(options.cwd)
                 break
             except RequestError as exc:
                 if not is_auth_required(exc):
@@ -480,27 +467,24 @@ class _Run:
                 self.print_conversation(state, stop)
             return exit_code_for_stop_reason(stop)
 
-    _gave_up = False
-
     async def prompt(
         self, client: ChatClient, state: SessionState, blocks: list[s.ContentBlock]
     ) -> s.PromptResponse | None:
         """The turn; ``None`` when Ctrl-C stopped it (see the module docstring)."""
         task = asyncio.ensure_future(client.prompt(state.session_id, blocks))
         loop = asyncio.get_running_loop()
-        presses = 0
+        timer: asyncio.TimerHandle | None = None
 
         def give_up() -> None:
             self._gave_up = True
             task.cancel()
 
         def on_interrupt() -> None:
-            nonlocal presses
-            presses += 1
-            if presses == 1:
+            nonlocal timer
+            if timer is None:
                 self.say(Text("cancelling the turn (Ctrl-C again to stop now)", "yellow"))
                 self.spawn(client.cancel(state.session_id))
-                loop.call_later(CANCEL_GRACE, give_up)
+                timer = loop.call_later(CANCEL_GRACE, give_up)
             else:
                 task.cancel()
 
@@ -509,6 +493,8 @@ class _Run:
             await asyncio.wait({task})
         finally:
             self.on_interrupt = previous
+            if timer is not None:
+                timer.cancel()
         if task.cancelled():
             return None
         return task.result()
@@ -547,6 +533,10 @@ class _ReportDenials:
         title = request.tool_call.title or request.tool_call.tool_call_id
         self.run.say(Text(f"acp chat: denied permission: {title} (--policy deny)", "yellow"))
         return outcome
+
+
+def _ignore() -> None:
+    pass
 
 
 def _echo_off(fd: int) -> Callable[[], None] | None:
