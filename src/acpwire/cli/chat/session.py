@@ -1,5 +1,6 @@
-"""What both forms of ``acp chat`` share: the agent command, exit codes, start-up errors
-told as sentences, authentication and ``@path`` mentions.
+"""What both forms of ``acp chat`` share: the agent command, exit codes and limits,
+start-up errors and a dying agent told as sentences, authentication methods told as
+instructions, library warnings shown once, and ``@path`` mentions.
 
 No Rich or Textual here; the renderers live in :mod:`acpwire.cli.render`.
 """
@@ -70,7 +71,7 @@ __all__ = [
 EXIT_OK = 0
 """The turn ended with ``end_turn`` (or the interactive app was left normally)."""
 EXIT_AGENT_ERROR = 1
-"""The agent answered an error, or the connection broke during the turn."""
+"""The agent answered an error, or died (or closed the connection) during the session."""
 EXIT_USAGE = 2
 """Bad command line (argparse's own code)."""
 EXIT_START_FAILED = 3
@@ -97,8 +98,9 @@ CHAT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 """Largest message `acp chat` reads (32 MiB): a 20 MB chunk passes, a larger line is
 dropped with a warning and the turn goes on."""
 CANCEL_GRACE = 1.0
-"""Seconds an agent gets to answer ``cancelled`` after Ctrl-C before the one-shot chat
-stops it (prompt-turn.mdx: the agent SHOULD stop as soon as possible)."""
+"""Seconds an agent gets to end the turn after ``session/cancel`` before the one-shot
+chat stops it, or the app stops waiting for it (prompt-turn.mdx: the agent SHOULD stop
+as soon as possible)."""
 INTERRUPT_GRACE = 0.3
 """Seconds an interrupted chat waits for the agent to exit, after closing its stdin and
 again after SIGTERM, before the next, harder signal."""
@@ -325,6 +327,10 @@ def embeds_context(response: s.InitializeResponse | None) -> bool:
 # ---------------------------------------------------------------------- library warnings
 
 
+_MAX_DISTINCT_WARNINGS = 100
+"""Distinct warning texts shown per run; past that a flood of them stays in the log."""
+
+
 class _WarningsToUser(logging.Handler):
     def __init__(self, show: Callable[[str], None]) -> None:
         super().__init__(logging.WARNING)
@@ -336,9 +342,6 @@ class _WarningsToUser(logging.Handler):
         if text not in self.seen and len(self.seen) < _MAX_DISTINCT_WARNINGS:
             self.seen.add(text)
             self.show(text)
-
-
-_MAX_DISTINCT_WARNINGS = 100
 
 
 @contextlib.contextmanager

@@ -14,14 +14,13 @@ import bisect
 import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.segment import Segment
 from rich.styled import Styled
 from rich.text import Text
 from textual import events
-from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -163,16 +162,13 @@ class Transcript(ScrollView, can_focus=True):
 
     :meth:`show_state` attaches a session; :meth:`entry_changed` is told about every
     update and :meth:`sync` (the app calls it once per batch) redraws what changed.
-    It follows the end while the view is at the bottom. A click on a thought, or
-    Ctrl+T for all of them, folds thoughts to their first line.
+    It follows the end while the view is at the bottom. A click on a thought folds it
+    to its first line; :meth:`action_toggle_thoughts` folds them all (the app's Ctrl+T).
     """
 
     DEFAULT_CSS = """
     Transcript { overflow-x: hidden; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+t", "toggle_thoughts", "Fold thoughts"),
-    ]
 
     def __init__(self, *, limit: int = TUI_TEXT_LIMIT, **kwargs: Any) -> None:
         super().__init__(**kwargs)
