@@ -159,13 +159,19 @@ def thought_text(message: MessageView) -> str:
     return "".join(out)
 
 
-def render_thought(message: MessageView, *, collapsed: bool = False) -> Text:
+def render_thought(
+    message: MessageView, *, collapsed: bool = False, limit: int | None = None
+) -> Text:
     """A thought, dimmed, every line marked; ``collapsed``: its first line and a count."""
-    text = thought_text(message).strip("\n")
+    text, note = _clipped(thought_text(message).strip("\n"), limit)
     lines = text.split("\n")
     if collapsed and len(lines) > 1:
         return Text(f"thinking: {lines[0]} [+{len(lines) - 1} lines]", style="dim italic")
-    return _indented(Text(text, style="dim italic"), "          ", "thinking: ")
+    out = _indented(Text(text, style="dim italic"), "          ", "thinking: ")
+    if note is not None:
+        out.append("\n")
+        out.append_text(note)
+    return out
 
 
 def _as_text(renderable: RenderableType) -> Text:
@@ -182,7 +188,7 @@ def render_message(
     Markdown, and ``limit`` cuts the text shown, with a note.
     """
     if message.role == "thought":
-        return render_thought(message)
+        return render_thought(message, limit=limit)
     text, note = _clipped(message.text, limit)
     parts: list[RenderableType] = []
     if message.role == "user":

@@ -293,7 +293,9 @@ class Transcript(ScrollView, can_focus=True):
             assert item.note is not None
             return item.note
         if isinstance(entry, MessageView) and entry.role == "thought":
-            return render.render_thought(entry, collapsed=item.collapsed or self.fold_thoughts)
+            return render.render_thought(
+                entry, collapsed=item.collapsed or self.fold_thoughts, limit=self.limit
+            )
         terminals = self.state.terminals if self.state is not None else {}
         return render.render_entry(entry, terminals, limit=self.limit)
 
