@@ -29,7 +29,7 @@ import shlex
 import subprocess
 import sys
 import webbrowser
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from rich.console import RenderableType
@@ -137,7 +137,7 @@ class ChatApp(App[int]):
         self._turns = 0
         self._cancel_sent = False
         self._auth_screen: AuthProgressScreen | None = None
-        self._unsubscribe: Any = None
+        self._unsubscribe: Callable[[], None] | None = None
         self._refresh_pending = False
 
     # ---------------------------------------------------------------- layout
