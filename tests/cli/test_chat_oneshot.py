@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.cli.main import main
-from acpwire.cli.session import (
+from acpwire.cli.chat.session import (
     EXIT_AGENT_ERROR,
     EXIT_AUTH_REQUIRED,
     EXIT_CANCELLED,
@@ -26,6 +26,7 @@ from acpwire.cli.session import (
     EXIT_VERSION_MISMATCH,
     demo_agent_available,
 )
+from acpwire.cli.main import main
 
 TIMEOUT = 30.0
 """Upper bound for one run; a passing run never gets near it."""
@@ -77,14 +78,44 @@ def test_without_an_agent_command_the_demo_agent_answers(tmp_path: Path) -> None
     assert "stop: end_turn" in out.stdout
 
 
-def test_the_reply_is_printed_as_markdown_with_status_and_stop_reason(tmp_path: Path) -> None:
-    out = chat(tmp_path, "--prompt", "echo hello **bold** world", agent=TOOLKIT_AGENT)
+def test_output_that_is_not_a_terminal_is_the_agents_text_unpadded_and_unwrapped(
+    tmp_path: Path,
+) -> None:
+    long_words = " ".join(f"word{i}" for i in range(60))  # far past 80 columns
+    out = chat(tmp_path, "--prompt", f"echo hello **bold** {long_words}", agent=TOOLKIT_AGENT)
     assert out.returncode == EXIT_OK, out.stderr
-    lines = [line.rstrip() for line in out.stdout.splitlines()]
-    assert lines[0] == "> echo hello **bold** world"
-    assert "hello bold world" in lines  # Markdown rendered, not raw
-    assert any(line.startswith("toolkit-test-agent 1 | mode: Ask (ask)") for line in lines)
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"> echo hello **bold** {long_words}"
+    assert f"hello **bold** {long_words}" in lines  # the Markdown as the agent wrote it
+    assert "toolkit-test-agent 1 | mode: Ask (ask) | model: fast" in lines
     assert lines[-1] == "stop: end_turn"
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_on_a_terminal_the_reply_is_drawn_as_markdown(tmp_path: Path) -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    argv = [*ACP, "chat", "--cwd", str(tmp_path), "--prompt", "echo hello **bold** world"]
+    env = {**os.environ, "ACPWIRE_DATA_DIR": str(tmp_path / ".data"), "COLUMNS": "100"}
+    process = subprocess.Popen(
+        [*argv, "--", *TOOLKIT_AGENT], stdout=slave, stderr=subprocess.PIPE, env=env
+    )
+    os.close(slave)
+    output = b""
+    try:
+        while chunk := os.read(master, 65536):
+            output += chunk
+    except OSError:  # the other end closed
+        pass
+    finally:
+        os.close(master)
+        assert process.wait(TIMEOUT) == EXIT_OK
+        assert process.stderr is not None
+        process.stderr.close()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output.decode()).replace("\r\n", "\n")
+    lines = [line.rstrip() for line in text.splitlines()]
+    assert lines[:2] == ["> echo hello **bold** world", "hello bold world"]
 
 
 def test_json_prints_one_wire_update_per_line_then_the_stop_reason(tmp_path: Path) -> None:
@@ -121,6 +152,7 @@ def test_permission_requests_are_denied_by_default(tmp_path: Path) -> None:
     assert not target.exists()
     assert f"[edit] Write {target}  failed" in out.stdout
     assert "write refused" in out.stdout
+    assert f"acp chat: denied permission: Write {target} (--policy deny)" in out.stderr
 
 
 def in_process(
@@ -154,7 +186,7 @@ def test_a_missing_agent_command_is_reported(tmp_path: Path) -> None:
 def test_an_agent_exiting_during_initialize_is_reported_with_its_stderr(tmp_path: Path) -> None:
     out = chat(tmp_path, "--prompt", "hi", agent=[*TOOLKIT_AGENT, "--crash-on-initialize"])
     assert out.returncode == EXIT_START_FAILED
-    assert "exited with code 3 during initialize" in out.stderr
+    assert "exited with status 3 during initialize" in out.stderr
     assert "simulated crash during initialize" in out.stderr
 
 

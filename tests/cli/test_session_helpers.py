@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from acpwire import schema as s
-from acpwire.cli.session import EXIT_CANCELLED, EXIT_OK, build_prompt, exit_code_for_stop_reason
+from acpwire.cli.chat.session import (
+    EXIT_CANCELLED,
+    EXIT_OK,
+    build_prompt,
+    exit_code_for_stop_reason,
+)
 
 
 def test_mentions_of_existing_files_become_resource_links(tmp_path: Path) -> None:

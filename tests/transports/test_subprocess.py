@@ -75,3 +75,63 @@ async def test_a_well_behaved_agent_exits_on_eof_without_signals() -> None:
     t = await spawn(sys.executable, ["-c", "import sys; sys.stdin.read()"])
     await asyncio.wait_for(t.close(), 10)
     assert t.returncode == 0
+
+
+async def test_the_agent_exiting_ends_the_input_although_a_grandchild_holds_its_stdout() -> None:
+    """The end of input comes from the exit itself, not only from the pipe's end of file."""
+    script = (
+        "import os, subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],"
+        " stdin=subprocess.DEVNULL)\n"
+        "print('{\"grandchild\": %d}' % child.pid, flush=True)\n"
+        "os._exit(7)\n"
+    )
+    t = await spawn(sys.executable, ["-c", script], grace_period=0.2)
+    first = await asyncio.wait_for(t.receive(), 10)
+    assert isinstance(first, bytes)
+    grandchild = int(first.split(b":")[1].strip(b" }"))
+    assert await asyncio.wait_for(t.receive(), 10) is None
+    assert t.returncode == 7
+    assert alive(grandchild)  # it still holds the pipe: the end came from the exit
+    await asyncio.wait_for(t.close(), 10)
+    for _ in range(100):
+        if not alive(grandchild):
+            break
+        await asyncio.sleep(0.02)
+    assert not alive(grandchild)
+
+
+async def test_closing_does_not_wait_for_a_pipe_held_by_a_child_outside_the_group() -> None:
+    script = (
+        "import os, subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],"
+        " stdin=subprocess.DEVNULL, start_new_session=True)\n"
+        "print(child.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    t = await spawn(sys.executable, ["-c", script], grace_period=0.2)
+    line = await asyncio.wait_for(t.receive(), 10)
+    assert isinstance(line, bytes)
+    escaped = int(line)
+    try:
+        await asyncio.wait_for(t.close(), 10)
+        assert t.returncode == 0
+    finally:
+        os.kill(escaped, 9)
+
+
+async def test_lines_that_are_not_json_go_to_the_stray_output_callback() -> None:
+    stray: list[str] = []
+    script = (
+        "print('Please visit https://example.com/login')\n"
+        'print(\'{"jsonrpc": "2.0", "method": "x"}\')\n'
+        "print('Enter the authorization code:', flush=True)\n"
+        "print('  [1]', flush=True)\n"
+    )
+    t = await spawn(sys.executable, ["-c", script], on_stray_output=stray.append)
+    messages = []
+    while (message := await asyncio.wait_for(t.receive(), 10)) is not None:
+        messages.append(message)
+    await t.close()
+    assert messages == [b'{"jsonrpc": "2.0", "method": "x"}', b"  [1]"]
+    assert stray == ["Please visit https://example.com/login", "Enter the authorization code:"]

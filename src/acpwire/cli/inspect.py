@@ -12,13 +12,20 @@ the agent's output and nothing else: before anything runs, file descriptor 1 is 
 aside for the forwarded bytes and pointed at stderr, so a stray print cannot corrupt
 the protocol. The agent's stderr is passed through.
 
+Log records are in wire order: each line is logged before it is passed on (see
+``_pump``), and times are taken under one lock. Ctrl-C is forwarded to the agent
+(which runs in a session of its own, so it gets it once) and the proxy keeps
+carrying the traffic, so the editor's ``session/cancel`` and the agent's answer go
+through; a second Ctrl-C terminates the agent.
+
 Exit status: the agent's (128+N when killed by signal N), 3 when it cannot be started,
-2 for usage errors, 130 on Ctrl-C.
+2 for usage errors, 130 after Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -90,32 +97,39 @@ class TrafficLog:
         self.out = out
         self.json_lines = json_lines
         self.started = time.monotonic()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._pending: dict[tuple[Sender, str], tuple[str, float]] = {}
 
     def _write(self, text: str) -> None:
-        with self._lock:
-            try:
-                self.out.write(text + "\n")
-                self.out.flush()
-            except (OSError, ValueError):
-                pass  # the log is best effort; the traffic must keep flowing
+        # Called with the lock held.
+        try:
+            self.out.write(text + "\n")
+            self.out.flush()
+        except (OSError, ValueError):
+            pass  # the log is best effort; the traffic must keep flowing
 
     def event(self, name: str, **fields: Any) -> None:
-        t = time.monotonic() - self.started
-        if self.json_lines:
-            self._write(json.dumps({"t": round(t, 6), "event": name, **fields}))
-        else:
-            extra = " ".join(f"{k}={_short(v, 200)}" for k, v in fields.items())
-            self._write(f"{t:9.3f}  -- {name} {extra}".rstrip())
+        with self._lock:
+            t = time.monotonic() - self.started
+            if self.json_lines:
+                self._write(json.dumps({"t": round(t, 6), "event": name, **fields}))
+            else:
+                extra = " ".join(f"{k}={_short(v, 200)}" for k, v in fields.items())
+                self._write(f"{t:9.3f}  -- {name} {extra}".rstrip())
 
     def message(self, sender: Sender, raw: bytes) -> None:
-        now = time.monotonic()
-        t = now - self.started
+        """Log one line; the time is taken under the lock, so records are in time order."""
         try:
             value = _as_dict(json.loads(raw))
         except ValueError:
             value = None
+        with self._lock:
+            self._message(sender, raw, value, time.monotonic())
+
+    def _message(
+        self, sender: Sender, raw: bytes, value: dict[str, Any] | None, now: float
+    ) -> None:
+        t = now - self.started
         record: dict[str, Any] = {"t": round(t, 6), "from": sender}
         if value is None:
             record["kind"] = "invalid"
@@ -185,7 +199,12 @@ def _pump(
     on_line: Callable[[bytes], None],
     on_end: Callable[[], None],
 ) -> None:
-    """Copy ``read_fd`` to ``write_fd`` unchanged; hand each complete line to ``on_line``."""
+    """Copy ``read_fd`` to ``write_fd`` unchanged; each complete line is logged first.
+
+    Logging a line before passing it on keeps the log in wire order: the peer cannot
+    read (let alone answer) a message before its last byte has been forwarded, which
+    happens after it was logged.
+    """
     from acpwire.protocol.framing import LineSplitter
 
     splitter = LineSplitter()
@@ -197,13 +216,13 @@ def _pump(
                 break
             if not data:
                 break
+            for line in splitter.feed(data):
+                if isinstance(line, bytes):
+                    on_line(line)
             try:
                 _write_all(write_fd, data)
             except OSError:
                 break
-            for line in splitter.feed(data):
-                if isinstance(line, bytes):
-                    on_line(line)
     finally:
         on_end()
 
@@ -240,7 +259,14 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 def _proxy(agent: list[str], out_fd: int, log: TrafficLog) -> int:
     try:
-        proc = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        # A session of its own: the terminal's Ctrl-C reaches the agent once, through us.
+        proc = subprocess.Popen(
+            agent,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+            start_new_session=True,
+        )
     except OSError as exc:
         print(f"acp inspect: cannot start agent {agent[0]!r}: {exc}", file=sys.stderr)
         log.event("agent-not-started", command=agent, error=str(exc))
@@ -248,6 +274,7 @@ def _proxy(agent: list[str], out_fd: int, log: TrafficLog) -> int:
     assert proc.stdin is not None and proc.stdout is not None
     log.event("start", command=agent, pid=proc.pid)
     agent_in = proc.stdin
+    interrupts = 0
 
     def close_agent_stdin() -> None:
         log.event("editor-closed-stdin")
@@ -259,13 +286,27 @@ def _proxy(agent: list[str], out_fd: int, log: TrafficLog) -> int:
     def on_term(signum: int, frame: Any) -> None:
         proc.terminate()
 
+    def on_interrupt(signum: int, frame: Any) -> None:
+        # The editor sends session/cancel through us on Ctrl-C: the agent gets the signal
+        # too, and time to answer the turn `cancelled`. A second Ctrl-C stops it.
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            log.event("interrupted", forwarded_to=proc.pid)
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGINT)
+        else:
+            log.event("interrupted-again", terminating=proc.pid)
+            proc.terminate()
+
     def from_client(line: bytes) -> None:
         log.message("client", line)
 
     def from_agent(line: bytes) -> None:
         log.message("agent", line)
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    previous_term = signal.signal(signal.SIGTERM, on_term)
+    previous_int = signal.signal(signal.SIGINT, on_interrupt)
     forward_in = threading.Thread(
         target=_pump,
         args=(0, agent_in.fileno(), from_client, close_agent_stdin),
@@ -276,12 +317,10 @@ def _proxy(agent: list[str], out_fd: int, log: TrafficLog) -> int:
     try:
         _pump(proc.stdout.fileno(), out_fd, from_agent, lambda: None)
         code = proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        proc.wait()
-        log.event("interrupted")
-        return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGINT, previous_int)
     log.event("agent-exited", status=code)
+    if interrupts:
+        return 130
     return 128 - code if code < 0 else code

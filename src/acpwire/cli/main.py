@@ -101,8 +101,8 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--json needs --prompt (the interactive app has no JSON output)")
     if not _need_cli_extra():
         return 1
-    from .oneshot import ChatOptions, run_once  # lazily: needs Rich
-    from .session import default_agent_command
+    from .chat.oneshot import run_once  # lazily: needs Rich
+    from .chat.session import ChatOptions, default_agent_command
 
     options = ChatOptions(
         agent=agent or default_agent_command(),
@@ -114,7 +114,7 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     )
     if args.prompt is not None:
         return run_once(options)
-    from .app import run_app  # lazily: needs Textual
+    from .chat.app import run_app  # lazily: needs Textual
 
     return run_app(options)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -27,7 +27,9 @@ from ..client.state import MessageView, SessionState, TerminalSnapshot, ToolCall
 from ..schema import UnsetType
 
 __all__ = [
+    "HUGE_TEXT",
     "STATUS_STYLES",
+    "conversation_parts",
     "render_block",
     "render_conversation",
     "render_diff",
@@ -37,9 +39,12 @@ __all__ = [
     "render_plan",
     "render_status",
     "render_terminal",
+    "render_thought",
     "render_tool_call",
     "render_transcript",
     "render_update",
+    "thought_text",
+    "unset_none",
     "update_to_wire",
 ]
 
@@ -51,6 +56,11 @@ STATUS_STYLES: Mapping[str, str] = {
     "cancelled": "magenta",
 }
 """Colour of a tool call or plan entry status."""
+
+HUGE_TEXT = 1_000_000
+"""Characters past which a message is shown as plain text: Rich lays out Markdown and
+wraps text at about a megabyte a second, so a 20 MB chunk would hold the screen for
+minutes."""
 
 _PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 _TOOL_ICONS = {
@@ -67,7 +77,11 @@ _TOOL_ICONS = {
 }
 
 
-def _opt(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def unset_none(value: _T | UnsetType) -> _T | None:
+    """``None`` for a field the peer left out, else its value."""
     return None if isinstance(value, UnsetType) else value
 
 
@@ -93,25 +107,103 @@ def render_block(block: s.ContentBlock, *, markdown: bool = False) -> Renderable
     return Text(f"[{type(block).__name__}]", style="blue")
 
 
-def render_message(message: MessageView) -> RenderableType:
-    """User prompts bold after ``>``, agent messages as Markdown, thoughts dimmed."""
+def _indented(text: Text, prefix: str, first: str | None = None) -> Text:
+    """``text`` with ``prefix`` before every non-blank line (``first`` before the first)."""
+    out = Text(style=text.style)
+    for i, line in enumerate(text.split("\n", allow_blank=True)):
+        if i:
+            out.append("\n")
+        if i == 0 and first is not None:
+            out.append(first)
+        elif line.plain:
+            out.append(prefix)
+        out.append_text(line)
+    return out
+
+
+def _clipped(text: str, limit: int | None) -> tuple[str, Text | None]:
+    """``text`` cut to ``limit`` characters, and a note saying so when it was cut."""
+    if limit is None or len(text) <= limit:
+        return text, None
+    note = Text(
+        f"[message truncated for display: {len(text):,} characters, the first {limit:,} shown]",
+        style="yellow",
+    )
+    return text[:limit], note
+
+
+_SENTENCE_END = (".", "!", "?", ":", "**")
+
+
+def thought_text(message: MessageView) -> str:
+    """A thought's text blocks joined, with a paragraph break where one thought ends.
+
+    Agents stream reasoning either as token deltas ("Thin", "king") or as whole
+    thoughts one chunk each ("**Planning**...files.", "**Reading**..."), with no
+    separator and usually no message id. A break goes where a chunk closes a
+    sentence and the next one opens a new one with no space between them, which a
+    token stream does not produce (its spaces start the next token).
+    """
+    pieces = [b.text for b in message.content if isinstance(b, s.TextContent)]
+    out: list[str] = []
+    for piece in pieces:
+        if out and piece and out[-1]:
+            previous = out[-1]
+            if (
+                previous.endswith(_SENTENCE_END)
+                and not previous[-1].isspace()
+                and (piece[0].isupper() or piece[0] in "*#")
+            ):
+                out.append("\n\n")
+        out.append(piece)
+    return "".join(out)
+
+
+def render_thought(
+    message: MessageView, *, collapsed: bool = False, limit: int | None = None
+) -> Text:
+    """A thought, dimmed, every line marked; ``collapsed``: its first line and a count."""
+    text, note = _clipped(thought_text(message).strip("\n"), limit)
+    lines = text.split("\n")
+    if collapsed and len(lines) > 1:
+        return Text(f"thinking: {lines[0]} [+{len(lines) - 1} lines]", style="dim italic")
+    out = _indented(Text(text, style="dim italic"), "          ", "thinking: ")
+    if note is not None:
+        out.append("\n")
+        out.append_text(note)
+    return out
+
+
+def _as_text(renderable: RenderableType) -> Text:
+    return renderable if isinstance(renderable, Text) else Text(str(renderable))
+
+
+def render_message(
+    message: MessageView, *, plain: bool = False, limit: int | None = None
+) -> RenderableType:
+    """User prompts bold after ``>``, agent messages as Markdown, thoughts dimmed.
+
+    ``plain`` gives Text only (the agent's Markdown as written), for output that is
+    not a terminal. Messages over :data:`HUGE_TEXT` characters are never laid out as
+    Markdown, and ``limit`` cuts the text shown, with a note.
+    """
+    if message.role == "thought":
+        return render_thought(message, limit=limit)
+    text, note = _clipped(message.text, limit)
+    parts: list[RenderableType] = []
     if message.role == "user":
-        parts: list[RenderableType] = []
-        text = message.text
         if text:
             line = Text("> ", style="bold cyan")
             line.append(text, style="bold")
             parts.append(line)
-        parts += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
-        return Group(*parts)
-    if message.role == "thought":
-        return Text(f"thinking: {message.text}", style="dim italic")
-    blocks: list[RenderableType] = []
-    text = message.text
-    if text:
-        blocks.append(Markdown(text))
-    blocks += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
-    return Group(*blocks)
+    elif text:
+        parts.append(Text(text) if plain or len(text) > HUGE_TEXT else Markdown(text))
+    if note is not None:
+        parts.append(note)
+    parts += [render_block(b) for b in message.content if not isinstance(b, s.TextContent)]
+    if plain:
+        return Text("\n").join(p for p in parts if isinstance(p, Text))
+    return Group(*parts)
 
 
 # ---------------------------------------------------------------------- diffs, terminals
@@ -180,9 +272,15 @@ def render_terminal(terminal_id: str, snapshot: TerminalSnapshot | None) -> Text
 
 
 def render_tool_call(
-    call: ToolCallView, terminals: Mapping[str, TerminalSnapshot] | None = None
+    call: ToolCallView,
+    terminals: Mapping[str, TerminalSnapshot] | None = None,
+    *,
+    plain: bool = False,
 ) -> RenderableType:
-    """Kind, title, status, locations, then its content: diffs, terminals, text."""
+    """Kind, title, status, locations, then its content: diffs, terminals, text.
+
+    ``plain`` gives one Text, the content indented by spaces instead of padding.
+    """
     terminals = terminals or {}
     status = call.display_status
     head = Text()
@@ -192,23 +290,25 @@ def render_tool_call(
     head.append(f"  {status}", style=STATUS_STYLES.get(status, ""))
     if call.awaiting_permission:
         head.append("  awaiting permission", style="bold yellow")
-    parts: list[RenderableType] = [head]
+    parts: list[Text] = [head]
     for loc in call.locations:
-        line = _opt(loc.line)
+        line = unset_none(loc.line)
         parts.append(Text(f"  at {loc.path}" + (f":{line}" if line is not None else ""), "dim"))
-    body: list[RenderableType] = []
+    body: list[Text] = []
     for item in call.content:
         if isinstance(item, s.Diff):
-            body.append(render_diff(item.path, _opt(item.old_text), item.new_text))
+            body.append(render_diff(item.path, unset_none(item.old_text), item.new_text))
         elif isinstance(item, s.Terminal):
             body.append(render_terminal(item.terminal_id, terminals.get(item.terminal_id)))
         elif isinstance(item, s.Content):
-            body.append(render_block(item.content))
+            body.append(_as_text(render_block(item.content)))
         else:
             body.append(Text(f"[{type(item).__name__}]", style="dim"))
-    if body:
-        parts.append(Padding(Group(*body), (0, 0, 0, 2)))
-    return Group(*parts)
+    if plain:
+        return Text("\n").join([*parts, *(_indented(b, "  ") for b in body)])
+    if not body:
+        return Group(*parts)
+    return Group(*parts, Padding(Group(*body), (0, 0, 0, 2)))
 
 
 # ---------------------------------------------------------------------- plan, status
@@ -229,7 +329,7 @@ def render_plan(entries: Sequence[s.PlanEntry]) -> RenderableType:
 def render_notice(notice: s.Notice) -> Text:
     style = {"error": "bold red", "warning": "yellow"}.get(str(notice.severity), "blue")
     text = Text(f"{notice.severity}: {notice.title}", style=style)
-    description = _opt(notice.description)
+    description = unset_none(notice.description)
     if description:
         text.append(f"\n  {description}", style="")
     return text
@@ -244,31 +344,43 @@ def _mode_name(state: SessionState) -> str | None:
     return state.current_mode_id
 
 
-def render_status(state: SessionState, *, agent: str | None = None) -> Text:
-    """One line: agent, title, mode, config values, usage (tokens and cost)."""
-    parts: list[tuple[str, str]] = []
+def render_status(
+    state: SessionState, *, agent: str | None = None, width: int | None = None
+) -> Text:
+    """One line: agent, title, mode, config values, usage (tokens and cost).
+
+    With ``width``, parts are left out until the line fits, least useful first: config
+    values (the palette and ``/config`` show them), then the title, then the usage.
+    """
+    # (text, style, drop order: higher goes first)
+    parts: list[tuple[str, str, int]] = []
     if agent:
-        parts.append((agent, "bold"))
+        parts.append((agent, "bold", 0))
     if state.title:
-        parts.append((f"title: {state.title}", ""))
+        parts.append((f"title: {state.title}", "", 2))
     mode = _mode_name(state)
     if mode:
-        parts.append((f"mode: {mode}", "cyan"))
+        parts.append((f"mode: {mode}", "cyan", 0))
     for option in state.config_options:
-        if mode and _opt(getattr(option, "category", None)) == "mode":
+        category: object = getattr(option, "category", None)
+        if mode and category == "mode":
             continue  # the same thing as the mode, already shown
         if isinstance(option, (s.SessionConfigSelect, s.SessionConfigBoolean)):
-            parts.append((f"{option.id}: {str(option.current_value).lower()}", ""))
+            parts.append((f"{option.id}: {str(option.current_value).lower()}", "", 3))
     if state.usage is not None:
         usage = state.usage
         pct = f" ({usage.used * 100 // usage.size}%)" if usage.size else ""
         text = f"usage: {usage.used}/{usage.size}{pct}"
-        cost = _opt(usage.cost)
+        cost = unset_none(usage.cost)
         if isinstance(cost, s.Cost):
             text += f" {cost.amount:g} {cost.currency}"
-        parts.append((text, "magenta"))
+        parts.append((text, "magenta", 1))
+    if width is not None:
+        while sum(len(p[0]) + 3 for p in parts) - 3 > width and any(p[2] for p in parts):
+            worst = max(range(len(parts)), key=lambda i: (parts[i][2], i))
+            del parts[worst]
     out = Text()
-    for i, (text, style) in enumerate(parts):
+    for i, (text, style, _) in enumerate(parts):
         if i:
             out.append(" | ", style="dim")
         out.append(text, style=style)
@@ -279,23 +391,42 @@ def render_status(state: SessionState, *, agent: str | None = None) -> Text:
 
 
 def render_entry(
-    entry: MessageView | ToolCallView, terminals: Mapping[str, TerminalSnapshot] | None = None
+    entry: MessageView | ToolCallView,
+    terminals: Mapping[str, TerminalSnapshot] | None = None,
+    *,
+    plain: bool = False,
+    limit: int | None = None,
 ) -> RenderableType:
     if isinstance(entry, MessageView):
-        return render_message(entry)
-    return render_tool_call(entry, terminals)
+        return render_message(entry, plain=plain, limit=limit)
+    return render_tool_call(entry, terminals, plain=plain)
 
 
-def render_transcript(state: SessionState) -> RenderableType:
+def render_transcript(state: SessionState, *, plain: bool = False) -> RenderableType:
     """Every transcript entry (messages, thoughts, tool calls) in order."""
-    return Group(*(render_entry(e, state.terminals) for e in state.transcript))
+    return Group(*_transcript_parts(state, plain))
 
 
-def render_conversation(
-    state: SessionState, *, agent: str | None = None, stop_reason: str | None = None
-) -> RenderableType:
-    """What ``acp chat --prompt`` prints: transcript, plan, notices, status line, stop reason."""
-    parts: list[RenderableType] = [render_transcript(state)]
+def _transcript_parts(state: SessionState, plain: bool) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    entries = state.transcript
+    for i, entry in enumerate(entries):
+        parts.append(render_entry(entry, state.terminals, plain=plain))
+        following = entries[i + 1] if i + 1 < len(entries) else None
+        if isinstance(entry, MessageView) and entry.role == "thought" and following is not None:
+            parts.append(Text())  # a blank line between a thought and what follows it
+    return parts
+
+
+def conversation_parts(
+    state: SessionState,
+    *,
+    agent: str | None = None,
+    stop_reason: str | None = None,
+    plain: bool = False,
+) -> list[RenderableType]:
+    """What ``acp chat --prompt`` prints, part by part (all Text when ``plain``)."""
+    parts = _transcript_parts(state, plain)
     if state.plan:
         parts.append(render_plan(state.plan))
     parts += [render_notice(n) for n in state.notices]
@@ -305,7 +436,18 @@ def render_conversation(
     reason = stop_reason if stop_reason is not None else state.stop_reason
     if reason is not None:
         parts.append(Text(f"stop: {reason}", style="green" if reason == "end_turn" else "yellow"))
-    return Group(*parts)
+    return parts
+
+
+def render_conversation(
+    state: SessionState,
+    *,
+    agent: str | None = None,
+    stop_reason: str | None = None,
+    plain: bool = False,
+) -> RenderableType:
+    """Transcript, plan, notices, status line and stop reason, as one renderable."""
+    return Group(*conversation_parts(state, agent=agent, stop_reason=stop_reason, plain=plain))
 
 
 def render_update(update: s.SessionUpdate) -> Text:
@@ -323,7 +465,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, (s.ToolCallStart, s.ToolCallProgress)):
         fields = [update.tool_call_id]
         for name in ("kind", "status", "title"):
-            value = _opt(getattr(update, name))
+            value = unset_none(getattr(update, name))
             if value is not None:
                 fields.append(f"{name}={value}")
         out.append(" ".join(fields))
@@ -334,7 +476,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, s.UsageUpdate):
         out.append(f"{update.used}/{update.size}")
     elif isinstance(update, s.SessionInfoUpdate):
-        out.append(str(_opt(update.title)))
+        out.append(str(unset_none(update.title)))
     elif isinstance(update, s.AvailableCommandsUpdate):
         out.append(", ".join("/" + c.name for c in update.available_commands))
     else:

@@ -3,7 +3,8 @@
 :class:`ToolkitClient` and :func:`open_agent` are the batteries (sandboxed
 files, real terminals, permission and access policies, session state;
 docs/clients.md, docs/security.md);
-:class:`Client`, :class:`AgentPeer` and :func:`connect` are the low tier.
+:class:`Client`, :class:`AgentPeer` and :func:`connect` are the low tier;
+:func:`auth_options` reads an agent's authentication methods as what a person must do.
 """
 
 from .access import (
@@ -14,6 +15,7 @@ from .access import (
     WriteRequest,
     read_only,
 )
+from .auth import AuthOption, EnvVarSpec, auth_options
 from .connection import AgentPeer, Client, ClientSideConnection, connect
 from .elicitation import ElicitationHandler, FormRequest, UrlRequest
 from .fs import WorkspaceFiles
@@ -45,9 +47,11 @@ __all__ = [
     "AgentStartError",
     "AllowAll",
     "AskUser",
+    "AuthOption",
     "Client",
     "ClientSideConnection",
     "ElicitationHandler",
+    "EnvVarSpec",
     "FormRequest",
     "MessageView",
     "PermissionPolicy",
@@ -64,6 +68,7 @@ __all__ = [
     "UrlRequest",
     "WorkspaceFiles",
     "WriteRequest",
+    "auth_options",
     "connect",
     "open_agent",
     "read_only",

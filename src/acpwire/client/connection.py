@@ -6,12 +6,14 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+
+import msgspec
 
 from .. import schema as s
 from ..engine.connection import Connection
 from ..engine.roles import Peer, build_router
-from ..protocol.errors import MethodNotFound, VersionMismatchError
+from ..protocol.errors import InvalidParams, MethodNotFound, VersionMismatchError
 from ..protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from ..schema import UNSET, UnsetType
 from ..transports.base import Transport
@@ -112,12 +114,23 @@ class AgentPeer(Peer):
             client_capabilities=_opt(client_capabilities),
             client_info=_opt(client_info),
         )
-        result: s.InitializeResponse = await self._call("initialize", params)
-        if result.protocol_version not in SUPPORTED_VERSIONS:
+        # Decoded in two steps: the version the agent chose decides what the rest of its
+        # answer means (a v2 answer does not fit the v1 models), so it is checked first.
+        raw: object = await self.connection.request("initialize", params)
+        version = (
+            cast("dict[str, object]", raw).get("protocolVersion") if isinstance(raw, dict) else None
+        )
+        if version not in SUPPORTED_VERSIONS:
             raise VersionMismatchError(
-                f"agent answered protocol version {result.protocol_version}; "
-                f"this client speaks {sorted(SUPPORTED_VERSIONS)}"
+                f"agent answered protocol version {version!r} to a request for "
+                f"{protocol_version}; this client speaks {sorted(SUPPORTED_VERSIONS)}"
             )
+        try:
+            result = s.convert(raw, s.InitializeResponse)
+        except msgspec.ValidationError as exc:
+            error = InvalidParams("peer's answer to initialize does not match the schema", str(exc))
+            error.from_peer = True
+            raise error from None
         caps = result.agent_capabilities
         self.remote_capabilities = s.AgentCapabilities() if isinstance(caps, UnsetType) else caps
         self.initialize_response = result

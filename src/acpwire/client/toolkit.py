@@ -56,6 +56,7 @@ from ..protocol.errors import (
     ResourceNotFound,
     VersionMismatchError,
 )
+from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
 from ..sandbox import DEFAULT_PROTECTED_NAMES, SandboxPath
 from ..schema import UNSET, UnsetType
 from ..schema.methods import BY_NAME, CapabilityGate
@@ -730,12 +731,19 @@ async def open_agent(
     initialize_timeout: float | None = 60.0,
     on_stderr: Callable[[str], None] | None = None,
     grace_period: float = 2.0,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    on_stray_output: Callable[[str], None] | None = None,
 ) -> AsyncGenerator[ToolkitClient, None]:
     """Spawn the agent ``command`` (an argv list), connect ``client`` and initialize it.
 
     Yields the client (a new :class:`ToolkitClient` when none is given), with
     ``client.agent`` ready. On exit the client's terminals are released and the agent
     is stopped (stdin closed, then terminate, then kill).
+
+    ``on_stderr`` gets the agent's stderr line by line; ``on_stray_output`` the lines of
+    its stdout that are not JSON (a login prompt some agents print), which otherwise
+    reach the connection as malformed messages. A message over ``max_message_size``
+    bytes is dropped (and logged); the rest of the stream goes on.
 
     Raises :class:`AgentNotFoundError` when the command cannot be started,
     :class:`AgentExitedError` (with the agent's stderr tail) when it exits before
@@ -749,7 +757,14 @@ async def open_agent(
         raise ValueError("open_agent needs a command")
     client = client if client is not None else ToolkitClient()
     transport: SubprocessTransport = await spawn(
-        argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr, grace_period=grace_period
+        argv[0],
+        argv[1:],
+        env=env,
+        cwd=cwd,
+        on_stderr=on_stderr,
+        grace_period=grace_period,
+        max_message_size=max_message_size,
+        on_stray_output=on_stray_output,
     )
     client.connect(transport)
     try:

@@ -5,6 +5,15 @@ pipe), kept as a bounded tail for error messages, and handed line by line to
 an optional callback. :meth:`SubprocessTransport.close` stops the agent the
 polite way first: close its stdin, wait, then terminate its process group,
 then kill it, so no orphan is left behind.
+
+**Exit detection.** The agent's exit ends the input even when its stdout stays
+open: a grandchild that inherited the pipe would otherwise keep the client
+waiting for an end of file that never comes. asyncio's ``Process.wait()``
+cannot tell (from Python 3.11 it also waits for every pipe to close), so the
+exit status is polled every ``EXIT_POLL_INTERVAL`` seconds; once it is known,
+the output still in flight gets ``EXIT_DRAIN`` seconds, then :meth:`receive`
+reports the end of input. :attr:`SubprocessTransport.returncode` says how the
+agent ended.
 """
 
 from __future__ import annotations
@@ -25,6 +34,10 @@ DRAIN_TIMEOUT = 1.0
 """Seconds :meth:`SubprocessTransport.close` waits for the agent to take what is
 still buffered for its stdin: one that reads normally needs far less, one that
 stopped reading never will."""
+EXIT_POLL_INTERVAL = 0.1
+"""Seconds between checks of the agent's exit status (see the module docstring)."""
+EXIT_DRAIN = 0.25
+"""Seconds the output an exited agent wrote may take to arrive before input ends."""
 
 
 class AgentNotFoundError(FileNotFoundError):
@@ -42,6 +55,7 @@ class SubprocessTransport:
         on_stderr: Callable[[str], None] | None = None,
         stderr_tail_lines: int = 200,
         grace_period: float = 2.0,
+        on_stray_output: Callable[[str], None] | None = None,
     ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
@@ -50,9 +64,12 @@ class SubprocessTransport:
         )
         self._stderr_tail: deque[str] = deque(maxlen=stderr_tail_lines)
         self._on_stderr = on_stderr
-        self._grace = grace_period
+        self.grace_period = grace_period
+        """Seconds :meth:`close` waits after closing stdin, and again after SIGTERM."""
+        self._on_stray_output = on_stray_output
         self._closed = False
         self._stderr_task = asyncio.ensure_future(self._pump_stderr()) if process.stderr else None
+        self._exit_task = asyncio.ensure_future(self._end_input_on_exit())
 
     @property
     def pid(self) -> int:
@@ -84,6 +101,25 @@ class SubprocessTransport:
                 with contextlib.suppress(Exception):
                     self._on_stderr(text)
 
+    async def _wait_exit(self, timeout: float | None = None) -> bool:
+        """Whether the agent exited within ``timeout`` seconds (``None``: no limit)."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while self.process.returncode is None:
+            if deadline is not None and loop.time() >= deadline:
+                return False
+            await asyncio.sleep(EXIT_POLL_INTERVAL)
+        return True
+
+    async def _end_input_on_exit(self) -> None:
+        await self._wait_exit()
+        reader = self.process.stdout
+        if reader is None or reader.at_eof():
+            return
+        await asyncio.sleep(EXIT_DRAIN)
+        if not reader.at_eof():
+            reader.feed_eof()  # the pipe is still held open by something the agent left behind
+
     async def send(self, message: bytes) -> None:
         try:
             await self._stream.send(message)
@@ -93,7 +129,22 @@ class SubprocessTransport:
             raise ConnectionClosedError(f"agent stopped reading: {exc}", broken=True) from exc
 
     async def receive(self) -> bytes | Oversize | None:
-        return await self._stream.receive()
+        """The next message; with ``on_stray_output``, lines that are not JSON go there instead.
+
+        Some agents print to stdout outside the protocol (gemini-cli's login prompt and
+        URL): such a line cannot be a JSON-RPC message, and the user may need to read it.
+        """
+        while True:
+            message = await self._stream.receive()
+            if (
+                self._on_stray_output is None
+                or not isinstance(message, bytes)
+                or message[:1] == b"{"
+                or message.lstrip()[:1] in (b"{", b"[")
+            ):
+                return message
+            with contextlib.suppress(Exception):
+                self._on_stray_output(message.decode("utf-8", "replace").rstrip("\r"))
 
     async def close(self) -> None:
         """Close stdin (waiting at most :data:`DRAIN_TIMEOUT` for it to drain), give the
@@ -107,23 +158,26 @@ class SubprocessTransport:
         proc = self.process
         reading = True
         try:
-            await asyncio.wait_for(self._stream.close(), min(self._grace, DRAIN_TIMEOUT))
+            await asyncio.wait_for(self._stream.close(), min(self.grace_period, DRAIN_TIMEOUT))
         except Exception:
             reading = False
             if proc.stdin is not None:  # drop what it will never read
                 proc.stdin.transport.abort()
-        if proc.returncode is None and reading:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(proc.wait(), self._grace)
-        if proc.returncode is None:
+        # An agent that is not reading will not see the end of input: terminate it at once.
+        if not reading or not await self._wait_exit(self.grace_period):
             self._signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), self._grace)
-            except asyncio.TimeoutError:
+            if not await self._wait_exit(self.grace_period):
                 self._signal(signal.SIGKILL)
-                await proc.wait()
+                await self._wait_exit(self.grace_period)
         # Children the agent left in its process group go too.
         self._signal(signal.SIGKILL)
+        self._exit_task.cancel()
+        # Our end of a pipe a child outside the group may still hold: asyncio closes it
+        # only once both ends are done, so close it here (no public API for that).
+        pipes = getattr(proc, "_transport", None)
+        if pipes is not None:
+            with contextlib.suppress(Exception):
+                pipes.close()
         if self._stderr_task is not None:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._stderr_task, 1.0)
@@ -142,8 +196,13 @@ async def spawn(
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     on_stderr: Callable[[str], None] | None = None,
     grace_period: float = 2.0,
+    on_stray_output: Callable[[str], None] | None = None,
 ) -> SubprocessTransport:
-    """Start ``command args...`` with piped stdio; ``env`` is merged over this process's."""
+    """Start ``command args...`` with piped stdio; ``env`` is merged over this process's.
+
+    ``on_stderr`` gets each stderr line, ``on_stray_output`` each stdout line that is
+    not JSON (see :meth:`SubprocessTransport.receive`).
+    """
     resolved = shutil.which(command) if os.sep not in command else command
     if resolved is None:
         raise AgentNotFoundError(f"agent command not found: {command!r}")
@@ -163,5 +222,9 @@ async def spawn(
     except (FileNotFoundError, PermissionError) as exc:
         raise AgentNotFoundError(f"cannot start agent {command!r}: {exc.strerror or exc}") from exc
     return SubprocessTransport(
-        process, max_message_size=max_message_size, on_stderr=on_stderr, grace_period=grace_period
+        process,
+        max_message_size=max_message_size,
+        on_stderr=on_stderr,
+        grace_period=grace_period,
+        on_stray_output=on_stray_output,
     )

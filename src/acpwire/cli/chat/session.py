@@ -1,30 +1,37 @@
-"""What both forms of ``acp chat`` share: the agent command, exit codes, start-up errors
-told as sentences, authentication and ``@path`` mentions.
+"""What both forms of ``acp chat`` share: the agent command, exit codes and limits,
+start-up errors and a dying agent told as sentences, authentication methods told as
+instructions, library warnings shown once, and ``@path`` mentions.
 
 No Rich or Textual here; the renderers live in :mod:`acpwire.cli.render`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import logging
 import os
 import re
 import shlex
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import schema as s
-from ..client.toolkit import (
+from ... import schema as s
+from ...client.auth import AuthOption
+from ...client.state import MessageView, SessionState
+from ...client.toolkit import (
     AgentExitedError,
     AgentNotFoundError,
     AgentStartError,
     ToolkitClient,
 )
-from ..protocol.errors import AuthRequired, ErrorCode, RequestError, VersionMismatchError
-from ..schema import UnsetType
+from ...protocol.errors import AuthRequired, ErrorCode, RequestError, VersionMismatchError
+from ...schema import UnsetType
+from ...transports.subprocess import SubprocessTransport
 
 __all__ = [
     "EXIT_AGENT_ERROR",
@@ -37,26 +44,34 @@ __all__ = [
     "EXIT_START_FAILED",
     "EXIT_USAGE",
     "EXIT_VERSION_MISMATCH",
-    "AuthChoice",
+    "AUTH_PROGRESS_EVERY",
+    "CANCEL_GRACE",
+    "CHAT_MAX_MESSAGE_SIZE",
+    "INTERRUPT_GRACE",
+    "ChatOptions",
     "ChatClient",
     "StartupProblem",
     "agent_label",
-    "auth_choices",
+    "auth_instructions",
     "build_prompt",
     "default_agent_command",
     "demo_agent_available",
+    "describe_connection_lost",
+    "describe_exit",
     "describe_startup_error",
     "embeds_context",
     "exit_code_for_stop_reason",
+    "forget_failed_prompt",
     "format_auth_required",
     "is_auth_required",
+    "show_library_warnings",
 ]
 
 # Exit codes of `acp chat` (documented in docs/chat.md).
 EXIT_OK = 0
 """The turn ended with ``end_turn`` (or the interactive app was left normally)."""
 EXIT_AGENT_ERROR = 1
-"""The agent answered an error, or the connection broke during the turn."""
+"""The agent answered an error, or died (or closed the connection) during the session."""
 EXIT_USAGE = 2
 """Bad command line (argparse's own code)."""
 EXIT_START_FAILED = 3
@@ -79,6 +94,18 @@ _STOP_CODES = {
 }
 
 
+CHAT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
+"""Largest message `acp chat` reads (32 MiB): a 20 MB chunk passes, a larger line is
+dropped with a warning and the turn goes on."""
+CANCEL_GRACE = 1.0
+"""Seconds an agent gets to end the turn after ``session/cancel`` before the one-shot
+chat stops it, or the app stops waiting for it (prompt-turn.mdx: the agent SHOULD stop
+as soon as possible)."""
+INTERRUPT_GRACE = 0.3
+"""Seconds an interrupted chat waits for the agent to exit, after closing its stdin and
+again after SIGTERM, before the next, harder signal."""
+
+
 def exit_code_for_stop_reason(stop_reason: str) -> int:
     """0 for ``end_turn``, a distinct code per other stop reason (unknown ones: 1)."""
     return _STOP_CODES.get(stop_reason, EXIT_AGENT_ERROR)
@@ -94,6 +121,18 @@ def demo_agent_available() -> bool:
 def default_agent_command() -> list[str]:
     """The built-in demo agent, run by this interpreter."""
     return [sys.executable, "-m", "acpwire.demo"]
+
+
+@dataclass
+class ChatOptions:
+    """The parsed ``acp chat`` command line."""
+
+    agent: list[str]
+    cwd: str
+    prompt: str | None = None
+    policy: str | None = None
+    json: bool = False
+    default_agent: bool = False
 
 
 # ---------------------------------------------------------------------- start-up errors
@@ -124,8 +163,7 @@ def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupPr
             EXIT_START_FAILED,
         )
     if isinstance(exc, AgentExitedError):
-        code = exc.returncode
-        how = "closed its output" if code is None else f"exited with code {code}"
+        how = describe_exit(exc.returncode)
         details = (
             "its last stderr lines:\n" + _indent(exc.stderr_tail)
             if exc.stderr_tail
@@ -139,9 +177,11 @@ def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupPr
             f"the agent ({command}) could not be started", str(exc), EXIT_START_FAILED
         )
     if isinstance(exc, VersionMismatchError):
+        # initialization.mdx: an agent that supports the requested version answers it;
+        # another number means it does not, and the client closes the connection.
         return StartupProblem(
-            "protocol version mismatch",
-            f"{exc}. Use an agent (or agent version) that speaks ACP v1.",
+            f"protocol version mismatch: the agent ({command}) does not speak ACP v1",
+            f"{exc}. acpwire speaks ACP v1 only; use an agent (or agent version) that speaks v1.",
             EXIT_VERSION_MISMATCH,
         )
     if isinstance(exc, PermissionError):
@@ -151,46 +191,38 @@ def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupPr
     return None
 
 
+def describe_exit(returncode: int | None) -> str:
+    """How the agent process ended, as words: "exited with status 7", "was killed by SIGKILL"."""
+    if returncode is None:
+        return "closed its output"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with status {returncode}"
+
+
+def describe_connection_lost(client: ToolkitClient) -> tuple[str, str]:
+    """Headline and details for a connection that ended during the session."""
+    transport = None if client.connection is None else client.connection.transport
+    headline = "the agent closed the connection"
+    details = ""
+    if isinstance(transport, SubprocessTransport):
+        if transport.returncode is not None:
+            headline = f"the agent died: it {describe_exit(transport.returncode)}"
+        tail = transport.stderr_tail().strip()
+        if tail:
+            details = "its last stderr lines:\n" + _indent("\n".join(tail.splitlines()[-20:]))
+    return headline, details
+
+
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
 # ---------------------------------------------------------------------- authentication
-
-
-@dataclass(frozen=True)
-class AuthChoice:
-    """One advertised auth method: ``authenticate`` it, or run ``argv`` in a terminal."""
-
-    id: str
-    name: str
-    description: str | None
-    argv: list[str] | None = None
-    """For a terminal method: the agent command relaunched with the method's args."""
-    env: dict[str, str] | None = None
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.argv is not None
-
-
-def auth_choices(
-    response: s.InitializeResponse | None, agent_argv: Sequence[str]
-) -> list[AuthChoice]:
-    """The auth methods of the initialize answer, terminal ones with their command line."""
-    if response is None or isinstance(response.auth_methods, UnsetType):
-        return []
-    out: list[AuthChoice] = []
-    for method in response.auth_methods:
-        if isinstance(method, s.AuthMethodTerminal):
-            args = [] if isinstance(method.args, UnsetType) else list(method.args)
-            env = {} if isinstance(method.env, UnsetType) else dict(method.env)
-            description = None if isinstance(method.description, UnsetType) else method.description
-            out.append(AuthChoice(method.id, method.name, description, [*agent_argv, *args], env))
-        elif isinstance(method, s.AuthMethodAgent):
-            description = None if isinstance(method.description, UnsetType) else method.description
-            out.append(AuthChoice(method.id, method.name, description))
-    return out
 
 
 def is_auth_required(exc: BaseException) -> bool:
@@ -199,20 +231,47 @@ def is_auth_required(exc: BaseException) -> bool:
     )
 
 
-def format_auth_required(exc: RequestError, choices: Sequence[AuthChoice]) -> str:
-    """The agent said -32000: what it said and how to authenticate."""
+def auth_instructions(option: AuthOption) -> str:
+    """What the user has to do to use ``option``, in one line."""
+    if option.kind == "terminal":
+        assert option.argv is not None
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in option.env.items())
+        return f"terminal login: run `{(env + ' ' if env else '') + shlex.join(option.argv)}`"
+    if option.kind == "env_var":
+        needed = [v.name for v in option.vars if not v.optional]
+        optional = [v.name for v in option.vars if v.optional]
+        what = " and ".join(needed) or "its variables"
+        text = f"set {what} in the agent's environment"
+        if optional:
+            text += f" (optional: {', '.join(optional)})"
+        if option.link:
+            text += f"; get one at {option.link}"
+        return text
+    if option.kind == "agent":
+        return "the agent logs you in"
+    return f"a `{option.type}` method this client cannot use"
+
+
+def format_auth_required(exc: RequestError, options: Sequence[AuthOption]) -> str:
+    """The agent said -32000: what it said and, per method, how to authenticate."""
     lines = [f"the agent needs authentication: {exc.message}"]
-    if not choices:
+    if not options:
         lines.append("it advertised no authentication methods.")
-    for choice in choices:
-        desc = f" - {choice.description}" if choice.description else ""
-        if choice.argv is not None:
-            env = " ".join(f"{k}={shlex.quote(v)}" for k, v in (choice.env or {}).items())
-            run = (env + " " if env else "") + shlex.join(choice.argv)
-            lines.append(f"  {choice.id}: {choice.name}{desc} (terminal login: run `{run}`)")
-        else:
-            lines.append(f"  {choice.id}: {choice.name}{desc}")
+    for option in options:
+        desc = f" - {option.description}" if option.description else ""
+        lines.append(f"  {option.id}: {option.name}{desc} ({auth_instructions(option)})")
     return "\n".join(lines)
+
+
+AUTH_PROGRESS_EVERY = 5.0
+"""Seconds between "still waiting" lines while ``authenticate`` has not answered."""
+
+
+def forget_failed_prompt(state: SessionState) -> None:
+    """Drop the prompt a refused turn recorded, so that the retry shows it once."""
+    last = state.transcript[-1] if state.transcript else None
+    if isinstance(last, MessageView) and last.role == "user":
+        state.transcript.pop()
 
 
 # ---------------------------------------------------------------------- prompts and mentions
@@ -263,6 +322,42 @@ def embeds_context(response: s.InitializeResponse | None) -> bool:
         return False
     prompt = response.agent_capabilities.prompt_capabilities
     return not isinstance(prompt, UnsetType) and prompt.embedded_context is True
+
+
+# ---------------------------------------------------------------------- library warnings
+
+
+_MAX_DISTINCT_WARNINGS = 100
+"""Distinct warning texts shown per run; past that a flood of them stays in the log."""
+
+
+class _WarningsToUser(logging.Handler):
+    def __init__(self, show: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.show = show
+        self.seen: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if text not in self.seen and len(self.seen) < _MAX_DISTINCT_WARNINGS:
+            self.seen.add(text)
+            self.show(text)
+
+
+@contextlib.contextmanager
+def show_library_warnings(show: Callable[[str], None]) -> Generator[None, None, None]:
+    """Hand acpwire's warnings (a dropped oversize message, a malformed line) to ``show``.
+
+    The library logs what it survives; a person at the terminal should see it, but
+    once: each distinct text is shown the first time only.
+    """
+    handler = _WarningsToUser(show)
+    logger = logging.getLogger("acpwire")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 # ---------------------------------------------------------------------- the client

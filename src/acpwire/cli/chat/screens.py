@@ -1,0 +1,302 @@
+"""The chat app's modal screens: permission questions, elicitation forms, choices, logins."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, ClassVar, cast
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, RichLog, Select, Static
+
+from ... import schema as s
+from ...client.auth import AuthOption
+from ...client.elicitation import FormRequest
+from ...client.permissions import PermissionRequest
+from ..render import unset_none
+
+__all__ = [
+    "AuthProgressScreen",
+    "ChoiceScreen",
+    "EnvVarScreen",
+    "FormResult",
+    "FormScreen",
+    "PermissionScreen",
+]
+
+
+class PermissionScreen(ModalScreen[str | None]):
+    """The agent asks permission: one button per option (or keys 1..9); Esc dismisses."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Dismiss")]
+
+    def __init__(self, request: PermissionRequest, body: RenderableType) -> None:
+        super().__init__()
+        self.request = request
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(Text("The agent asks permission", style="bold yellow"))
+            yield Static(self.body, id="permission-call")
+            with Horizontal(id="options"):
+                for i, option in enumerate(self.request.options):
+                    allow = str(option.kind).startswith("allow")
+                    yield Button(
+                        f"{i + 1}. {option.name}",
+                        id=f"option-{i}",
+                        variant="success" if allow else "error",
+                    )
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        index = int((event.button.id or "option-0").split("-")[1])
+        self.dismiss(self.request.options[index].option_id)
+
+    def on_key(self, event: events.Key) -> None:
+        if event.character and event.character.isdigit():
+            index = int(event.character) - 1
+            if 0 <= index < len(self.request.options):
+                event.stop()
+                self.dismiss(self.request.options[index].option_id)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+FormResult = tuple[str, dict[str, Any] | None]
+
+
+class FormScreen(ModalScreen[FormResult]):
+    """An elicitation form: one field per property (text, number, checkbox, choice)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel_form", "Cancel")]
+
+    def __init__(self, request: FormRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with VerticalScroll(id="dialog"):
+            yield Label(Text(request.message, style="bold"))
+            for error in request.errors:
+                yield Label(Text(error, style="red"))
+            required = set(request.required)
+            for name, prop in request.properties.items():
+                title = unset_none(getattr(prop, "title", None)) or name
+                star = " *" if name in required else ""
+                yield Label(f"{title}{star}")
+                description = unset_none(getattr(prop, "description", None))
+                if description:
+                    yield Label(Text(description, style="dim"))
+                value = request.values.get(name)
+                widget_id = f"field-{name}"
+                if isinstance(prop, s.BooleanPropertySchema):
+                    yield Checkbox(title, bool(value), id=widget_id)
+                elif isinstance(prop, s.StringPropertySchema) and (
+                    bool(unset_none(prop.enum)) or bool(unset_none(prop.one_of))
+                ):
+                    choices: list[tuple[str, str]] = [
+                        (e, e) for e in (unset_none(prop.enum) or [])
+                    ] + [(o.title, o.const) for o in (unset_none(prop.one_of) or [])]
+                    yield Select(
+                        choices,
+                        value=value if isinstance(value, str) else Select.BLANK,
+                        id=widget_id,
+                    )
+                else:
+                    kind: Any = "text"
+                    if isinstance(prop, s.IntegerPropertySchema):
+                        kind = "integer"
+                    elif isinstance(prop, s.NumberPropertySchema):
+                        kind = "number"
+                    text = ""
+                    if isinstance(value, list):
+                        text = ", ".join(str(v) for v in value)
+                    elif value is not None:
+                        text = str(value)
+                    yield Input(text, type=kind, id=widget_id)
+            with Horizontal(id="options"):
+                yield Button("Submit", id="submit", variant="success")
+                yield Button("Decline", id="decline", variant="error")
+                yield Button("Cancel", id="cancel")
+
+    def values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, prop in self.request.properties.items():
+            widget = self.query_one(f"#field-{name}")
+            if isinstance(widget, Checkbox):
+                out[name] = widget.value
+            elif isinstance(widget, Select):
+                # compose() builds every Select from (title, str) choices.
+                selected = cast("Select[str]", widget).value
+                if isinstance(selected, str):
+                    out[name] = selected
+            elif isinstance(widget, Input):
+                text = widget.value.strip()
+                if not text:
+                    continue
+                if isinstance(prop, s.IntegerPropertySchema):
+                    with contextlib.suppress(ValueError):
+                        out[name] = int(text)
+                elif isinstance(prop, s.NumberPropertySchema):
+                    with contextlib.suppress(ValueError):
+                        out[name] = float(text)
+                elif isinstance(prop, s.MultiSelectPropertySchema):
+                    out[name] = [p.strip() for p in text.split(",") if p.strip()]
+                else:
+                    out[name] = text
+        return out
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "submit":
+            self.dismiss(("accept", self.values()))
+        else:
+            self.dismiss((event.button.id or "cancel", None))
+
+    def on_mount(self) -> None:
+        # Typing goes into the first field at once (it was lost to an unfocused screen).
+        fields = self.query("#dialog Input, #dialog Checkbox, #dialog Select")
+        if fields:
+            fields.first().focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in a text field submits the form, as in a web form."""
+        event.stop()
+        self.dismiss(("accept", self.values()))
+
+    def action_cancel_form(self) -> None:
+        self.dismiss(("cancel", None))
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    """A message and a few buttons; the result is the chosen button's key (Esc: None)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Dismiss")]
+
+    def __init__(self, body: RenderableType, choices: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.body = body
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.body)
+            with Horizontal(id="options"):
+                for i, (_, label) in enumerate(self.choices):
+                    yield Button(label, id=f"choice-{i}")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        index = int((event.button.id or "choice-0").split("-")[1])
+        self.dismiss(self.choices[index][0])
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class EnvVarScreen(ModalScreen[dict[str, str] | None]):
+    """The variables of an env-var login; secrets are typed unechoed. Enter submits."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def __init__(self, option: AuthOption) -> None:
+        super().__init__()
+        self.option = option
+
+    def compose(self) -> ComposeResult:
+        option = self.option
+        with Vertical(id="dialog"):
+            yield Label(Text(option.name, style="bold"))
+            if option.description:
+                yield Label(Text(option.description, style="dim"))
+            if option.link:
+                yield Label(Text(f"get credentials at {option.link}"))
+            for var in option.vars:
+                label = f"{var.label} ({var.name})" if var.label else var.name
+                yield Label(label + (" (optional)" if var.optional else ""))
+                yield Input(password=var.secret, id=f"var-{var.name}")
+            yield Label(Text("The agent is started again with these set.", style="dim"))
+            with Horizontal(id="options"):
+                yield Button("Start the agent", id="submit", variant="success")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        inputs = self.query(Input)
+        if inputs:
+            inputs.first().focus()
+
+    def values(self) -> dict[str, str] | None:
+        out: dict[str, str] = {}
+        for var in self.option.vars:
+            value = self.query_one(f"#var-{var.name}", Input).value
+            if value:
+                out[var.name] = value
+            elif not var.optional:
+                return None
+        return out
+
+    def _submit(self) -> None:
+        values = self.values()
+        if values is None:
+            self.notify("fill in every variable that is not optional", severity="warning")
+            return
+        self.dismiss(values)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "submit":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class AuthProgressScreen(ModalScreen[None]):
+    """``authenticate`` is running: what the agent prints outside the protocol, elapsed
+    time, and Esc to cancel (the app cancels the call when this screen is dismissed)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel login")]
+
+    def __init__(self, option: AuthOption) -> None:
+        super().__init__()
+        self.option = option
+        self.elapsed = 0
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(Text(f"Authenticating with {self.option.name}", style="bold"))
+            yield Label(
+                Text("The agent may print a login URL below or open a browser.", style="dim")
+            )
+            yield RichLog(id="agent-output", wrap=True, markup=False, highlight=False)
+            yield Label(Text("waiting for the agent... (Esc cancels)"), id="progress")
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        self.elapsed += 1
+        self.query_one("#progress", Label).update(
+            f"waiting for the agent... {self.elapsed} s (Esc cancels)"
+        )
+
+    def show_output(self, line: str) -> None:
+        """A line the agent printed outside the protocol."""
+        self.query_one("#agent-output", RichLog).write(Text(line))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,81 @@
+"""``acp inspect`` logs in wire order and lets the agent answer after Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from acpwire import schema as s
+from acpwire.client.connection import Client, ClientSideConnection
+from acpwire.protocol.errors import RequestError
+from acpwire.transports import spawn
+
+TIMEOUT = 30.0
+ACP = [sys.executable, "-m", "acpwire.cli.main"]
+HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_agent.py"))]
+
+
+def records(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+async def test_every_answer_is_logged_after_its_request_and_times_never_go_back(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "traffic.jsonl"
+    argv = [*ACP, "inspect", "--json", "--log", str(log), "--", *HOSTILE, "huge-chunk"]
+    transport = await spawn(argv[0], argv[1:])
+    conn = ClientSideConnection(Client(), transport)
+    try:
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+
+        async def probe(i: int) -> None:
+            try:
+                await conn.agent.ext_method("_probe/echo", {"i": i})
+            except RequestError:
+                pass  # -32601, answered at once
+
+        await asyncio.wait_for(asyncio.gather(*(probe(i) for i in range(300))), TIMEOUT)
+    finally:
+        await conn.close()
+    rows = [r for r in records(log) if "kind" in r]
+    assert len([r for r in rows if r["kind"] == "response"]) == 301
+    assert all(r["method"] is not None for r in rows if r["kind"] == "response")
+    times = [r["t"] for r in records(log)]
+    assert times == sorted(times)
+
+
+class Waiting(Client):
+    def __init__(self) -> None:
+        self.turn_started = asyncio.Event()
+
+    async def session_update(self, params: s.SessionNotification) -> None:
+        self.turn_started.set()
+
+
+async def test_ctrl_c_is_forwarded_and_the_agents_answer_reaches_the_editor(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "traffic.log"
+    argv = [*ACP, "inspect", "--log", str(log), "--", *HOSTILE, "sigint"]
+    transport = await spawn(argv[0], argv[1:])
+    client = Waiting()
+    conn = ClientSideConnection(client, transport)
+    try:
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        session = await asyncio.wait_for(conn.agent.new_session(str(tmp_path)), TIMEOUT)
+        turn = asyncio.ensure_future(conn.agent.prompt(session.session_id, "wait"))
+        await asyncio.wait_for(client.turn_started.wait(), TIMEOUT)
+        transport.process.send_signal(signal.SIGINT)
+        result: s.PromptResponse = await asyncio.wait_for(turn, TIMEOUT)
+        assert result.stop_reason == "cancelled"
+    finally:
+        await conn.close()
+    assert transport.returncode == 130
+    text = log.read_text()
+    assert "-- interrupted forwarded_to=" in text
+    assert text.index("-- interrupted") < text.index('session/prompt #2 -> {"stopReason":')
