@@ -400,12 +400,18 @@ class ChatApp(App[int]):
         self._signal()
 
     def transcript_text(self, width: int = 100) -> str:
-        """The transcript's widgets rendered as plain text (what the user reads)."""
+        """The transcript's widgets rendered as plain text (what the user reads).
+
+        Text is not wrapped (soft wrap), so a sentence reads the same whatever the
+        width and whatever long path it holds; ``width`` bounds panels and tables.
+        """
         buffer = io.StringIO()
         console = Console(file=buffer, width=width, color_system=None, highlight=False)
         for widget in self.query_one("#transcript", VerticalScroll).query(Static):
             content = widget.content
-            console.print(content if not isinstance(content, str) else Text(content))
+            console.print(
+                content if not isinstance(content, str) else Text(content), soft_wrap=True
+            )
         return buffer.getvalue()
 
     def _scroll_end(self) -> None:
