@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -23,7 +24,13 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import schema as s
-from ..client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
+from ..client.permissions import (
+    AllowAll,
+    AskUser,
+    PermissionOutcome,
+    PermissionPolicy,
+    PermissionRequest,
+)
 from ..client.toolkit import open_agent
 from ..protocol.errors import ConnectionClosedError, RequestError
 from . import render
@@ -68,23 +75,43 @@ def _is_tty(stream: TextIO) -> bool:
         return False
 
 
+class _Console(Console):
+    """Rich exits 1 when stdout's reader is gone; acp's main exits quietly with 141."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "stdout was closed")
+
+
 class _Run:
     def __init__(self, options: ChatOptions, out: TextIO, err: TextIO) -> None:
         self.options = options
         self.out = out
-        self.console = Console(file=out, highlight=False, soft_wrap=False)
+        self.console = _Console(file=out, highlight=False, soft_wrap=False)
         self.err = Console(file=err, highlight=False, stderr=True, soft_wrap=True)
         self.interactive = _is_tty(sys.stdin) and not options.json
         self.client: ChatClient | None = None
+        self.output_closed = False
+        self.main_task: asyncio.Task[int] | None = None
 
     # ---------------------------------------------------------------- output
 
     def emit_json(self, obj: Any) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self.out.flush()
+        try:
+            self.out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            # Called from notification handlers too, where raising would only be logged:
+            # stop the whole run instead (run_once turns it into a quiet exit).
+            if not self.output_closed and self.main_task is not None:
+                self.main_task.cancel()
+            self.output_closed = True
 
     def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
+
+    def agent_said(self, line: str) -> None:
+        self.err.print(Text(line, style="dim"))
 
     def problem(self, headline: str, details: str = "") -> None:
         self.err.print(Text("acp chat: ", style="bold red") + Text(headline))
@@ -103,7 +130,14 @@ class _Run:
             self.err.print(
                 Text("stdin is not a terminal: permission requests are denied", "yellow")
             )
-        return RejectAll()
+        return self.deny
+
+    async def deny(self, request: PermissionRequest) -> PermissionOutcome:
+        """Fail closed, and tell the user on stderr (stdout may be JSON for a program)."""
+        title = request.tool_call.title or request.tool_call.tool_call_id
+        how = "--policy deny" if (self.options.policy or "deny") == "deny" else "--policy ask"
+        self.err.print(Text(f"permission denied ({how}): {title}", "yellow"))
+        return request.reject()
 
     async def ask_on_terminal(self, request: PermissionRequest) -> str | None:
         terminals = {} if self.client is None else self.client.state(request.session_id).terminals
@@ -156,6 +190,7 @@ class _Run:
     # ---------------------------------------------------------------- the turn
 
     async def run(self) -> int:
+        self.main_task = asyncio.current_task()  # type: ignore[assignment]
         options = self.options
         argv = options.agent
         if options.default_agent and not demo_agent_available():
@@ -172,7 +207,14 @@ class _Run:
         async with contextlib.AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(
-                    open_agent(argv, client=self.client, cwd=options.cwd)
+                    open_agent(
+                        argv,
+                        client=self.client,
+                        cwd=options.cwd,
+                        # Our own demo says little on stderr, and it is for the user
+                        # (where it keeps sessions); other agents' stderr stays quiet.
+                        on_stderr=self.agent_said if options.default_agent else None,
+                    )
                 )
             except Exception as exc:
                 problem = describe_startup_error(exc, argv)
@@ -230,6 +272,8 @@ class _Run:
         try:
             result = await client.prompt(state.session_id, blocks)
         except asyncio.CancelledError:
+            if self.output_closed:
+                raise
             self.problem("interrupted")
             return EXIT_INTERRUPTED
         except (RequestError, ConnectionClosedError) as exc:
@@ -287,3 +331,7 @@ def run_once(options: ChatOptions, *, out: TextIO | None = None, err: TextIO | N
         return asyncio.run(runner.run())
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except asyncio.CancelledError:
+        if not runner.output_closed:
+            raise
+    raise BrokenPipeError(errno.EPIPE, "stdout was closed")  # acp's main exits quietly
