@@ -121,6 +121,7 @@ def test_permission_requests_are_denied_by_default(tmp_path: Path) -> None:
     assert not target.exists()
     assert f"[edit] Write {target}  failed" in out.stdout
     assert "write refused" in out.stdout
+    assert f"permission denied (--policy deny): Write {target}" in out.stderr
 
 
 def in_process(
