@@ -190,7 +190,7 @@ class _Run:
     # ---------------------------------------------------------------- the turn
 
     async def run(self) -> int:
-        self.main_task = asyncio.current_task()  # type: ignore[assignment]
+        self.main_task = asyncio.current_task()
         options = self.options
         argv = options.agent
         if options.default_agent and not demo_agent_available():
