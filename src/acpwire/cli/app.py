@@ -399,20 +399,19 @@ class ChatApp(App[int]):
         self._scroll_end()
         self._signal()
 
-    def transcript_text(self, width: int = 100) -> str:
+    def transcript_text(self) -> str:
         """The transcript's widgets rendered as plain text (what the user reads).
 
-        Text is not wrapped (soft wrap), so a sentence reads the same whatever the
-        width and whatever long path it holds; ``width`` bounds panels and tables.
+        Nothing is wrapped (the width is one no line reaches; trailing blanks are
+        dropped), so a sentence reads the same whatever the terminal's size and
+        however long a path it holds.
         """
         buffer = io.StringIO()
-        console = Console(file=buffer, width=width, color_system=None, highlight=False)
+        console = Console(file=buffer, width=10_000, color_system=None, highlight=False)
         for widget in self.query_one("#transcript", VerticalScroll).query(Static):
             content = widget.content
-            console.print(
-                content if not isinstance(content, str) else Text(content), soft_wrap=True
-            )
-        return buffer.getvalue()
+            console.print(content if not isinstance(content, str) else Text(content))
+        return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
     def _scroll_end(self) -> None:
         self.query_one("#transcript", VerticalScroll).scroll_end(animate=False)
