@@ -97,15 +97,19 @@ class _Run:
     # ---------------------------------------------------------------- output
 
     def emit_json(self, obj: Any) -> None:
+        if self.output_closed:
+            return
         try:
             self.out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
             self.out.flush()
         except BrokenPipeError:
-            # Called from notification handlers too, where raising would only be logged:
-            # stop the whole run instead (run_once turns it into a quiet exit).
-            if not self.output_closed and self.main_task is not None:
-                self.main_task.cancel()
             self.output_closed = True
+            if asyncio.current_task() is self.main_task:
+                raise
+            # In a notification handler, where raising would only be logged: stop the
+            # run instead (run_once turns the cancellation into a quiet exit).
+            if self.main_task is not None:
+                self.main_task.cancel()
 
     def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
