@@ -156,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``acp`` console script; returns (and exits with) the status."""
     try:
         code = _run(sys.argv[1:] if argv is None else list(argv))
+        sys.stdout.flush()  # here, not at interpreter exit where a failure is printed
     except BrokenPipeError:
         code = _stdout_closed()
     if argv is None:
