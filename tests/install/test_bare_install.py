@@ -49,10 +49,10 @@ class BareInstall:
     env: dict[str, str]
     home: Path
 
-    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.acp), *args],
-            input=stdin,
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             env=self.env,
