@@ -84,55 +84,50 @@ def test_the_readme_client_script_prints_what_the_readme_says(tmp_path: Path) ->
 # ----------------------------------------------------------------- bin/acp
 
 
-def _bin_env(tmp_path: Path) -> dict[str, str]:
+def run_bin_acp(
+    args: list[str], tmp_path: Path, *, cwd: Path = ROOT, path_first: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """bin/acp in the venv this suite runs in (PYTHON picks it, see bin/_env.sh)."""
     venv = Path(sys.prefix)
     if venv.parent != ROOT or not venv.name.startswith(".venv"):
         pytest.skip(f"the suite runs outside the project's venvs ({venv}), bin/acp would make one")
-    return {
-        **os.environ,
-        "PYTHON": sys.executable,
-        "ACPWIRE_DATA_DIR": str(tmp_path / "data"),
-    }
+    env = {**os.environ, "PYTHON": sys.executable, "ACPWIRE_DATA_DIR": str(tmp_path / "data")}
+    if path_first is not None:
+        env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        [str(ROOT / "bin" / "acp"), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
 
 
 def test_the_first_quick_start_command_answers(tmp_path: Path) -> None:
     (script,) = blocks("sh", section("Quick start"))
     command = shlex.split(script.splitlines()[0].split("#")[0])
     assert command[0] == "bin/acp"
-    done = subprocess.run(
-        command,
-        cwd=ROOT,
-        env=_bin_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    done = run_bin_acp(command[1:], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "stop: end_turn" in done.stdout
 
 
 def test_bin_acp_runs_python_agents_with_the_projects_python(tmp_path: Path) -> None:
     """`bin/acp chat -- python myagent.py` must not find another `python` first."""
-    agent = tmp_path / "myagent.py"
-    agent.write_text(python_block("app.run()"), encoding="utf-8")
+    assert "bin/acp chat -- python myagent.py" in README.replace("\n", " ")
+    (tmp_path / "myagent.py").write_text(python_block("app.run()"), encoding="utf-8")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     impostor = elsewhere / "python"
     impostor.write_text("#!/bin/sh\necho 'a python without acpwire' >&2\nexit 7\n")
     impostor.chmod(0o755)
-    env = _bin_env(tmp_path)
-    env["PATH"] = f"{elsewhere}{os.pathsep}{env.get('PATH', '')}"
-    assert "bin/acp chat -- python myagent.py" in README.replace("\n", " ")
-    done = subprocess.run(
-        [str(ROOT / "bin" / "acp"), "chat", "--prompt", "hello", "--", "python", "myagent.py"],
+    done = run_bin_acp(
+        ["chat", "--prompt", "hello", "--", "python", "myagent.py"],
+        tmp_path,
         cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
+        path_first=elsewhere,
     )
     assert done.returncode == 0, done.stderr
     assert "You said: hello" in done.stdout

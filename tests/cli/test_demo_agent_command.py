@@ -48,21 +48,26 @@ def test_demo_agent_help_names_the_store_option() -> None:
     assert "--store PATH" in done.stderr
 
 
-def test_the_demo_says_once_on_stderr_where_it_created_its_data_folder(
-    tmp_path: Path, fresh_home: dict[str, str]
-) -> None:
-    folder = tmp_path / "xdg" / "acpwire"
-    runs = [
+def run_twice(args: list[str], env: dict[str, str]) -> list[subprocess.CompletedProcess[str]]:
+    """The same acp command run twice by the same user (no stdin: the agent ends at once)."""
+    return [
         subprocess.run(
-            [*ACP, "demo-agent"],
+            [*ACP, *args],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            env=fresh_home,
+            env=env,
             timeout=TIMEOUT,
         )
         for _ in range(2)
     ]
+
+
+def test_the_demo_says_once_on_stderr_where_it_created_its_data_folder(
+    tmp_path: Path, fresh_home: dict[str, str]
+) -> None:
+    folder = tmp_path / "xdg" / "acpwire"
+    runs = run_twice(["demo-agent"], fresh_home)
     assert [run.returncode for run in runs] == [0, 0]
     assert [run.stdout for run in runs] == ["", ""]
     assert (
@@ -78,17 +83,7 @@ def test_acp_chat_shows_the_demo_data_folder_on_its_first_run_only(
     tmp_path: Path, fresh_home: dict[str, str]
 ) -> None:
     folder = tmp_path / "xdg" / "acpwire"
-    runs = [
-        subprocess.run(
-            [*ACP, "chat", "--cwd", str(tmp_path), "--prompt", "help"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            env=fresh_home,
-            timeout=TIMEOUT,
-        )
-        for _ in range(2)
-    ]
+    runs = run_twice(["chat", "--cwd", str(tmp_path), "--prompt", "help"], fresh_home)
     assert [run.returncode for run in runs] == [0, 0], runs[0].stderr
     assert f"created {folder}" in runs[0].stderr
     assert "created" not in runs[1].stderr
