@@ -21,6 +21,12 @@ from acpwire.transports.memory import memory_pair
 TIMEOUT = 10.0
 """The one bound on every wait in these tests."""
 
+OPEN_APPS: list[AgentApp] = []
+"""Apps served by :func:`wired` during the current test; conftest closes them after it.
+
+An app outlives its connections (tests serve one app twice to test restarts), so
+closing its store is the test's end, as it is the process's end for a real agent."""
+
 
 def kind(update: s.SessionUpdate) -> str:
     return str(s.to_json(update)["sessionUpdate"])
@@ -220,6 +226,8 @@ async def wired(
 ) -> AsyncIterator[Wired]:
     """Serve ``app`` over a memory pair; on exit, check every message the agent sent."""
     client = client or TestClient()
+    if app not in OPEN_APPS:
+        OPEN_APPS.append(app)
     a, b = memory_pair()
     log = WireLog()
     agent_conn = AgentSideConnection(app.agent(), RecordingTransport(a, log))

@@ -56,7 +56,8 @@ def chat(
     argv = [*ACP, "chat", "--cwd", str(tmp_path), *args]
     if agent is not None:
         argv += ["--", *agent]
-    env = {**os.environ, "ACPWIRE_DATA_DIR": str(tmp_path / ".data"), "COLUMNS": "100"}
+    # Read lines whole: a width no line reaches, so a long tmp_path is never wrapped.
+    env = {**os.environ, "ACPWIRE_DATA_DIR": str(tmp_path / ".data"), "COLUMNS": "10000"}
     return subprocess.run(
         argv, capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL
     )

@@ -2,11 +2,16 @@
 
 ``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
 talks to an agent (the built-in demo agent when no command is given): one turn with
-``--prompt``, else the interactive Textual app. ``acp demo-agent`` runs the demo agent
-over stdio. ``acp --version``.
+``--prompt``, else the interactive Textual app. ``acp demo-agent [--store PATH]`` runs
+the demo agent over stdio (its options are the demo's own). ``acp --version``.
 
 Rich and Textual (the ``cli`` extra) are imported only when a subcommand needs them,
 with an install hint when they are missing; nothing in the library imports this package.
+
+When the reader of stdout goes away (``acp check --list | head``), the command stops
+quietly with status 141, as a Unix tool killed by SIGPIPE would: no traceback. SIGPIPE
+itself stays ignored (Python's default), so a dead agent's pipe is an error to handle,
+not a signal that kills the client.
 """
 
 from __future__ import annotations
@@ -64,8 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --prompt: print each session/update as a JSON line, then the stop reason",
     )
     chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
-    demo = sub.add_parser("demo-agent", help="run the built-in demo agent on stdio")
-    demo.add_argument("args", nargs=argparse.REMAINDER, help="options of the demo agent")
+    # Listed for --help only: main() hands everything after `demo-agent` to the demo's
+    # own parser (argparse cannot pass `--store PATH` through a REMAINDER positional).
+    sub.add_parser(
+        "demo-agent",
+        help="run the built-in demo agent on stdio ([--store PATH], see --help)",
+        add_help=False,
+    )
     serve = sub.add_parser(
         "serve",
         help="serve a stdio agent (or --demo) remotely over WebSocket and Streamable HTTP",
@@ -120,30 +130,47 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _demo_agent(args: Sequence[str]) -> int:
-    try:
-        from acpwire import demo  # lazily: the CLI does not need it otherwise
-    except ImportError as exc:
-        print(
-            f"acp: the built-in demo agent (acpwire.demo) is not available: {exc}",
-            file=sys.stderr,
-        )
-        return 1
-    entry = getattr(demo, "main", None)
-    if entry is None:
-        print("acp: acpwire.demo has no main()", file=sys.stderr)
-        return 1
-    entry(list(args))
+    from acpwire.demo import main as serve_demo  # lazily: the CLI does not need it otherwise
+
+    serve_demo(list(args))
     return 0
+
+
+EXIT_STDOUT_CLOSED = 141
+"""128 + SIGPIPE: the status of a Unix tool killed for writing to a closed pipe."""
+
+
+def _stdout_closed() -> int:
+    """stdout's reader is gone: point stdout at /dev/null so the final flush is silent."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (tests)
+        pass
+    finally:
+        os.close(devnull)
+    return EXIT_STDOUT_CLOSED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``acp`` console script; returns (and exits with) the status."""
+    try:
+        code = _run(sys.argv[1:] if argv is None else list(argv))
+        sys.stdout.flush()  # here, not at interpreter exit where a failure is printed
+    except BrokenPipeError:
+        code = _stdout_closed()
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+def _run(argv: list[str]) -> int:
+    if argv[:1] == ["demo-agent"]:
+        return _demo_agent(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "chat":
         code = _chat(args, parser)
-    elif args.command == "demo-agent":
-        code = _demo_agent(args.args)
     elif args.command == "serve":
         from .serve import run as run_serve
 
@@ -153,8 +180,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         parser.print_help()
         code = 2
-    if argv is None:
-        sys.exit(code)
     return code
 
 

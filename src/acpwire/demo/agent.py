@@ -760,8 +760,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return namespace
 
 
+def _default_store_announced() -> Path:
+    """The default store file; when its folder is new, say once on stderr where it is."""
+    path = default_store_path()
+    try:
+        path.parent.mkdir(parents=True)
+    except FileExistsError:
+        return path
+    sys.stderr.write(f"acpwire demo: created {path.parent} to keep sessions in {path.name}\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve the demo agent on stdio (``python -m acpwire.demo``, ``acp demo-agent``)."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    app = build_app(args.store if args.store else True)
+    app = build_app(args.store if args.store else _default_store_announced())
     app.run([])

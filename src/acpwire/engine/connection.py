@@ -14,7 +14,8 @@ Guarantees (tested in ``tests/engine``):
   ``$/cancel_request`` for that id cancels the task and the request is
   answered ``-32800`` (unless the handler still produces its own answer).
   A caller that abandons an outgoing request (its task is cancelled) makes the
-  connection send ``$/cancel_request`` for it.
+  connection send ``$/cancel_request`` for it; the peer's late answer is then
+  expected and dropped without a warning.
 * **Back-pressure.** At most ``INBOX_HIGH_WATER`` notifications wait for
   their handlers; past that the connection stops reading, so a peer that
   writes faster than this side handles is slowed down and memory stays bounded.
@@ -74,6 +75,8 @@ EOF_GRACE = 1.0
 """Seconds the requests in hand may still take to answer after a clean end of input."""
 INBOX_HIGH_WATER = 2048
 """Notifications queued before the reader pauses (back-pressure to the peer)."""
+ABANDONED_MEMORY = 1024
+"""Abandoned request ids remembered; a peer that never answers them cannot grow memory."""
 
 Handler = Callable[[Any], Awaitable[Any]]
 ExtRequestHandler = Callable[[str, Any], Awaitable[Any]]
@@ -156,6 +159,8 @@ class Connection:
         self._pending: dict[Any, _Pending] = {}
         self._incoming: dict[Any, asyncio.Task[None]] = {}
         self._cancelled_by_peer: set[Any] = set()
+        # Ids of requests we abandoned (oldest first), whose late answers are expected.
+        self._abandoned: dict[Any, None] = {}
         # Notifications and responses waiting for their turn, in arrival order (a
         # callable only for the final shutdown). Messages are queued as they are,
         # no closure per message.
@@ -268,6 +273,9 @@ class Connection:
             return await future
         except asyncio.CancelledError:
             if self._pending.pop(request_id, None) is not None and self._closed is None:
+                self._abandoned[request_id] = None
+                if len(self._abandoned) > ABANDONED_MEMORY:
+                    del self._abandoned[next(iter(self._abandoned))]
                 self._spawn(
                     self._send_quietly(
                         wire.encode_notification(CANCEL_REQUEST, {"requestId": request_id})
@@ -367,6 +375,10 @@ class Connection:
                 self._spawn(self._send_quietly(wire.encode_error(msg.id, msg.error)))
 
     def _unmatched_response(self, msg: wire.Response) -> None:
+        if msg.id in self._abandoned:
+            del self._abandoned[msg.id]
+            log.debug("%s: late answer to abandoned request %r", self.name, msg.id)
+            return
         if msg.id is not None or msg.error is None:
             log.warning("%s: response to unknown request id %r", self.name, msg.id)
             return

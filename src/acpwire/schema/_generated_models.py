@@ -4,11 +4,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union
 
 from msgspec import UNSET, UnsetType
 from msgspec import field as _field
-from typing_extensions import TypeAlias
 
 from ._base import (
     AcpModel,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -98,12 +99,20 @@ _RETRY = "retry"
 _Outcome = int | _Restart
 
 
+class _Console(Console):
+    """Rich exits 1 when stdout's reader is gone; acp's main exits quietly with 141."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "stdout was closed")
+
+
 class _Run:
     def __init__(self, options: ChatOptions, out: TextIO, err: TextIO) -> None:
         self.options = options
         self.out = out
         self.plain = not _is_tty(out)
-        self.console = Console(file=out, highlight=False, soft_wrap=False)
+        self.console = _Console(file=out, highlight=False, soft_wrap=False)
         self.err = Console(file=err, highlight=False, stderr=True, soft_wrap=True)
         self.interactive = _is_tty(sys.stdin) and not options.json
         self.client: ChatClient | None = None
@@ -112,12 +121,28 @@ class _Run:
         self._line_open = False  # a question waits on the terminal, without its newline
         self._gave_up = False  # the agent did not end the turn after session/cancel
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.output_closed = False
+        self.main_task: asyncio.Task[int] | None = None
 
     # ---------------------------------------------------------------- output
 
     def emit_json(self, obj: Any) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self.out.flush()
+        if self.output_closed:
+            return
+        try:
+            self.out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self.output_closed = True
+            if asyncio.current_task() is self.main_task:
+                raise
+            # In a notification handler, where raising would only be logged: stop the
+            # run instead (run_once turns the cancellation into a quiet exit).
+            if self.main_task is not None:
+                self.main_task.cancel()
+
+    def agent_said(self, line: str) -> None:
+        self.say(Text(line, style="dim"))
 
     def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
@@ -347,6 +372,7 @@ class _Run:
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
         assert main is not None
+        self.main_task = main
         # Outside the turn and a login, Ctrl-C stops whatever runs (a start-up, a
         # question): the agent is stopped on the way out.
         self.on_interrupt = main.cancel
@@ -364,7 +390,7 @@ class _Run:
                     env.update(outcome.env)
                     self.say(Text("starting the agent again with the variables set", "cyan"))
         except asyncio.CancelledError:
-            if not self.interrupted:
+            if not self.interrupted or self.output_closed:
                 raise
             self.problem("interrupted")
             return EXIT_INTERRUPTED
@@ -393,6 +419,9 @@ class _Run:
                         env=env or None,
                         max_message_size=CHAT_MAX_MESSAGE_SIZE,
                         on_stray_output=self.on_stray_output,
+                        # Our own demo says little on stderr, and it is for the user
+                        # (where it keeps sessions); other agents' stderr stays quiet.
+                        on_stderr=self.agent_said if options.default_agent else None,
                     )
                 )
             except Exception as exc:
@@ -491,6 +520,12 @@ class _Run:
         previous, self.on_interrupt = self.on_interrupt, on_interrupt
         try:
             await asyncio.wait({task})
+        except asyncio.CancelledError:
+            # The run itself stops (stdout closed, start-up Ctrl-C): so does the turn.
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise
         finally:
             self.on_interrupt = previous
             if timer is not None:
@@ -567,3 +602,7 @@ def run_once(options: ChatOptions, *, out: TextIO | None = None, err: TextIO | N
         return asyncio.run(runner.run())
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except asyncio.CancelledError:
+        if not runner.output_closed:
+            raise
+    raise BrokenPipeError(errno.EPIPE, "stdout was closed")  # acp's main exits quietly
