@@ -19,13 +19,17 @@ class AuthAgent(Agent):
         self.authenticated = False
 
     async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        methods: list[s.AuthMethod] = [
+            s.AuthMethodAgent(id="token", name="API token", description="uses $TOKEN")
+        ]
+        auth = params.client_capabilities.auth if params.client_capabilities else None
+        if isinstance(auth, s.AuthCapabilities) and auth.terminal is True:
+            # AUTH-002: terminal methods only for clients that said they can run them.
+            methods.append(s.AuthMethodTerminal(id="login", name="Log in", args=["--login"]))
         return s.InitializeResponse(
             protocol_version=negotiate(params.protocol_version),
             agent_capabilities=s.AgentCapabilities(),
-            auth_methods=[
-                s.AuthMethodAgent(id="token", name="API token", description="uses $TOKEN"),
-                s.AuthMethodTerminal(id="login", name="Log in", args=["--login"]),
-            ],
+            auth_methods=methods,
         )
 
     async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:

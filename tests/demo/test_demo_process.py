@@ -20,6 +20,15 @@ def test_help_goes_to_stderr_and_stdout_stays_clean() -> None:
     assert "--store PATH" in done.stderr
 
 
+def test_an_unknown_option_is_a_usage_error_on_stderr() -> None:
+    done = subprocess.run([*DEMO, "--bogus"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("usage: python -m acpwire.demo")
+    assert done.stderr.count("usage:") == 1
+    assert "unrecognized arguments: --bogus" in done.stderr
+
+
 async def test_a_real_process_reads_edits_and_runs(
     tmp_path: Path, schema_validator: SchemaValidator
 ) -> None:

@@ -26,6 +26,24 @@ async def test_a_missing_agent_command_is_a_clear_error() -> None:
         await spawn("no-such-agent-xyz")
 
 
+async def test_a_relative_agent_path_is_found_from_here_not_from_the_agents_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    agent = here / "agent.sh"
+    agent.write_text('#!/bin/sh\necho "{\\"cwd\\": \\"$(pwd)\\"}"\n')
+    agent.chmod(0o755)
+    monkeypatch.chdir(here)
+    t = await spawn(f".{os.sep}agent.sh", cwd=elsewhere)
+    try:
+        line = await asyncio.wait_for(t.receive(), 10)
+    finally:
+        await t.close()
+    assert line == f'{{"cwd": "{elsewhere}"}}'.encode()
+
+
 async def test_stderr_is_captured_and_handed_to_the_callback() -> None:
     lines: list[str] = []
     got = asyncio.Event()

@@ -747,7 +747,9 @@ options:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="acpwire.demo", add_help=False, usage=USAGE)
+    # argparse writes "usage: " itself before the synopsis, in its error messages.
+    synopsis = USAGE.split("\n\n", 1)[0].removeprefix("usage: ")
+    parser = argparse.ArgumentParser(prog="acpwire.demo", add_help=False, usage=synopsis)
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--store", metavar="PATH")
     args = list(argv)

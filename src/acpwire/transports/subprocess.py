@@ -201,9 +201,12 @@ async def spawn(
     """Start ``command args...`` with piped stdio; ``env`` is merged over this process's.
 
     ``on_stderr`` gets each stderr line, ``on_stray_output`` each stdout line that is
-    not JSON (see :meth:`SubprocessTransport.receive`).
+    not JSON (see :meth:`SubprocessTransport.receive`). A command given as a relative
+    path (``./agent.py``) is found from this process's working directory, as a shell
+    would, not from ``cwd`` (which is where the agent then runs).
     """
-    resolved = shutil.which(command) if os.sep not in command else command
+    # abspath only joins strings with getcwd(): no blocking I/O.
+    resolved = shutil.which(command) if os.sep not in command else os.path.abspath(command)  # noqa: ASYNC240
     if resolved is None:
         raise AgentNotFoundError(f"agent command not found: {command!r}")
     full_env = None if env is None else {**os.environ, **env}
