@@ -27,9 +27,11 @@ are the compatibility notes of ``docs/interop.md``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,6 +56,9 @@ pytestmark = pytest.mark.interop
 
 PEERS = Path(__file__).resolve().parent / "peers"
 RUN_TIMEOUT = 90
+"""Seconds one run may take. The peers' `slow` turns and the scenarios' sleeps last 600 s,
+so a cancel or kill that does not really stop them makes the run time out: no test
+needs to look at a clock."""
 WORKERS = int(os.environ.get("ACPWIRE_INTEROP_WORKERS", "4"))
 
 Event = dict[str, Any]
@@ -209,17 +214,28 @@ def execute(pairing: Pairing, scenario_def: Scenario, root: Path) -> Run:
         "-",
     ]
     started = time.monotonic()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         cmd,
-        input=json.dumps(scenario),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=RUN_TIMEOUT,
         cwd=cwd,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = proc.communicate(json.dumps(scenario), timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the peers and what they started
+        proc.communicate()
+        raise AssertionError(
+            f"{scenario_def.name}[{pairing.id}] did not finish within {RUN_TIMEOUT} s "
+            "(a turn or command that should have been stopped kept running?)"
+        ) from None
     seconds = time.monotonic() - started
     events = []
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.strip():
             events.append(json.loads(line))
     run = Run(
@@ -227,7 +243,7 @@ def execute(pairing: Pairing, scenario_def: Scenario, root: Path) -> Run:
         cwd,
         scenario,
         events,
-        proc.stderr,
+        stderr,
         seconds,
         client_wire=_read_wire(client_log),
         agent_wire=_read_wire(agent_log),
@@ -846,7 +862,7 @@ def check_terminal_run(run: Run) -> None:
     assert any(m.startswith("exit: 0") and "hello interop" in m for m in run.messages())
 
 
-@scenario(lambda cwd: base(cwd, {"call": "session/prompt", "text": "kill sleep 30"}))
+@scenario(lambda cwd: base(cwd, {"call": "session/prompt", "text": "kill sleep 600"}))
 def check_terminal_kill(run: Run) -> None:
     assert run.result(2)["stopReason"] == "end_turn"
     assert _terminal_methods(run) == [
@@ -859,7 +875,6 @@ def check_terminal_kill(run: Run) -> None:
     (waited,) = run.requests("terminal/wait_for_exit")
     assert waited["answer"].get("signal") == "SIGTERM" and waited["answer"].get("exitCode") is None
     assert any(m.startswith("killed: SIGTERM") for m in run.messages())
-    assert run.seconds < 20  # the sleep really died
 
 
 # -- cancellation -------------------------------------------------------------------
@@ -877,13 +892,12 @@ def check_session_cancel_mid_turn(run: Run) -> None:
     assert run.messages(between=(1, 2)) == ["started"]
     assert run.result(3)["stopReason"] == "end_turn"
     assert run.messages(between=(2, 3)) == ["alive"]
-    assert run.seconds < 20
 
 
 @scenario(
     lambda cwd: base(
         cwd,
-        {"call": "session/prompt", "text": "run sleep 30", "cancelAfterMs": 1000},
+        {"call": "session/prompt", "text": "run sleep 600", "cancelAfterMs": 1000},
         {"call": "session/prompt", "text": "echo alive"},
     ),
 )
@@ -901,7 +915,6 @@ def check_session_cancel_with_pending_client_request(run: Run) -> None:
             (waited,) = run.requests("terminal/wait_for_exit")
             assert waited["error"]["code"] == -32800, waited
     assert create["answer"]["terminalId"]
-    assert run.seconds < 20, "the sleep outlived the cancelled turn"
 
 
 def _cancel_request_skip(p: Pairing) -> str | None:
@@ -909,7 +922,7 @@ def _cancel_request_skip(p: Pairing) -> str | None:
         return (
             "agent-client-protocol 0.12.1 cannot handle $/cancel_request: its router answers "
             "the notification with a logged 'Method not found' and the prompt keeps running "
-            "(the 30 s `slow` turn would end end_turn)"
+            "(the `slow` turn would run to its end)"
         )
     return None
 
@@ -931,7 +944,6 @@ def check_cancel_request_in_flight(run: Run) -> None:
         assert run.result(2) == {"stopReason": "cancelled"}
     assert run.messages(between=(1, 2)) == ["started"]
     assert run.result(3)["stopReason"] == "end_turn"
-    assert run.seconds < 20
 
 
 # -- modes, config, auth ---------------------------------------------------------------

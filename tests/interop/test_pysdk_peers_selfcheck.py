@@ -13,7 +13,6 @@ import json
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +272,7 @@ def test_permission_cancel_turn_and_read(tmp_path: Path) -> None:
 
 def test_terminal_run_and_kill(tmp_path: Path) -> None:
     events = run_scenario(
-        base_scenario(tmp_path, {"call": "session/prompt", "text": "run echo hi\nkill sleep 30"})
+        base_scenario(tmp_path, {"call": "session/prompt", "text": "run echo hi\nkill sleep 600"})
     )
     assert response(events, 2)["result"] == {"stopReason": "end_turn"}
     texts = messages(events)
@@ -282,7 +281,7 @@ def test_terminal_run_and_kill(tmp_path: Path) -> None:
     creates = requests(events, "terminal/create")
     assert [(c["params"]["command"], c["params"]["args"]) for c in creates] == [
         ("echo", ["hi"]),
-        ("sleep", ["30"]),
+        ("sleep", ["600"]),
     ]
     assert creates[0]["params"]["cwd"] == str(tmp_path)
     waits = requests(events, "terminal/wait_for_exit")
@@ -303,7 +302,6 @@ def test_terminal_run_and_kill(tmp_path: Path) -> None:
 
 
 def test_slow_turn_cancelled(tmp_path: Path) -> None:
-    started = time.monotonic()
     events = run_scenario(
         base_scenario(
             tmp_path,
@@ -315,7 +313,6 @@ def test_slow_turn_cancelled(tmp_path: Path) -> None:
             {"call": "session/prompt", "text": "echo again"},
         )
     )
-    assert time.monotonic() - started < 10
     assert response(events, 2)["result"] == {"stopReason": "cancelled"}
     assert response(events, 3)["result"] == {"stopReason": "end_turn"}
     assert messages(events) == ["before", "again"]

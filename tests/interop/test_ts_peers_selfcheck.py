@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +215,7 @@ def test_read_file(tmp_path: Path) -> None:
 
 def test_terminal_run_and_kill(tmp_path: Path) -> None:
     events = run_scenario(
-        base_scenario(tmp_path, {"call": "session/prompt", "text": "run echo hi\nkill sleep 30"})
+        base_scenario(tmp_path, {"call": "session/prompt", "text": "run echo hi\nkill sleep 600"})
     )
     assert response(events, 2)["result"] == {"stopReason": "end_turn"}
     texts = messages(events)
@@ -225,7 +224,7 @@ def test_terminal_run_and_kill(tmp_path: Path) -> None:
     creates = requests(events, "terminal/create")
     assert [(c["params"]["command"], c["params"]["args"]) for c in creates] == [
         ("echo", ["hi"]),
-        ("sleep", ["30"]),
+        ("sleep", ["600"]),
     ]
     assert creates[0]["params"]["cwd"] == str(tmp_path)
     outputs = requests(events, "terminal/output")
@@ -243,7 +242,6 @@ def test_terminal_run_and_kill(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("how", ["cancelAfterMs", "cancelRequestAfterMs"])
 def test_slow_turn_cancelled(tmp_path: Path, how: str) -> None:
-    started = time.monotonic()
     events = run_scenario(
         base_scenario(
             tmp_path,
@@ -251,7 +249,6 @@ def test_slow_turn_cancelled(tmp_path: Path, how: str) -> None:
             {"call": "session/prompt", "text": "echo again"},
         )
     )
-    assert time.monotonic() - started < 10
     assert response(events, 2)["result"] == {"stopReason": "cancelled"}
     assert response(events, 3)["result"] == {"stopReason": "end_turn"}
     assert messages(events) == ["before", "again"]

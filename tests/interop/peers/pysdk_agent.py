@@ -30,7 +30,7 @@ from acp import schema as S
 
 AGENT_NAME = "pysdk-peer-agent"
 SDK_VERSION = "0.12.1"
-SLOW_SECONDS = 30.0
+SLOW_SECONDS = 600.0  # longer than any test waits: a lost cancel fails by timeout
 # After session/cancel the running commands get this long to finish on their
 # own (e.g. waiting for the client to answer a permission request `cancelled`)
 # before they are aborted.

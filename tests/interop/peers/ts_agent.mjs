@@ -38,7 +38,7 @@ const { RequestError, methods } = acp;
 
 const SDK_VERSION = "2.4.0";
 const PAGE_SIZE = 2;
-const SLOW_MS = 30_000;
+const SLOW_MS = 600_000; // longer than any test waits: a lost cancel fails by timeout
 
 function log(...args) {
   process.stderr.write(`[ts_agent] ${args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ")}\n`);
