@@ -43,7 +43,7 @@ from .driver import (
 )
 from .registry import CHECKS, Status
 from .report import Report, Verdicts
-from .wire import Wire, as_dict, as_list, dict_of, dicts, short
+from .wire import Wire, WireEntry, as_dict, as_list, dict_of, dicts, short
 
 if TYPE_CHECKING:
     from .runner import CheckOptions
@@ -59,7 +59,8 @@ REPLAY_UPDATES = TURN_CONTENT_UPDATES | {"user_message_chunk"}
 LATE_WATCH = 0.5
 """Seconds to watch for turn content after a turn's response (at least 0.5 s)."""
 CROSSING = 0.1
-"""A turn answered this soon after ``session/cancel`` was sent had ended before the agent read it."""
+"""When the agent answers nothing after ``session/cancel``: a turn answered this soon after the
+cancel was sent is taken to have ended before the agent read it."""
 TURN_START_WAIT = 5.0
 """How long to wait for a slow turn's first content (a message, thought, tool call or plan;
 metadata updates such as available commands may come from the session, not the turn)
@@ -859,6 +860,19 @@ class LiveChecks:
         else:
             self.verdicts.verdict("prompt-content", broken, f"accepted: {', '.join(advertised)}")
 
+    def _crossed(self, run: Run, response: WireEntry, behind: Answer, took: float) -> bool:
+        """Whether the turn's answer may have been written before the agent read the cancel.
+
+        Judged by wire order: the answer to the request sent right behind the cancel
+        proves the cancel was read; a turn answered before that proof may have crossed
+        it. Only when that request got no answer at all does time decide (:data:`CROSSING`).
+        """
+        proof = run.response_to(behind.request_id) if behind.answered else None
+        if proof is None:
+            return took < CROSSING
+        entries = self.wire.entries
+        return entries.index(response) < entries.index(proof)
+
     async def _cancel(self, run: Run) -> None:
         keys = ("cancel", "cancel-prompt", "after-cancel")
         if not self.verdicts.wants(*keys):
@@ -886,26 +900,26 @@ class LiveChecks:
             "at its first update" if shown is not None else "with no update seen yet"
         )
         await run.notify("session/cancel", {"sessionId": session_id})
+        # A request right behind the cancel: once the agent answers it, it has read the
+        # cancel too (lines are read in order), so a turn answered after that answer had
+        # the cancel in hand. A turn answered before it may have crossed the cancel.
+        behind = asyncio.ensure_future(run.ping(self.cwd))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(turn), self.grace)
         answer = await turn
+        pinged = await behind
         response = self._prompt_response(run, mark)
         took = (response.time if response is not None else time.monotonic()) - cancelled_at
         reason = dict_of(answer.result).get("stopReason") if answer.ok else None
-        # An answer this soon was on its way before the agent read the cancel, unless it says
-        # it is about the cancel (stopReason cancelled, or error -32800).
-        crossed = (
-            response is not None
-            and took < CROSSING
-            and reason != "cancelled"
-            and answer.code != ErrorCode.REQUEST_CANCELLED
-        )
-        if crossed:
-            return self.skip(
-                keys,
-                f"the turn was already over: {answer.describe() if not answer.ok else reason} "
-                f"arrived {took * 1000:.0f} ms after session/cancel was sent",
-            )
+        if response is not None and self._crossed(run, response, pinged, took):
+            # Unless it says it is about the cancel (stopReason cancelled, or -32800).
+            if reason != "cancelled" and answer.code != ErrorCode.REQUEST_CANCELLED:
+                return self.skip(
+                    keys,
+                    f"the turn was already over: {answer.describe() if not answer.ok else reason} "
+                    f"was answered before the agent read session/cancel "
+                    f"({took * 1000:.0f} ms after it was sent)",
+                )
         if answer.problem is not None:
             self.fail("cancel", f"after session/cancel ({when}): {answer.problem}", "CANCEL-004")
         elif answer.error is not None:
