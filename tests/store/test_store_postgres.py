@@ -185,3 +185,29 @@ async def test_a_wrong_password_is_refused_without_repeating_it(pg: PgPlace) -> 
         assert "wrong-" not in str(caught.value)
     finally:
         await store.aclose()
+
+
+@pytest.mark.parametrize(
+    ("option", "query", "expected"),
+    [
+        ("off", "", "off"),
+        ("on", "", "on"),
+        (None, "", None),  # the server's own setting
+        ("off", "?synchronous_commit=local", "local"),
+    ],
+)
+async def test_commits_are_acknowledged_before_the_fsync_unless_asked_otherwise(
+    pg: PgPlace, option: str | None, query: str, expected: str | None
+) -> None:
+    if expected is None:
+        conn = await asyncpg.connect(pg.dsn)
+        try:
+            expected = await conn.fetchval("SHOW synchronous_commit")
+        finally:
+            await conn.close()
+    store = PostgresSessionStore(pg.dsn + query, schema=pg.schema, synchronous_commit=option)
+    try:
+        setting = await store._with_conn(lambda conn: conn.fetchval("SHOW synchronous_commit"))
+        assert setting == expected
+    finally:
+        await store.aclose()

@@ -15,8 +15,17 @@ on first use and migrates them forward (``schema_version`` table), under an
 advisory lock so that workers starting together migrate once; a database
 migrated by a newer acpwire is refused with ``RuntimeError``.
 
-Durability: every write is one transaction, committed when the call returns
-(with PostgreSQL's default ``synchronous_commit = on``, flushed to its WAL).
+Durability: every write is one transaction, committed when the call returns.
+By default the store's connections set ``synchronous_commit = off``: a commit
+is acknowledged once PostgreSQL has it, before its WAL reaches the disk. What
+was committed survives the death of any agent worker (the failure a scaled-out
+service has to ride out); a crash of the database server itself may lose the
+last commits (at most three ``wal_writer_delay``, 600 ms by default) and never
+corrupts anything. That is the promise of the SQLite store in WAL mode too,
+and it is what lets one worker create a thousand sessions a second on a disk
+whose fsync takes milliseconds. ``synchronous_commit=None`` keeps the server's
+own setting (``on`` unless configured), so every commit waits for its fsync; a
+``synchronous_commit`` in the URL's query wins over both.
 
 Two workers, one session: each session row carries the sequence number of its
 last history entry. :meth:`PostgresSessionStore.extend_many` locks the rows of
@@ -36,7 +45,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final, Protocol, TypeVar, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from ._clock import Clock
 from ._codec import (
@@ -147,7 +156,7 @@ class _Driver(Protocol):
         max_size: int,
         command_timeout: float,
         timeout: float,
-        init: Callable[[_Connection], Awaitable[None]] | None = None,
+        server_settings: dict[str, str],
     ) -> Awaitable[_Pool]: ...
 
 
@@ -160,6 +169,13 @@ def _driver() -> tuple[_Driver, tuple[type[BaseException], ...]]:
     errors = module.exceptions
     retry = (errors.DeadlockDetectedError, errors.SerializationError)
     return cast("_Driver", module), retry
+
+
+def _query_keys(dsn: str) -> set[str]:
+    try:
+        return set(parse_qs(urlsplit(dsn).query))
+    except ValueError:
+        return set()
 
 
 def redact(dsn: str) -> str:
@@ -181,7 +197,9 @@ class PostgresSessionStore(SessionStore):
     query parameters as asyncpg reads them). The pool of ``min_size`` to
     ``max_size`` connections opens, and the tables are created or migrated,
     on first use. ``timeout`` bounds connecting and each statement, in seconds.
-    Raises ``ImportError`` with the install hint at once if asyncpg is missing.
+    ``synchronous_commit`` is set on the store's connections (None: the
+    server's setting; see the module docstring). Raises ``ImportError`` with
+    the install hint at once if asyncpg is missing.
     """
 
     def __init__(
@@ -192,6 +210,7 @@ class PostgresSessionStore(SessionStore):
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 30.0,
+        synchronous_commit: str | None = "off",
     ) -> None:
         if not _IDENTIFIER_RE.fullmatch(schema):
             raise ValueError(
@@ -201,6 +220,9 @@ class PostgresSessionStore(SessionStore):
         self._dsn = dsn
         self._schema = schema
         self._min_size, self._max_size, self._timeout = min_size, max_size, timeout
+        self._server_settings: dict[str, str] = {}
+        if synchronous_commit is not None and "synchronous_commit" not in _query_keys(dsn):
+            self._server_settings["synchronous_commit"] = synchronous_commit
         self._clock = Clock()
         self._pool: _Pool | None = None
         self._opening: asyncio.Lock | None = None
@@ -269,6 +291,7 @@ class PostgresSessionStore(SessionStore):
                     max_size=self._max_size,
                     command_timeout=self._timeout,
                     timeout=self._timeout,
+                    server_settings=self._server_settings,
                 )
                 try:
                     async with pool.acquire() as conn:

@@ -193,16 +193,15 @@ class SqliteSessionStore(SessionStore):
         row = encode(record)
 
         def work() -> SessionRecord:
-            conn = self._db()
-            with _transaction(conn):
-                if self._select(row.session_id) is not None:
-                    raise SessionExistsError(row.session_id)
-                # A leftover history (impossible unless the file was edited) must not resurface.
-                conn.execute("DELETE FROM updates WHERE session_id = ?", (row.session_id,))
-                conn.execute(
-                    f"INSERT INTO sessions ({_COLUMN_LIST}) VALUES ({_PLACEHOLDERS})",
-                    row.values(),
-                )
+            # One statement, so one implicit transaction; foreign keys keep no history
+            # without its session, so a new id never finds an old history.
+            inserted = self._db().execute(
+                f"INSERT INTO sessions ({_COLUMN_LIST}) VALUES ({_PLACEHOLDERS}) "
+                "ON CONFLICT (session_id) DO NOTHING",
+                row.values(),
+            )
+            if inserted.rowcount == 0:
+                raise SessionExistsError(row.session_id)
             return decode(row)
 
         return await self._run(work)

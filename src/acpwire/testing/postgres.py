@@ -15,7 +15,8 @@ socket inside that folder.
   can enter.
 * **Fast, not durable.** ``fsync``, ``full_page_writes`` and
   ``synchronous_commit`` are off: a test cluster never survives a crash, and
-  starting takes about a second.
+  starting takes about a second. ``settings=`` overrides them (the benchmarks
+  turn durability back on).
 * **Never orphaned.** :meth:`PostgresCluster.stop` (also on ``with`` exit)
   stops the server (fast shutdown, then immediate, then SIGKILL) and deletes
   the folder. On Linux the server also gets SIGTERM if the process that
@@ -41,6 +42,7 @@ import sys
 import tempfile
 import threading
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -116,6 +118,7 @@ class PostgresCluster:
         bin_dir: str | os.PathLike[str] | None = None,
         *,
         startup_timeout: float = 60.0,
+        settings: Mapping[str, str] | None = None,
     ) -> None:
         found = Path(bin_dir) if bin_dir is not None else find_postgres_bin()
         if found is None or not (found / "initdb").is_file():
@@ -125,6 +128,8 @@ class PostgresCluster:
             )
         self.bin_dir = found
         self.startup_timeout = startup_timeout
+        self.settings = {**_SETTINGS, **(settings or {})}
+        """Server settings (``-c name=value``); ``settings=`` overrides the fast defaults."""
         self.password = secrets.token_urlsafe(18)
         self.port = 0
         self.folder: Path | None = None
@@ -214,7 +219,7 @@ class PostgresCluster:
         assert self.folder is not None
         args = [str(self.bin_dir / "postgres"), "-D", str(self.folder / "data"), "-p", str(port)]
         args += ["-c", f"unix_socket_directories={self.folder}"]
-        for name, value in _SETTINGS.items():
+        for name, value in self.settings.items():
             args += ["-c", f"{name}={value}"]
         self._log.clear()
         process = subprocess.Popen(
