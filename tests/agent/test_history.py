@@ -293,3 +293,37 @@ async def test_an_agent_killed_mid_stream_leaves_a_prefix_of_its_history_and_a_s
         assert loader.texts(sid)[-1] == "echo: after the crash"
     with contextlib.suppress(ProcessLookupError):
         transport.process.kill()
+
+
+async def test_a_turn_that_changes_no_setting_costs_one_transaction() -> None:
+    """The history commit already bumps updated_at; the unchanged record is not rewritten."""
+    store = ObservedStore()
+    updates: list[SessionRecord] = []
+    real_update = store.update
+
+    async def counting(record: SessionRecord, *, touch: bool = True) -> SessionRecord:
+        updates.append(record)
+        return await real_update(record, touch=touch)
+
+    store.update = counting  # type: ignore[method-assign]
+    app = AgentApp("quiet", store=store, auto_title=False)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        if turn.text == "remember":
+            turn.session.state["remembered"] = True
+
+    async with wired(app) as w:
+        sid = await w.new_session()
+        before = await store.get(sid)
+        await w.agent.prompt(sid, "ping")
+        assert (len(store.batches), len(updates)) == (1, 0)
+        after = await store.get(sid)
+        assert before is not None and after is not None and after.updated_at > before.updated_at
+        await w.agent.prompt(sid, "remember")
+        assert (len(store.batches), len(updates)) == (2, 1)
+        saved = await store.get(sid)
+        assert saved is not None and saved.meta["state"] == {"remembered": True}
+        await w.agent.prompt(sid, "ping")
+        assert (len(store.batches), len(updates)) == (3, 1)
+    await app.aclose()

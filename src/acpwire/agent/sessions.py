@@ -138,6 +138,8 @@ class Session:
         self.commands: list[Command] = []
         self.turn: Turn | None = None
         self.closed = False
+        # What the store holds (up to empty defaults), to skip saves that change nothing.
+        self._saved = _signature(self._settle())
 
     # -- what handlers read ------------------------------------------------
 
@@ -237,8 +239,20 @@ class Session:
         return True
 
     async def save(self) -> None:
-        """Persist the history still being merged, title, mode, option values and ``state``."""
+        """Commit the history, then persist title, mode, option values and ``state`` if changed.
+
+        An unchanged record is not written again (a turn's history already
+        bumped ``updated_at``): a ping prompt costs one transaction, not two.
+        """
         await self.flush_history()
+        rec = self._settle()
+        if _signature(rec) == self._saved:
+            return
+        self.record = await self.store.update(rec)
+        self._saved = _signature(self.record)
+
+    def _settle(self) -> SessionRecord:
+        """The record with the session's current values, as :meth:`save` stores it."""
         rec = self.record
         rec.config_values = dict(self.values)
         rec.mode_id = self.mode
@@ -248,7 +262,7 @@ class Session:
             "permissions": self._permission_memory,
             "terminals": self._terminal_outputs,
         }
-        self.record = await self.store.update(rec)
+        return rec
 
     async def save_quietly(self) -> None:
         try:
@@ -377,6 +391,13 @@ class Session:
     async def send_quietly(self, update: s.SessionUpdate) -> None:
         with contextlib.suppress(ConnectionClosedError, OSError):
             await self.send(update)
+
+
+def _signature(record: SessionRecord) -> str:
+    """The saved fields of a record as text, to tell whether saving would change anything."""
+    fields: list[object] = [record.cwd, record.additional_directories, record.title]
+    fields += [record.mode_id, record.config_values, record.meta, record.owner]
+    return json.dumps(fields, sort_keys=True, default=repr)
 
 
 def replayable(update: dict[str, Any], terminal_outputs: Mapping[str, str]) -> dict[str, Any]:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ._clock import Clock
-from ._codec import Row, check_limit, decode, decode_cursor, dumps_updates, encode, page, touched
+from ._codec import (
+    Row,
+    check_limit,
+    decode,
+    decode_cursor,
+    dumps_updates,
+    encode,
+    loads_updates,
+    page,
+    touched,
+)
 from .base import SessionExistsError, SessionRecord, SessionStore, StoreClosedError
 
 __all__ = ["MemorySessionStore"]
@@ -73,7 +82,7 @@ class MemorySessionStore(SessionStore):
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         self._check_open()
-        return [json.loads(payload) for payload in self._history.get(session_id, ())]
+        return loads_updates(self._history.get(session_id, ()))
 
     async def list_sessions(
         self,

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
@@ -56,6 +55,7 @@ from ._codec import (
     decode_cursor,
     dumps_updates,
     encode,
+    loads_updates,
     page,
     touched,
 )
@@ -410,7 +410,7 @@ class PostgresSessionStore(SessionStore):
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         async def work(conn: _Connection) -> list[dict[str, Any]]:
-            return [json.loads(r[0]) for r in await conn.fetch(self._sql_history, session_id)]
+            return loads_updates([r[0] for r in await conn.fetch(self._sql_history, session_id)])
 
         return await self._with_conn(work)
 

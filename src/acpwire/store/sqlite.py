@@ -20,7 +20,6 @@ use; a file written by a newer version is refused with ``RuntimeError``.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -30,9 +29,18 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ._clock import Clock
-from ._codec import COLUMNS, check_limit, decode, decode_cursor, dumps_updates, encode, page
-from ._codec import Row as _Row
-from ._codec import touched as _touched
+from ._codec import (
+    COLUMNS,
+    Row,
+    check_limit,
+    decode,
+    decode_cursor,
+    dumps_updates,
+    encode,
+    loads_updates,
+    page,
+    touched,
+)
 from .base import SessionExistsError, SessionRecord, SessionStore, StoreClosedError
 from .paths import default_store_path
 
@@ -179,13 +187,13 @@ class SqliteSessionStore(SessionStore):
             raise
         return conn
 
-    def _select(self, session_id: str) -> _Row | None:
+    def _select(self, session_id: str) -> Row | None:
         found = (
             self._db()
             .execute(f"SELECT {_COLUMN_LIST} FROM sessions WHERE session_id = ?", (session_id,))
             .fetchone()
         )
-        return None if found is None else _Row(*found)
+        return None if found is None else Row(*found)
 
     # -- SessionStore ----------------------------------------------------------
 
@@ -218,7 +226,7 @@ class SqliteSessionStore(SessionStore):
 
         def work() -> SessionRecord:
             conn = self._db()
-            stored = _touched(row, self._clock) if touch else row
+            stored = touched(row, self._clock) if touch else row
             with _transaction(conn):
                 conn.execute(
                     f"""
@@ -277,7 +285,7 @@ class SqliteSessionStore(SessionStore):
             cursor = self._db().execute(
                 "SELECT payload FROM updates WHERE session_id = ? ORDER BY id", (session_id,)
             )
-            return [json.loads(payload) for (payload,) in cursor]
+            return loads_updates([payload for (payload,) in cursor])
 
         return await self._run(work)
 
@@ -309,7 +317,7 @@ class SqliteSessionStore(SessionStore):
         params.append(limit + 1)
 
         def work() -> tuple[list[SessionRecord], str | None]:
-            return page([_Row(*values) for values in self._db().execute(sql, params)], limit)
+            return page([Row(*values) for values in self._db().execute(sql, params)], limit)
 
         return await self._run(work)
 
