@@ -1,7 +1,7 @@
 """A session store in PostgreSQL, shared by every worker of a scaled-out agent service.
 
 Needs the ``postgres`` extra (``pip install 'acpwire[postgres]'``), which
-brings asyncpg. Why asyncpg rather than psycopg 3: it is asyncio-native (no
+brings asyncpg, and PostgreSQL 12 or newer. Why asyncpg rather than psycopg 3: it is asyncio-native (no
 thread hop per query), has its connection pool built in, speaks the binary
 protocol and caches prepared statements per connection, which is what a
 thousand ``session/new`` a second per worker asks for; it ships wheels for
@@ -28,10 +28,11 @@ own setting (``on`` unless configured), so every commit waits for its fsync; a
 ``synchronous_commit`` in the URL's query wins over both.
 
 Two workers, one session: each session row carries the sequence number of its
-last history entry. :meth:`PostgresSessionStore.extend_many` locks the rows of
-the sessions it appends to (``FOR UPDATE``, in session id order, so two
-batches never deadlock), numbers the new entries after the last one and
-commits. Appends to one session are therefore serialised across processes,
+last history entry. :meth:`PostgresSessionStore.extend_many` is one statement
+(one round trip, its own transaction) that locks the rows of the sessions it
+appends to (``FOR UPDATE``, in session id order, so two batches never
+deadlock), numbers the new entries after the last one, bumps the sessions and
+inserts the entries. Appends to one session are therefore serialised across processes,
 numbered in commit order, and a reader only ever sees a prefix of the final
 history: never a gap that a slower transaction fills in later.
 """
@@ -248,21 +249,33 @@ class PostgresSessionStore(SessionStore):
                 owner = COALESCE(cur.owner, EXCLUDED.owner)
             RETURNING {", ".join(f"cur.{c}" for c in COLUMNS)}
             """
-        self._sql_lock = (
-            f"SELECT session_id, last_seq FROM {s}.sessions "
-            "WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE"
-        )
-        self._sql_bump = f"""
-            UPDATE {s}.sessions AS cur
-            SET last_seq = v.last_seq, updated_at = v.stamp, updated_key = v.key
-            FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[])
-                AS v(session_id, last_seq, stamp, key)
-            WHERE cur.session_id = v.session_id
+        # One statement, so one round trip and one implicit transaction: lock the
+        # sessions' rows in id order, number the entries after each session's last
+        # one, bump the sessions and insert. $1..$3: one element per entry (session,
+        # position within its session from 1, payload); $4..$6: one per session.
+        self._sql_append = f"""
+            WITH locked AS MATERIALIZED (
+                SELECT session_id, last_seq FROM {s}.sessions
+                WHERE session_id = ANY($4::text[]) ORDER BY session_id FOR UPDATE
+            ), bumped AS (
+                UPDATE {s}.sessions AS cur
+                SET last_seq = locked.last_seq + v.n, updated_at = v.stamp, updated_key = v.key
+                FROM locked JOIN (
+                    SELECT * FROM unnest($4::text[], $5::text[], $6::bigint[]) AS v0(session_id, stamp, key)
+                    JOIN (SELECT session_id, count(*) AS n FROM unnest($1::text[]) AS e(session_id)
+                          GROUP BY session_id) AS counts USING (session_id)
+                ) AS v USING (session_id)
+                WHERE cur.session_id = locked.session_id
+                RETURNING cur.session_id, locked.last_seq AS base
+            ), inserted AS (
+                INSERT INTO {s}.updates (session_id, seq, payload)
+                SELECT e.session_id, bumped.base + e.pos, e.payload
+                FROM unnest($1::text[], $2::bigint[], $3::text[]) AS e(session_id, pos, payload)
+                JOIN bumped USING (session_id)
+            )
+            SELECT session_id FROM bumped
             """
-        self._sql_insert = (
-            f"INSERT INTO {s}.updates (session_id, seq, payload) "
-            "SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])"
-        )
+        self._sql_known = f"SELECT session_id FROM {s}.sessions WHERE session_id = ANY($1::text[])"
         self._sql_history = f"SELECT payload FROM {s}.updates WHERE session_id = $1 ORDER BY seq"
         self._sql_delete = f"DELETE FROM {s}.sessions WHERE session_id = $1"
 
@@ -368,37 +381,32 @@ class PostgresSessionStore(SessionStore):
 
     async def extend_many(self, batch: Mapping[str, Sequence[dict[str, Any]]]) -> set[str]:
         encoded = {sid: dumps_updates(updates) for sid, updates in batch.items()}
-        if not encoded:
-            return set()
-        ids = sorted(encoded)
+        entry_ids: list[str] = []
+        positions: list[int] = []
+        payloads: list[str] = []
+        session_ids: list[str] = []
+        stamps: list[str] = []
+        keys: list[int] = []
+        for sid, texts in encoded.items():
+            if not texts:
+                continue
+            entry_ids.extend([sid] * len(texts))
+            positions.extend(range(1, len(texts) + 1))
+            payloads.extend(texts)
+            key, stamp = self._clock.now()
+            session_ids.append(sid)
+            stamps.append(stamp)
+            keys.append(key)
+        quiet = [sid for sid, texts in encoded.items() if not texts]
 
         async def work(conn: _Connection) -> set[str]:
-            async with conn.transaction():
-                last = {r[0]: int(r[1]) for r in await conn.fetch(self._sql_lock, ids)}
-                bump_ids: list[str] = []
-                bump_last: list[int] = []
-                bump_stamps: list[str] = []
-                bump_keys: list[int] = []
-                row_ids: list[str] = []
-                row_seqs: list[int] = []
-                row_payloads: list[str] = []
-                for sid in ids:
-                    payloads = encoded[sid]
-                    if sid not in last or not payloads:
-                        continue
-                    first = last[sid] + 1
-                    row_ids.extend([sid] * len(payloads))
-                    row_seqs.extend(range(first, first + len(payloads)))
-                    row_payloads.extend(payloads)
-                    key, stamp = self._clock.now()
-                    bump_ids.append(sid)
-                    bump_last.append(first + len(payloads) - 1)
-                    bump_stamps.append(stamp)
-                    bump_keys.append(key)
-                if row_ids:
-                    await conn.execute(self._sql_bump, bump_ids, bump_last, bump_stamps, bump_keys)
-                    await conn.execute(self._sql_insert, row_ids, row_seqs, row_payloads)
-            return set(ids) - last.keys()
+            known: set[str] = set()
+            if session_ids:
+                args = (entry_ids, positions, payloads, session_ids, stamps, keys)
+                known |= {r[0] for r in await conn.fetch(self._sql_append, *args)}
+            if quiet:  # nothing to append: only whether they exist
+                known |= {r[0] for r in await conn.fetch(self._sql_known, quiet)}
+            return set(encoded) - known
 
         for attempt in range(1, _RETRIES + 1):
             try:
