@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import astuple, dataclass, replace
 from typing import Any, Final, cast
 
@@ -28,6 +28,7 @@ __all__ = [
     "decode_cursor",
     "dumps_updates",
     "encode",
+    "list_query",
     "loads_updates",
     "page",
     "touched",
@@ -245,6 +246,43 @@ def check_limit(limit: object) -> int:
     if type(limit) is not int or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
     return limit
+
+
+def list_query(
+    table: str,
+    *,
+    cwd: str | None,
+    owner: str | None,
+    cursor: str | None,
+    limit: int,
+    placeholder: Callable[[int], str],
+) -> tuple[str, list[object], int]:
+    """The SQL of one ``list_sessions`` page (``limit + 1`` rows), its parameters and the limit.
+
+    ``placeholder(n)`` writes the n-th parameter (1-based) in the backend's style.
+    Raises ``ValueError`` for a bad cursor or limit, before any query runs.
+    """
+    limit = check_limit(limit)
+    after = None if cursor is None else decode_cursor(cursor)
+    where: list[str] = []
+    params: list[object] = []
+
+    def param(value: object) -> str:
+        params.append(value)
+        return placeholder(len(params))
+
+    if cwd is not None:
+        where.append(f"cwd = {param(cwd)}")
+    if owner is not None:
+        where.append(f"owner = {param(owner)}")
+    if after is not None:
+        key, key_again, sid = param(after[0]), param(after[0]), param(after[1])
+        where.append(f"(updated_key < {key} OR (updated_key = {key_again} AND session_id < {sid}))")
+    sql = f"SELECT {', '.join(COLUMNS)} FROM {table}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += f" ORDER BY updated_key DESC, session_id DESC LIMIT {param(limit + 1)}"
+    return sql, params, limit
 
 
 def page(rows: Sequence[Row], limit: int) -> tuple[list[SessionRecord], str | None]:

@@ -51,11 +51,10 @@ from ._clock import Clock
 from ._codec import (
     COLUMNS,
     Row,
-    check_limit,
     decode,
-    decode_cursor,
     dumps_updates,
     encode,
+    list_query,
     loads_updates,
     page,
     touched,
@@ -430,26 +429,14 @@ class PostgresSessionStore(SessionStore):
         cursor: str | None = None,
         limit: int = 50,
     ) -> tuple[list[SessionRecord], str | None]:
-        limit = check_limit(limit)
-        after = None if cursor is None else decode_cursor(cursor)
-        where: list[str] = []
-        params: list[object] = []
-
-        def param(value: object) -> str:
-            params.append(value)
-            return f"${len(params)}"
-
-        if cwd is not None:
-            where.append(f"cwd = {param(cwd)}")
-        if owner is not None:
-            where.append(f"owner = {param(owner)}")
-        if after is not None:
-            key, sid = param(after[0]), param(after[1])
-            where.append(f"(updated_key < {key} OR (updated_key = {key} AND session_id < {sid}))")
-        sql = f"SELECT {_COLUMN_LIST} FROM {self._s}.sessions"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += f" ORDER BY updated_key DESC, session_id DESC LIMIT {param(limit + 1)}"
+        sql, params, limit = list_query(
+            f"{self._s}.sessions",
+            cwd=cwd,
+            owner=owner,
+            cursor=cursor,
+            limit=limit,
+            placeholder=lambda n: f"${n}",
+        )
 
         async def work(conn: _Connection) -> tuple[list[SessionRecord], str | None]:
             return page(_rows(await conn.fetch(sql, *params)), limit)

@@ -32,11 +32,10 @@ from ._clock import Clock
 from ._codec import (
     COLUMNS,
     Row,
-    check_limit,
     decode,
-    decode_cursor,
     dumps_updates,
     encode,
+    list_query,
     loads_updates,
     page,
     touched,
@@ -297,24 +296,9 @@ class SqliteSessionStore(SessionStore):
         cursor: str | None = None,
         limit: int = 50,
     ) -> tuple[list[SessionRecord], str | None]:
-        limit = check_limit(limit)
-        after = None if cursor is None else decode_cursor(cursor)
-        where: list[str] = []
-        params: list[Any] = []
-        if cwd is not None:
-            where.append("cwd = ?")
-            params.append(cwd)
-        if owner is not None:
-            where.append("owner = ?")
-            params.append(owner)
-        if after is not None:
-            where.append("(updated_key < ? OR (updated_key = ? AND session_id < ?))")
-            params.extend((after[0], after[0], after[1]))
-        sql = f"SELECT {_COLUMN_LIST} FROM sessions"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_key DESC, session_id DESC LIMIT ?"
-        params.append(limit + 1)
+        sql, params, limit = list_query(
+            "sessions", cwd=cwd, owner=owner, cursor=cursor, limit=limit, placeholder=lambda n: "?"
+        )
 
         def work() -> tuple[list[SessionRecord], str | None]:
             return page([Row(*values) for values in self._db().execute(sql, params)], limit)
