@@ -174,6 +174,30 @@ async def test_updates_of_a_session_gone_from_the_store_are_dropped_with_one_war
     assert await store.history("s") == [update(n) for n in range(3)]
 
 
+def test_a_writer_follows_its_app_from_one_event_loop_to_the_next() -> None:
+    """Served by one asyncio.run after another: flushes that wait for each other still work."""
+    store = ObservedStore()
+    writer = HistoryWriter(store, window=3600)
+
+    async def serve(n: int) -> None:
+        store.gate, store.entered = asyncio.Event(), asyncio.Event()
+        store.committed = asyncio.Event()
+        if n == 1:
+            await sessions(store, "s")
+        await writer.record("s", update(n))
+        first = asyncio.ensure_future(writer.flush())
+        await asyncio.wait_for(store.entered.wait(), TIMEOUT)
+        await writer.record("s", update(n + 10))
+        second = asyncio.ensure_future(writer.flush())  # waits for the first one's lock
+        await asyncio.sleep(0)
+        store.gate.set()
+        await asyncio.wait_for(asyncio.gather(first, second), TIMEOUT)
+
+    asyncio.run(serve(1))
+    asyncio.run(serve(2))
+    assert asyncio.run(store.history("s")) == [update(1), update(11), update(2), update(12)]
+
+
 def test_the_window_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         HistoryWriter(MemorySessionStore(), window=0)

@@ -80,7 +80,8 @@ class HistoryWriter:
         self._count = 0
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None  # the flush the timer started
-        self._lock: asyncio.Lock | None = None  # one batch at a time keeps each session's order
+        self._lock = asyncio.Lock()  # one batch at a time keeps each session's order
+        self._loop: asyncio.AbstractEventLoop | None = None  # the timer, task and lock's loop
         self._missing: set[str] = set()  # sessions reported gone from the store
 
     @property
@@ -94,6 +95,7 @@ class HistoryWriter:
         Returns at once, unless :data:`MAX_PENDING` records are waiting: then
         it waits for them to be committed.
         """
+        self._bind()
         key = run_key(update)
         run = self._runs.get(session_id)
         if run is not None and run.take(update, key):
@@ -109,14 +111,21 @@ class HistoryWriter:
         if self._count >= self.max_pending:
             await self.flush()
 
+    def _bind(self) -> None:
+        """Follow the running event loop: an app may be served by one loop after another
+        (tests, ``asyncio.run`` twice). What is pending is plain data and carries over."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            self._timer, self._task, self._lock = None, None, asyncio.Lock()
+
     def _queue(self, session_id: str, update: dict[str, Any]) -> None:
         self._pending.setdefault(session_id, []).append(update)
         self._count += 1
 
     def _schedule(self) -> None:
         if self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self.window, self._on_timer)
+            self._timer = asyncio.get_running_loop().call_later(self.window, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -133,8 +142,7 @@ class HistoryWriter:
 
     async def flush(self) -> None:
         """Commit everything recorded so far; returns once it is committed (or failed and logged)."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
+        self._bind()
         async with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
@@ -165,6 +173,7 @@ class HistoryWriter:
 
     async def aclose(self) -> None:
         """Commit what is pending and stop the timer (the store stays open)."""
+        self._bind()
         task = self._task
         if task is not None and not task.done():
             with contextlib.suppress(asyncio.CancelledError):
