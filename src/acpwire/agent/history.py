@@ -99,7 +99,8 @@ class HistoryWriter:
         key = run_key(update)
         run = self._runs.get(session_id)
         if run is not None and run.take(update, key):
-            return  # the batch timer is already running for this run
+            self._schedule()  # (normally running since the run began)
+            return
         if run is not None:
             self._queue(session_id, run.merged())
         if key is None:
