@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.register_assert_rewrite("acpwire.testing.store_suite")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from schema_source import find_schema  # noqa: E402
 
 from acpwire.testing import SchemaValidator, load_official_schema  # noqa: E402
+from acpwire.testing.postgres import PostgresCluster, find_postgres_bin  # noqa: E402
 
 CAPTURES = ROOT.parent / "shared" / "captures"
 
@@ -38,3 +42,15 @@ def captures_dir() -> Path:
     if not CAPTURES.is_dir():
         pytest.skip(f"wire captures not found at {CAPTURES}")
     return CAPTURES
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A throwaway PostgreSQL server for the whole run, stopped (and deleted) at its end."""
+    if find_postgres_bin() is None:
+        pytest.skip(
+            "PostgreSQL server binaries (initdb, postgres) not found: "
+            "apt-get install postgresql, or set $ACPWIRE_PG_BIN"
+        )
+    with PostgresCluster() as cluster:
+        yield cluster

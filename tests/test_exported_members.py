@@ -13,6 +13,7 @@ PUBLIC = [
     "acpwire.agent",
     "acpwire.client",
     "acpwire.schema",
+    "acpwire.store",
     "acpwire.transports",
     "acpwire.testing",
 ]
@@ -49,7 +50,7 @@ def test_a_low_tier_stdio_agent_starts_without_the_high_tier_or_other_transports
     code = (
         "import sys\n"
         "from acpwire.agent.connection import Agent, run_agent\n"
-        "heavy = ['acpwire.agent.app', 'acpwire.agent.store', 'acpwire.agent.mcp', 'importlib.metadata',\n"
+        "heavy = ['acpwire.agent.app', 'acpwire.store', 'acpwire.agent.mcp', 'importlib.metadata',\n"
         "         'acpwire.transports.subprocess', 'acpwire.transports.http', 'acpwire.transports.websocket']\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )

@@ -1,11 +1,14 @@
-"""A toolkit agent for the subprocess tests: ``python app_agent_script.py STORE_PATH``.
+"""A toolkit agent for the subprocess tests: ``python app_agent_script.py STORE_URL``.
 
 Prompt ``edit`` asks permission for an edit (the test client holds the answer);
-anything else is echoed.
+``stream forever`` streams chunks ``c0 ``, ``c1 ``, ... until cancelled or
+killed; anything else is echoed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import sys
 
 from acpwire.agent.app import AgentApp, Mode, Turn
@@ -24,6 +27,11 @@ async def handle(turn: Turn) -> None:
             await call.diff("/work/project/notes.txt", "new\n", "old\n")
             await call.require_permission()
         return
+    if turn.text == "stream forever":
+        for i in itertools.count():
+            await turn.say(f"c{i} ")
+            if i % 50 == 49:
+                await asyncio.sleep(0.001)  # let the write-behind timer and the store run
     await turn.say(f"echo: {turn.text}")
 
 

@@ -10,9 +10,9 @@ from _app_harness import TestClient, kind, wired
 
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Mode, Turn
-from acpwire.agent.store import MemorySessionStore
 from acpwire.client.connection import connect
 from acpwire.protocol.errors import ErrorCode, RequestError
+from acpwire.store import MemorySessionStore
 from acpwire.testing import SchemaValidator
 
 SCRIPT = Path(__file__).resolve().parent / "app_agent_script.py"

@@ -12,7 +12,7 @@ from _app_harness import TIMEOUT, TestClient, kind, wired
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Turn
 from acpwire.agent.chunks import MERGED_TEXT_LIMIT, coalesce
-from acpwire.agent.store import MemorySessionStore, SqliteSessionStore
+from acpwire.store import MemorySessionStore, SqliteSessionStore
 from acpwire.testing import SchemaValidator
 
 WORDS = [f"w{i} " for i in range(2000)]
@@ -72,15 +72,40 @@ async def test_a_load_replays_2000_one_word_chunks_as_one_update_per_message(
     await app.aclose()
 
 
-async def test_the_store_holds_one_record_per_message() -> None:
+async def test_the_store_holds_one_record_per_message_within_a_write_behind_window() -> None:
     store = MemorySessionStore()
-    app = chatty_app(store)
+    app = chatty_app(store, write_behind=3600)  # only the turn's end commits
     async with wired(app) as w:
         sid = await w.new_session()
         await w.agent.prompt(sid, "talk")
     records = await store.history(sid)
     assert [r["sessionUpdate"] for r in records].count("agent_message_chunk") == 2
     assert len(records) == 7
+
+
+async def test_a_message_committed_across_batches_is_still_replayed_as_one_update(
+    schema_validator: SchemaValidator,
+) -> None:
+    """Each write-behind batch commits a streaming message as far as it got."""
+    store = MemorySessionStore()
+    app = AgentApp("slow", store=store, auto_title=False, write_behind=3600)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        for word in WORDS[:50]:
+            await turn.say(word)
+            await app.history.flush()  # as if a batch window ended after every word
+
+    async with wired(app) as w:
+        sid = await w.new_session()
+        await w.agent.prompt(sid, "talk")
+    records = await store.history(sid)
+    assert [r["sessionUpdate"] for r in records].count("agent_message_chunk") == 50
+    loader = TestClient()
+    async with wired(app, loader, schema_validator) as w:
+        await w.agent.load_session(sid, "/work/project")
+    assert loader.texts(sid) == ["".join(WORDS[:50])]
+    await app.aclose()
 
 
 async def test_a_history_written_chunk_by_chunk_is_still_replayed_merged(

@@ -548,7 +548,7 @@ async def test_the_tool_agent_example_reads_proposes_an_edit_and_runs_a_command(
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     app: AgentApp = module.app
-    from acpwire.agent.store import MemorySessionStore
+    from acpwire.store import MemorySessionStore
 
     app.store = MemorySessionStore()  # keep the example's file untouched
     (tmp_path / "notes.txt").write_text("one\ntwo\n")

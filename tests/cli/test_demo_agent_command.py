@@ -45,7 +45,7 @@ def test_demo_agent_help_names_the_store_option() -> None:
     )
     assert done.returncode == 0
     assert done.stdout == ""  # stdout is the protocol channel
-    assert "--store PATH" in done.stderr
+    assert "--store URL" in done.stderr
 
 
 def run_twice(args: list[str], env: dict[str, str]) -> list[subprocess.CompletedProcess[str]]:

@@ -75,10 +75,14 @@ async def in_process(
 
 @contextlib.asynccontextmanager
 async def subprocess_agent(
-    client: RecordingClient, validator: SchemaValidator, store: Path
+    client: RecordingClient,
+    validator: SchemaValidator,
+    store: Path | str | None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[RecordingClient]:
-    """``python -m acpwire.demo --store STORE`` through open_agent."""
-    async with open_agent([*DEMO, "--store", str(store)], client=client) as connected:
+    """``python -m acpwire.demo --store STORE`` (no ``--store`` for None) through open_agent."""
+    args = [] if store is None else ["--store", str(store)]
+    async with open_agent([*DEMO, *args], client=client, env=env) as connected:
         yield connected
     client.check(validator)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,53 @@ def test_help_goes_to_stderr_and_stdout_stays_clean() -> None:
     done = subprocess.run([*DEMO, "--help"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0
     assert done.stdout == ""
-    assert "--store PATH" in done.stderr
+    assert "--store URL" in done.stderr
+
+
+def test_a_store_url_it_cannot_use_is_refused_with_the_reason() -> None:
+    done = subprocess.run(
+        [*DEMO, "--store", "redis://cache/0"], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "unknown store URL scheme 'redis'" in done.stderr
+
+
+async def test_a_store_named_by_url_and_then_by_the_environment_is_the_same_store(
+    tmp_path: Path, schema_validator: SchemaValidator, official_schema: dict[str, Any]
+) -> None:
+    """--store sqlite:///... writes the file; $ACPWIRE_STORE names it for the next process."""
+    (tmp_path / "ws").mkdir()
+    ws = workspace(tmp_path / "ws")
+    db = tmp_path / "by url.sqlite3"
+    url = "sqlite:///" + db.as_posix().lstrip("/").replace(" ", "%20")
+    first = RecordingClient()
+    async with subprocess_agent(first, schema_validator, url):
+        sid = (await first.new_session(ws)).session_id
+        await run(first, sid, "read notes.txt")
+    assert db.is_file()
+
+    second = RecordingClient()
+    env = {**os.environ, "ACPWIRE_STORE": str(db), "ACPWIRE_DATA_DIR": str(tmp_path / "data")}
+    async with subprocess_agent(second, SchemaValidator(official_schema), None, env):
+        listed = await second.list_sessions(cwd=str(ws))
+        assert [i.session_id for i in listed.sessions] == [sid]
+    assert not (tmp_path / "data").exists()
+
+
+async def test_a_memory_store_keeps_sessions_for_the_life_of_the_process(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    (tmp_path / "ws").mkdir()
+    ws = workspace(tmp_path / "ws")
+    client = RecordingClient()
+    env = {**os.environ, "ACPWIRE_DATA_DIR": str(tmp_path / "data")}
+    async with subprocess_agent(client, schema_validator, "memory:", env):
+        sid = (await client.new_session(ws)).session_id
+        await run(client, sid, "read notes.txt")
+        listed = await client.list_sessions(cwd=str(ws))
+        assert [i.session_id for i in listed.sessions] == [sid]
+    assert not (tmp_path / "data").exists()
 
 
 def test_an_unknown_option_is_a_usage_error_on_stderr() -> None:

@@ -13,10 +13,10 @@ from engine.test_behaviour import RecordingClient
 
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Turn
-from acpwire.agent.store import MemorySessionStore
 from acpwire.client.connection import ClientSideConnection
 from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.server import ServedApp, SessionOwners, asgi_app, serve_in_background
+from acpwire.store import MemorySessionStore
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket

@@ -11,6 +11,7 @@ from .._lazy import lazy_getattr
 from .connection import Agent, AgentSideConnection, ClientPeer, run_agent, serve_stdio
 
 if TYPE_CHECKING:
+    from ..store import MemorySessionStore, SessionRecord, SessionStore, SqliteSessionStore
     from .app import (
         AgentApp,
         AgentAuth,
@@ -35,9 +36,8 @@ if TYPE_CHECKING:
         location,
         permission_option,
     )
-    from .store import MemorySessionStore, SessionRecord, SessionStore, SqliteSessionStore
 
-# The high tier (and its store) load on first use, so a low-tier agent starts
+# The high tier (and acpwire.store) load on first use, so a low-tier agent starts
 # without importing them.
 _LAZY = {
     **dict.fromkeys(
@@ -68,7 +68,7 @@ _LAZY = {
         "app",
     ),
     **dict.fromkeys(
-        ["MemorySessionStore", "SessionRecord", "SessionStore", "SqliteSessionStore"], "store"
+        ["MemorySessionStore", "SessionRecord", "SessionStore", "SqliteSessionStore"], ".store"
     ),
 }
 

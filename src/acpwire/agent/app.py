@@ -18,9 +18,12 @@ a decorator app rather than a base class.
 Session store defaults (docs/sessions.md): with no ``store`` the app keeps
 sessions in memory and advertises ``session/list``, ``close`` and ``delete``
 but not ``loadSession`` or ``resume``, which promise continuity across
-restarts. ``store=path`` (or ``True`` for a per-app file in the user data
-folder) uses :class:`~acpwire.agent.store.SqliteSessionStore`; any store passed
-explicitly turns on ``loadSession`` and ``resume``.
+restarts. ``store=URL`` or a path names a store (:func:`acpwire.store.open_store`:
+``sqlite:///file``, ``postgresql://...``, ``memory:``, a plain path is a SQLite
+file); ``True`` means ``$ACPWIRE_STORE`` if set, else a per-app SQLite file in
+the user data folder. Any store named or passed explicitly turns on
+``loadSession`` and ``resume``. History is written behind, in batches every
+``write_behind`` seconds (:mod:`acpwire.agent.history`).
 
 MCP (docs/mcp.md): with ``mcp=True`` (the default) a turn reaches the
 client's ``mcpServers`` through ``await turn.mcp_servers()`` and
@@ -48,14 +51,15 @@ from typing import TypeVar
 
 from .. import schema as s
 from ..schema import UNSET
+from ..store import MemorySessionStore, SessionStore, default_data_dir, open_store, store_from_env
 from ..transports.base import Transport
 from .auth import AgentAuth, AuthMethod, TerminalAuth
 from .commands import Command
 from .connection import AgentSideConnection, serve_until_interrupted
+from .history import WRITE_BEHIND_WINDOW, HistoryWriter
 from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
 from .runtime import AppAgent, TurnInProgress
 from .sessions import McpSupport, Session
-from .store import MemorySessionStore, SessionStore, SqliteSessionStore, default_data_dir
 from .tools import (
     Permission,
     PermissionDenied,
@@ -115,13 +119,14 @@ class AppHooks:
 def _store_for(
     name: str, store: SessionStore | str | os.PathLike[str] | bool | None
 ) -> tuple[SessionStore, bool]:
+    """The app's store and whether it is durable (see the module docstring)."""
     if store is None or store is False:
         return MemorySessionStore(), False
     if store is True:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "agent"
-        return SqliteSessionStore(default_data_dir() / f"{slug}.sqlite3"), True
+        return store_from_env(default_data_dir() / f"{slug}.sqlite3"), True
     if isinstance(store, (str, os.PathLike)):
-        return SqliteSessionStore(store), True
+        return open_store(store), True
     return store, True
 
 
@@ -154,6 +159,7 @@ class AgentApp:
         mcp: bool = True,
         mcp_startup_timeout: float = 15.0,
         chunk_interval: float | None = None,
+        write_behind: float = WRITE_BEHIND_WINDOW,
     ) -> None:
         self.name = name
         self.version = version
@@ -173,6 +179,9 @@ class AgentApp:
         self.chunk_interval = chunk_interval
         """Seconds a turn holds consecutive text chunks of one message to send them as one
         update (None: each ``say``/``think`` goes out at once); see :mod:`acpwire.agent.chunks`."""
+        self.write_behind = write_behind
+        """Seconds recorded history may wait before it is committed (:mod:`acpwire.agent.history`)."""
+        self._history = HistoryWriter(self.store, window=write_behind)
         self.mcp_support = McpSupport(
             enabled=mcp,
             startup_timeout=mcp_startup_timeout,
@@ -181,6 +190,13 @@ class AgentApp:
         )
         self.hooks = AppHooks()
         """The handlers and hooks the decorators below registered."""
+
+    @property
+    def history(self) -> HistoryWriter:
+        """The writer every session of the app records its updates into (follows ``store``)."""
+        if self._history.store is not self.store:  # the store was replaced before serving
+            self._history = HistoryWriter(self.store, window=self.write_behind)
+        return self._history
 
     # -- decorators ----------------------------------------------------------
 
@@ -287,11 +303,14 @@ class AgentApp:
             await self.aclose()
 
     async def aclose(self) -> None:
-        """Stop every connected MCP server (all connections), then close the session store."""
+        """Stop every connected MCP server (all connections), commit pending history, close the store."""
         try:
             await self.mcp_support.aclose()
         finally:
-            await self.store.aclose()
+            try:
+                await self.history.aclose()
+            finally:
+                await self.store.aclose()
 
     def run(self, argv: Sequence[str] | None = None) -> None:
         """The body of an agent's ``main``: serve stdio (or run a terminal login, see :meth:`terminal_login`)."""

@@ -6,15 +6,16 @@ per chunk, a session of 2,000 one-word chunks replays as 2,000 notifications,
 and clients draw each one (Toad took about two minutes). So:
 
 * **In the history, merged on write.** :class:`ChunkRun` gathers a run of
-  chunks of one message in memory and the session writes it as one record
-  when the run ends: at the next update that does not belong to it, when the
-  turn ends (the session saves), and before the history is read. The store
-  then holds one record per message, which is fewer writes (one instead of one
-  per token) and the natural unit for a batching, write-behind store; what is
-  lost if the agent process is killed mid-message is that message's text.
-* **On replay, merged again on read** by :func:`coalesce`, for histories
-  written one chunk per record (older versions, other writers through
-  :meth:`~acpwire.agent.store.SessionStore.append`).
+  chunks of one message in memory, and the app's
+  :class:`~acpwire.agent.history.HistoryWriter` writes it as one record when
+  the run ends (at the next update that does not belong to it) or when a
+  write-behind batch is committed, whichever comes first; a message streamed
+  for longer than a batch window is then a few records with one ``messageId``.
+  The store holds a record per message (or per window), not one per token.
+* **On replay, merged again on read** by :func:`coalesce`, for messages
+  committed across several batches and histories written one chunk per
+  record (older versions, other writers through
+  :meth:`~acpwire.store.SessionStore.append`).
 * **Live, opt-in.** :class:`LiveChunks` holds a message's chunks for up to an
   interval and sends them as one update, for agents whose model streams tiny
   pieces (``AgentApp(chunk_interval=...)``). Any other update sends the held

@@ -39,11 +39,11 @@ from ..protocol.errors import (
 )
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
+from ..store import SessionRecord
 from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
 from .connection import Agent
 from .sessions import Session, new_record
-from .store import SessionRecord
 from .turn import StopReason, Turn, check_prompt, is_absolute
 
 if TYPE_CHECKING:
@@ -68,11 +68,17 @@ def _value(v: _T | UnsetType) -> _T | None:
 
 
 def _check_dirs(cwd: str, additional: Sequence[str]) -> None:
-    if not is_absolute(cwd):
+    if not is_absolute(cwd) or "\x00" in cwd:
         raise InvalidParams("cwd must be an absolute path", {"cwd": cwd})
     for d in additional:
-        if not is_absolute(d):
+        if not is_absolute(d) or "\x00" in d:
             raise InvalidParams("additionalDirectories entries must be absolute paths", {"path": d})
+
+
+def _title_from(text: str) -> str:
+    """The first line of a prompt as a title: 80 printable characters (stores refuse NUL)."""
+    line = text.strip().splitlines()[0]
+    return "".join(ch for ch in line if ch.isprintable())[:80]
 
 
 class AppAgent(Agent):
@@ -136,7 +142,7 @@ class AppAgent(Agent):
         session = Session(
             record,
             client=self.client,
-            store=self.app.store,
+            history=self.app.history,
             config=self.app.config,
             booleans=self._booleans,
             mcp_servers=mcp_servers,
@@ -296,14 +302,16 @@ class AppAgent(Agent):
     async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
         await self._require_auth()
         await self._end(params.session_id)
+        await self.app.history.flush()  # nothing of it may be written after the delete
         await self.app.store.delete(params.session_id)  # idempotent (DEL-004)
         return s.DeleteSessionResponse()
 
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         await self._require_auth()
         cwd, cursor = _value(params.cwd), _value(params.cursor)
+        await self.app.history.flush()  # recency includes what was just recorded
         try:
-            records, next_cursor = await self.app.store.list(
+            records, next_cursor = await self.app.store.list_sessions(
                 cwd=cwd, cursor=cursor, limit=self.app.page_size
             )
         except ValueError:
@@ -366,8 +374,7 @@ class AppAgent(Agent):
         if handler is None:
             raise MethodNotFound("this agent has no prompt handler (decorate one with @app.prompt)")
         if self.app.auto_title and session.title is None and turn.text.strip():
-            title = turn.text.strip().splitlines()[0][:80]
-            await session.set_title(title)
+            await session.set_title(_title_from(turn.text))
         task = turn.start_handler(handler)
         try:
             await asyncio.wait({task})

@@ -12,9 +12,13 @@ load/resume response carries the current values, commands are re-published
 after each load/resume, and replaying an old option list could show a client
 ``boolean`` options it never advertised (CFG-003).
 
-A run of text chunks of one message is recorded as one update, merged on
-write, and replay merges runs again on read (:mod:`acpwire.agent.chunks` says
-why): a session of 2,000 one-word chunks replays one update per message.
+Recording goes through the app's :class:`~acpwire.agent.history.HistoryWriter`,
+which merges a run of text chunks of one message into one record and commits
+the history behind the conversation in batches; replay merges runs again on
+read (:mod:`acpwire.agent.chunks` says why): a session of 2,000 one-word chunks
+replays one update per message. A session flushes the writer before it reads
+its history and when it saves (turn end, close), so what it reads and what a
+client was answered about is committed.
 
 On replay, ``terminal`` tool call content is replaced by the command's final
 output as text: the terminal ids belong to a client that has released them
@@ -33,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -42,12 +47,13 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError
 from ..schema import to_json
-from .chunks import ChunkRun, coalesce, run_key
+from ..store import SessionRecord, utc_now
+from .chunks import coalesce
 from .commands import Command
 from .connection import ClientPeer
+from .history import HistoryWriter
 from .mcp import McpServers
 from .options import MODE_OPTION_ID, ConfigSpec, ConfigValue
-from .store import SessionRecord, SessionStore, utc_now
 
 if TYPE_CHECKING:
     from .turn import Turn
@@ -106,7 +112,7 @@ class Session:
         record: SessionRecord,
         *,
         client: ClientPeer,
-        store: SessionStore,
+        history: HistoryWriter,
         config: ConfigSpec,
         booleans: bool,
         mcp_servers: Sequence[s.McpServer] = (),
@@ -114,7 +120,8 @@ class Session:
     ) -> None:
         self.record = record
         self.client = client
-        self.store = store
+        self.writer = history
+        self.store = history.store
         self.config_spec = config
         self.booleans = booleans
         self.mcp_servers = list(mcp_servers)
@@ -131,7 +138,8 @@ class Session:
         self.commands: list[Command] = []
         self.turn: Turn | None = None
         self.closed = False
-        self._run: ChunkRun | None = None  # chunks of one message not written yet
+        # What the store holds (up to empty defaults), to skip saves that change nothing.
+        self._saved = _signature(self._settle())
 
     # -- what handlers read ------------------------------------------------
 
@@ -191,37 +199,25 @@ class Session:
         await self.client.session_update(self.id, update)
         wire = to_json(update)
         if wire.get("sessionUpdate") not in NOT_RECORDED:
-            await self.record_update(wire)
+            await self.writer.record(self.id, wire)
 
     async def record_update(self, wire: dict[str, Any]) -> None:
         """Append one update (wire form) to the history without sending it.
 
-        A text chunk that continues the message being recorded is merged into it
-        and written with it later (:meth:`flush_history`).
+        It is committed with the next batch (:mod:`acpwire.agent.history`).
+        Raises ``TypeError`` at once if ``wire`` is not a JSON object.
         """
-        key = run_key(wire)
-        run = self._run
-        if run is not None and run.take(wire, key):
-            return
-        self._run = None if key is None else ChunkRun(wire, key)
-        records = [] if run is None else [run.merged()]
-        if key is None:
-            records.append(wire)
-        await self._write(records)
+        try:  # agent code may pass anything, whatever the annotation says
+            json.dumps(wire, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"session update is not JSON-serialisable: {exc}") from exc
+        if type(wire) is not dict:
+            raise TypeError(f"a session update must be a dict, got {type(wire).__name__}")
+        await self.writer.record(self.id, wire)
 
     async def flush_history(self) -> None:
-        """Write the message still being merged, if any (turn end, save, before reading)."""
-        run, self._run = self._run, None
-        if run is not None:
-            await self._write([run.merged()])
-
-    async def _write(self, records: list[dict[str, Any]]) -> None:
-        if not records:
-            return
-        try:
-            await self.store.extend(self.id, records)
-        except Exception:  # a full disk must not break the conversation
-            log.exception("could not record an update of session %s", self.id)
+        """Commit every update recorded so far (turn end, save, before reading)."""
+        await self.writer.flush()
 
     def remember_terminal(self, terminal_id: str, output: str) -> None:
         """Keep a released terminal's final output, shown in its place on replay."""
@@ -243,8 +239,20 @@ class Session:
         return True
 
     async def save(self) -> None:
-        """Persist the history still being merged, title, mode, option values and ``state``."""
+        """Commit the history, then persist title, mode, option values and ``state`` if changed.
+
+        An unchanged record is not written again (a turn's history already
+        bumped ``updated_at``): a ping prompt costs one transaction, not two.
+        """
         await self.flush_history()
+        rec = self._settle()
+        if _signature(rec) == self._saved:
+            return
+        self.record = await self.store.update(rec)
+        self._saved = _signature(self.record)
+
+    def _settle(self) -> SessionRecord:
+        """The record with the session's current values, as :meth:`save` stores it."""
         rec = self.record
         rec.config_values = dict(self.values)
         rec.mode_id = self.mode
@@ -254,7 +262,7 @@ class Session:
             "permissions": self._permission_memory,
             "terminals": self._terminal_outputs,
         }
-        self.record = await self.store.update(rec)
+        return rec
 
     async def save_quietly(self) -> None:
         try:
@@ -383,6 +391,13 @@ class Session:
     async def send_quietly(self, update: s.SessionUpdate) -> None:
         with contextlib.suppress(ConnectionClosedError, OSError):
             await self.send(update)
+
+
+def _signature(record: SessionRecord) -> str:
+    """The saved fields of a record as text, to tell whether saving would change anything."""
+    fields: list[object] = [record.cwd, record.additional_directories, record.title]
+    fields += [record.mode_id, record.config_values, record.meta, record.owner]
+    return json.dumps(fields, sort_keys=True, default=repr)
 
 
 def replayable(update: dict[str, Any], terminal_outputs: Mapping[str, str]) -> dict[str, Any]:

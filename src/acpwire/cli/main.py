@@ -2,7 +2,7 @@
 
 ``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
 talks to an agent (the built-in demo agent when no command is given): one turn with
-``--prompt``, else the interactive Textual app. ``acp demo-agent [--store PATH]`` runs
+``--prompt``, else the interactive Textual app. ``acp demo-agent [--store URL]`` runs
 the demo agent over stdio (its options are the demo's own). ``acp --version``.
 
 Rich and Textual (the ``cli`` extra) are imported only when a subcommand needs them,
@@ -70,10 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     # Listed for --help only: main() hands everything after `demo-agent` to the demo's
-    # own parser (argparse cannot pass `--store PATH` through a REMAINDER positional).
+    # own parser (argparse cannot pass `--store URL` through a REMAINDER positional).
     sub.add_parser(
         "demo-agent",
-        help="run the built-in demo agent on stdio ([--store PATH], see --help)",
+        help="run the built-in demo agent on stdio ([--store URL], see --help)",
         add_help=False,
     )
     serve = sub.add_parser(

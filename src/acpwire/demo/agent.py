@@ -40,8 +40,8 @@ from ..agent.app import (
     location,
     permission_option,
 )
-from ..agent.store import SessionStore, default_data_dir
 from ..protocol.errors import AcpError, InvalidParams, ResourceNotFound
+from ..store import STORE_ENV, SessionStore, default_data_dir, store_from_env
 
 __all__ = ["APP_NAME", "COMMANDS", "DemoCommand", "build_app", "default_store_path", "main"]
 
@@ -682,16 +682,18 @@ async def handle(turn: Turn) -> None:
 
 
 def default_store_path() -> Path:
-    """Where sessions are kept without ``--store``: ``<user data dir>/acpwire-demo.sqlite3``.
+    """Where sessions are kept without ``--store`` or ``$ACPWIRE_STORE``:
+    ``<user data dir>/acpwire-demo.sqlite3``.
 
     The user data dir honours ``$ACPWIRE_DATA_DIR`` (see
-    :func:`acpwire.agent.store.default_data_dir`).
+    :func:`acpwire.store.default_data_dir`).
     """
     return default_data_dir() / f"{APP_NAME}.sqlite3"
 
 
 def build_app(store: SessionStore | str | os.PathLike[str] | bool | None = True) -> AgentApp:
-    """A fresh demo agent app; ``store`` as for :class:`AgentApp` (default: the user data file)."""
+    """A fresh demo agent app; ``store`` as for :class:`AgentApp` (a store URL or path, or
+    True: ``$ACPWIRE_STORE``, else :func:`default_store_path`)."""
     from importlib import metadata
 
     try:
@@ -699,7 +701,7 @@ def build_app(store: SessionStore | str | os.PathLike[str] | bool | None = True)
     except metadata.PackageNotFoundError:  # pragma: no cover - bare checkout
         version = "0"
     if store is True:
-        store = default_store_path()
+        store = store_from_env(default_store_path())
     app = AgentApp(
         APP_NAME,
         title="acpwire demo agent",
@@ -733,15 +735,16 @@ def build_app(store: SessionStore | str | os.PathLike[str] | bool | None = True)
 
 
 USAGE = f"""\
-usage: python -m acpwire.demo [--store PATH]
-       acp demo-agent [--store PATH]
+usage: python -m acpwire.demo [--store URL]
+       acp demo-agent [--store URL]
 
 The acpwire demo agent: an ACP agent on stdin/stdout that shows every protocol
 feature without a model. Type `help` to it for its commands (docs/demo.md).
 
 options:
-  --store PATH  SQLite file for sessions (default: $ACPWIRE_DATA_DIR or the user
-                data folder, {APP_NAME}.sqlite3 inside it)
+  --store URL   where sessions are kept: a SQLite file path, sqlite:///path,
+                postgresql://user@host/db or memory: (default: ${STORE_ENV}, else
+                {APP_NAME}.sqlite3 in $ACPWIRE_DATA_DIR or the user data folder)
   -h, --help    show this help (on stderr: stdout is the protocol channel)
 """
 
@@ -751,7 +754,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     synopsis = USAGE.split("\n\n", 1)[0].removeprefix("usage: ")
     parser = argparse.ArgumentParser(prog="acpwire.demo", add_help=False, usage=synopsis)
     parser.add_argument("-h", "--help", action="store_true")
-    parser.add_argument("--store", metavar="PATH")
+    parser.add_argument("--store", metavar="URL")
     args = list(argv)
     if args[:1] == ["demo-agent"]:  # launched as `acp demo-agent` through runpy
         args = args[1:]
@@ -776,5 +779,10 @@ def _default_store_announced() -> Path:
 def main(argv: list[str] | None = None) -> None:
     """Serve the demo agent on stdio (``python -m acpwire.demo``, ``acp demo-agent``)."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    app = build_app(args.store if args.store else _default_store_announced())
+    named = args.store or os.environ.get(STORE_ENV, "").strip()
+    try:
+        app = build_app(named or _default_store_announced())
+    except (ValueError, ImportError) as exc:  # a store URL that names nothing usable
+        sys.stderr.write(f"acpwire demo agent: {exc}\n")
+        raise SystemExit(2) from None
     app.run([])

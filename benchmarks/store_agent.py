@@ -1,0 +1,50 @@
+"""The AgentApp that ``bench_store.py`` drives: ``python store_agent.py STORE_URL``.
+
+Prompts:
+
+* ``stream N``: N ``turn.say`` chunks of 64 bytes (one message);
+* ``messages N``: N separate one-chunk messages (each its own ``messageId``);
+* ``legacy N``: writes N one-chunk records of one message straight into the
+  store, as older versions recorded every chunk (nothing is sent);
+* anything else: ``end_turn`` at once.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+
+from _scenario import TEXT64
+
+from acpwire import schema as s
+from acpwire.agent import AgentApp, Turn
+
+app = AgentApp("store-bench", store=sys.argv[1], auto_title=False)
+
+
+@app.prompt
+async def handle(turn: Turn) -> None:
+    verb, _, count = turn.text.partition(" ")
+    n = int(count) if count.isdigit() else 0
+    if verb == "stream":
+        for _ in range(n):
+            await turn.say(TEXT64)
+    elif verb == "messages":
+        for _ in range(n):
+            await turn.send(
+                s.AgentMessageChunk(
+                    content=s.TextContent(text=TEXT64), message_id=str(uuid.uuid4())
+                )
+            )
+    elif verb == "legacy":
+        chunk = {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": TEXT64},
+            "messageId": str(uuid.uuid4()),
+        }
+        for start in range(0, n, 10_000):
+            await turn.session.store.extend(turn.session_id, [chunk] * min(10_000, n - start))
+
+
+if __name__ == "__main__":
+    app.run(argv=[])

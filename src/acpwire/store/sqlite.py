@@ -1,0 +1,330 @@
+"""A session store in one SQLite file.
+
+Durability: the file uses WAL journaling with ``synchronous=NORMAL``. A
+committed write survives a crash of the process (SIGKILL included); the last
+commits may be lost on power failure or an OS crash, never the file's
+consistency. Every write is one transaction (``BEGIN IMMEDIATE``, so a busy
+file is waited for rather than failing halfway).
+
+Concurrency: all SQLite work of one store runs on one worker thread that owns
+the connection, so the event loop never blocks and the store's calls are
+serialised. Several processes (or stores) may use the same file at once:
+SQLite lets one writer in at a time, and they wait up to ``timeout`` seconds
+for each other. History rows get increasing ids in commit order, so each
+session's history reads back in the order it was appended.
+
+Schema: versioned in a ``schema_version`` table and migrated forward on first
+use; a file written by a newer version is refused with ``RuntimeError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import Callable, Generator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from ._clock import Clock
+from ._codec import (
+    COLUMNS,
+    Row,
+    decode,
+    dumps_updates,
+    encode,
+    list_query,
+    loads_updates,
+    page,
+    touched,
+)
+from .base import SessionExistsError, SessionRecord, SessionStore, StoreClosedError
+from .paths import default_store_path
+
+__all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
+
+_T = TypeVar("_T")
+
+SCHEMA_VERSION: Final = 2
+"""Version of the SQLite schema this module writes."""
+
+_COLUMN_LIST: Final = ", ".join(COLUMNS)
+_PLACEHOLDERS: Final = ", ".join("?" * len(COLUMNS))
+
+# Migrations from version N-1 to N; each is a list of single statements (no
+# executescript, which would commit the surrounding transaction).
+_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
+    1: (
+        """
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY NOT NULL,
+            cwd TEXT NOT NULL,
+            additional_directories TEXT NOT NULL DEFAULT '[]',  -- JSON array
+            title TEXT,
+            created_at TEXT NOT NULL,                            -- ISO 8601
+            updated_at TEXT NOT NULL,                            -- ISO 8601
+            updated_key INTEGER NOT NULL,                        -- updated_at in microseconds since epoch
+            mode_id TEXT,
+            config_values TEXT NOT NULL DEFAULT '{}',            -- JSON object
+            meta TEXT NOT NULL DEFAULT '{}'                      -- JSON object
+        )
+        """,
+        "CREATE INDEX sessions_by_recency ON sessions (updated_key DESC, session_id DESC)",
+        # Not (cwd, updated_key): every append bumps updated_key, and each index that
+        # contains it costs another page write per commit (about +50% per append).
+        "CREATE INDEX sessions_by_cwd ON sessions (cwd)",
+        """
+        CREATE TABLE updates (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (session_id) ON DELETE CASCADE,
+            payload TEXT NOT NULL                                -- compact JSON object
+        )
+        """,
+        "CREATE INDEX updates_by_session ON updates (session_id, id)",
+    ),
+    2: (
+        "ALTER TABLE sessions ADD COLUMN owner TEXT",  # the principal, for remote servers
+        "CREATE INDEX sessions_by_owner ON sessions (owner)",
+    ),
+}
+assert max(_MIGRATIONS) == SCHEMA_VERSION
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Generator[None, None, None]:
+    """A write transaction. IMMEDIATE takes the write lock up front, so a busy
+    database is waited for (busy_timeout) instead of failing mid-transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> None:
+    """Bring the schema of ``conn``'s database to version ``target`` (tests make old files)."""
+    with _transaction(conn):
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        found = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+        if found > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"session database schema version {found} is newer than this acpwire "
+                f"supports ({SCHEMA_VERSION}); upgrade acpwire or use another file"
+            )
+        if found >= target:
+            return
+        for version in range(found + 1, target + 1):
+            for statement in _MIGRATIONS[version]:
+                conn.execute(statement)
+        conn.execute("DELETE FROM schema_version")
+        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (target,))
+
+
+class SqliteSessionStore(SessionStore):
+    """A :class:`~acpwire.store.SessionStore` in one SQLite file (see the module docstring).
+
+    ``path`` None means :func:`~acpwire.store.default_store_path` (its folder
+    is created); ``":memory:"`` gives a private in-memory database. The
+    connection is opened, and the schema created or migrated, on first use.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, timeout: float = 30.0
+    ) -> None:
+        self._path: str | Path
+        if path is None:
+            self._path = default_store_path()
+        elif isinstance(path, str) and path == ":memory:":
+            self._path = path
+        else:
+            self._path = Path(path)
+        self._timeout = timeout
+        self._clock = Clock()
+        self._executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="acpwire-session-store"
+        )
+        self._conn: sqlite3.Connection | None = None  # used on the worker thread only
+        self._closed = False
+
+    @property
+    def path(self) -> str | Path:
+        """The database file (or ``":memory:"``)."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"SqliteSessionStore({str(self._path)!r})"
+
+    # -- plumbing ------------------------------------------------------------
+
+    async def _run(self, fn: Callable[[], _T]) -> _T:
+        if self._closed:
+            raise StoreClosedError
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def _connect(self) -> sqlite3.Connection:
+        if isinstance(self._path, Path):
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _select(self, session_id: str) -> Row | None:
+        found = (
+            self._db()
+            .execute(f"SELECT {_COLUMN_LIST} FROM sessions WHERE session_id = ?", (session_id,))
+            .fetchone()
+        )
+        return None if found is None else Row(*found)
+
+    # -- SessionStore ----------------------------------------------------------
+
+    async def create(self, record: SessionRecord) -> SessionRecord:
+        row = encode(record)
+
+        def work() -> SessionRecord:
+            # One statement, so one implicit transaction; foreign keys keep no history
+            # without its session, so a new id never finds an old history.
+            inserted = self._db().execute(
+                f"INSERT INTO sessions ({_COLUMN_LIST}) VALUES ({_PLACEHOLDERS}) "
+                "ON CONFLICT (session_id) DO NOTHING",
+                row.values(),
+            )
+            if inserted.rowcount == 0:
+                raise SessionExistsError(row.session_id)
+            return decode(row)
+
+        return await self._run(work)
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        def work() -> SessionRecord | None:
+            row = self._select(session_id)
+            return None if row is None else decode(row)
+
+        return await self._run(work)
+
+    async def update(self, record: SessionRecord, *, touch: bool = True) -> SessionRecord:
+        row = encode(record)
+
+        def work() -> SessionRecord:
+            conn = self._db()
+            stored = touched(row, self._clock) if touch else row
+            with _transaction(conn):
+                conn.execute(
+                    f"""
+                    INSERT INTO sessions ({_COLUMN_LIST}) VALUES ({_PLACEHOLDERS})
+                    ON CONFLICT (session_id) DO UPDATE SET
+                        cwd = excluded.cwd,
+                        additional_directories = excluded.additional_directories,
+                        title = excluded.title,
+                        updated_at = excluded.updated_at,
+                        updated_key = excluded.updated_key,
+                        mode_id = excluded.mode_id,
+                        config_values = excluded.config_values,
+                        meta = excluded.meta,
+                        owner = COALESCE(sessions.owner, excluded.owner)
+                    """,
+                    stored.values(),
+                )
+                result = self._select(row.session_id)
+            assert result is not None
+            return decode(result)
+
+        return await self._run(work)
+
+    async def extend_many(self, batch: Mapping[str, Sequence[dict[str, Any]]]) -> set[str]:
+        encoded = {sid: dumps_updates(updates) for sid, updates in batch.items()}
+        if not encoded:
+            return set()
+
+        def work() -> set[str]:
+            conn = self._db()
+            missing: set[str] = set()
+            with _transaction(conn):
+                for session_id, payloads in encoded.items():
+                    if not payloads:
+                        if self._select(session_id) is None:
+                            missing.add(session_id)
+                        continue
+                    key, stamp = self._clock.now()
+                    bumped = conn.execute(
+                        "UPDATE sessions SET updated_at = ?, updated_key = ? WHERE session_id = ?",
+                        (stamp, key, session_id),
+                    )
+                    if bumped.rowcount == 0:
+                        missing.add(session_id)
+                        continue
+                    conn.executemany(
+                        "INSERT INTO updates (session_id, payload) VALUES (?, ?)",
+                        [(session_id, payload) for payload in payloads],
+                    )
+            return missing
+
+        return await self._run(work)
+
+    async def history(self, session_id: str) -> list[dict[str, Any]]:
+        def work() -> list[dict[str, Any]]:
+            cursor = self._db().execute(
+                "SELECT payload FROM updates WHERE session_id = ? ORDER BY id", (session_id,)
+            )
+            return loads_updates([payload for (payload,) in cursor])
+
+        return await self._run(work)
+
+    async def list_sessions(
+        self,
+        *,
+        cwd: str | None = None,
+        owner: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> tuple[list[SessionRecord], str | None]:
+        sql, params, limit = list_query(
+            "sessions", cwd=cwd, owner=owner, cursor=cursor, limit=limit, placeholder=lambda n: "?"
+        )
+
+        def work() -> tuple[list[SessionRecord], str | None]:
+            return page([Row(*values) for values in self._db().execute(sql, params)], limit)
+
+        return await self._run(work)
+
+    async def delete(self, session_id: str) -> None:
+        def work() -> None:
+            conn = self._db()
+            with _transaction(conn):
+                conn.execute("DELETE FROM updates WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+
+        await self._run(work)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        def work() -> None:
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                conn.close()
+
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._executor, work)
+        finally:
+            self._executor.shutdown(wait=False)
