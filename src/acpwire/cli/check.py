@@ -163,13 +163,25 @@ def run_check(args: argparse.Namespace) -> int:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        try:
-            from rich.console import Console
-        except ImportError:
-            _render_plain(report, sys.stdout)
-        else:
-            Console().print(render_report(report))
+        _print_report(report, sys.stdout)
     return report.exit_code
+
+
+def _print_report(report: Any, out: TextIO) -> None:
+    """A Rich table on a terminal; plain lines otherwise (a pipe, a file, a CI log).
+
+    Off a terminal Rich would lay the table out for 80 columns: padded rows and long
+    details folded mid-word, which breaks ``grep`` and reads badly in logs.
+    """
+    try:
+        from rich.console import Console
+    except ImportError:
+        _render_plain(report, out)
+        return
+    if not out.isatty():
+        _render_plain(report, out)
+        return
+    Console(file=out).print(render_report(report))
 
 
 def render_report(report: Any) -> Any:
@@ -178,10 +190,7 @@ def render_report(report: Any) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    info: dict[str, Any] = report.agent_info or {}
-    name = " ".join(str(info.get(k)) for k in ("name", "version") if info.get(k)) or "unknown"
-    title = f"acp check: {name} (protocol {report.protocol_version})"
-    table = Table(title=title, title_justify="left", expand=False, show_lines=False)
+    table = Table(title=_title(report), title_justify="left", expand=False, show_lines=False)
     table.add_column("result", no_wrap=True)
     table.add_column("level", no_wrap=True)
     table.add_column("check", no_wrap=True)
@@ -195,13 +204,7 @@ def render_report(report: Any) -> Any:
             ", ".join(r.broken or r.check.ids),
             Text(r.detail),  # plain text: details quote agent output, never markup
         )
-    counts = report.counts()
-    summary = Text(
-        f"{counts['pass']} passed, {counts['fail']} failed "
-        f"({len(report.failed_must)} MUST), {counts['skip']} skipped, "
-        f"{counts['n/a']} not applicable in {report.duration:.1f} s",
-        style="red" if report.failed_must else "green",
-    )
+    summary = Text(_summary(report), style="red" if report.failed_must else "green")
     parts: list[Any] = [table, summary]
     if report.blocked:
         parts.append(Text(report.blocked, style="yellow"))
@@ -209,13 +212,36 @@ def render_report(report: Any) -> Any:
     return Group(*parts)
 
 
-def _render_plain(report: Any, out: TextIO) -> None:
-    for r in report.results:
-        out.write(
-            f"{r.status:<5} {r.level:<6} {r.check.key:<24} {','.join(r.broken or r.check.ids)}"
-        )
-        out.write(f"  {r.detail}\n" if r.detail else "\n")
+def _title(report: Any) -> str:
+    info: dict[str, Any] = report.agent_info or {}
+    name = " ".join(str(info.get(k)) for k in ("name", "version") if info.get(k)) or "unknown"
+    return f"acp check: {name} (protocol {report.protocol_version})"
+
+
+def _summary(report: Any) -> str:
     counts = report.counts()
-    out.write(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped\n")
+    return (
+        f"{counts['pass']} passed, {counts['fail']} failed "
+        f"({len(report.failed_must)} MUST), {counts['skip']} skipped, "
+        f"{counts['n/a']} not applicable in {report.duration:.1f} s"
+    )
+
+
+def _render_plain(report: Any, out: TextIO) -> None:
+    """One line per check, each field whole: no padding to a width, no line breaks added."""
+    out.write(_title(report) + "\n")
+    for r in report.results:
+        fields = [
+            f"{r.status:<4}",
+            f"{r.level:<6}",
+            r.check.key,
+            ", ".join(r.broken or r.check.ids),
+        ]
+        if r.detail:
+            fields.append(" ".join(r.detail.split()))  # one line, whatever the agent sent
+        out.write("  ".join(fields) + "\n")
+    out.write(_summary(report) + "\n")
     if report.blocked:
         out.write(report.blocked + "\n")
+    for note in report.notes:
+        out.write(f"note: {note}\n")
