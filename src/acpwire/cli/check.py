@@ -1,12 +1,14 @@
-"""``acp check``: run the black-box conformance checks against a stdio agent.
+"""``acp check``: run the black-box conformance checks against a stdio agent or a client.
 
 ``acp check [--json] [--junit FILE] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT]
-[--tool-prompt TEXT]... -- AGENT ARGS...`` prints a table (or, with ``--json``, one JSON
-document) of check results, each citing requirement ids of
-:mod:`acpwire.testing.requirements`; ``--junit FILE`` also writes JUnit XML for CI.
-Exit status: 0 when no check failed at MUST level, 1 when one did, 3 when the agent
-could not be checked past authentication, 2 for usage errors. The checks themselves live
-in :mod:`acpwire.testing.conformance`; this module only parses options and renders.
+[--tool-prompt TEXT]... -- AGENT ARGS...`` checks an agent; ``acp check --client
+'COMMAND {agent}' [--client-prompt TEXT]`` checks a client, playing a scripted agent in
+its place. Both print a table (or, with ``--json``, one JSON document) of check results,
+each citing requirement ids of :mod:`acpwire.testing.requirements`; ``--junit FILE``
+also writes JUnit XML for CI. Exit status: 0 when no check failed at MUST level, 1 when
+one did, 3 when the target could not be checked past authentication (a client: past its
+start or its prompt), 2 for usage errors. The checks themselves live in
+:mod:`acpwire.testing.conformance`; this module only parses options and renders.
 """
 
 from __future__ import annotations
@@ -91,6 +93,22 @@ def add_check_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="ID",
         help="authenticate with this method when session/new needs authentication",
     )
+    clients = parser.add_argument_group("clients (--client)")
+    clients.add_argument(
+        "--client",
+        default=None,
+        metavar="COMMAND",
+        help="check this client command instead of an agent: the checker plays a scripted, "
+        "hostile agent; {agent} in COMMAND becomes that agent's command (words), "
+        "{agent_line} the same as one word, {prompt} the --client-prompt, {cwd} the "
+        "session folder; the client must send one prompt by itself",
+    )
+    clients.add_argument(
+        "--client-prompt",
+        default="Hello from acp check",
+        metavar="TEXT",
+        help="what {prompt} becomes (default: Hello from acp check)",
+    )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     parser.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     parser.set_defaults(handler=run_check)
@@ -102,7 +120,7 @@ def _list_checks(out: TextIO) -> int:
     from acpwire.testing.requirements import BY_ID
 
     for check in CHECKS:
-        out.write(f"{check.key:<24} {check.level:<6} {', '.join(check.ids)}\n")
+        out.write(f"{check.key:<24} {check.target:<9} {check.level:<6} {', '.join(check.ids)}\n")
         for rid in check.ids:
             out.write(f"    {rid}: {BY_ID[rid].text}\n")
         if check.needs:
@@ -119,6 +137,11 @@ def run_check(args: argparse.Namespace) -> int:
     agent = list(args.agent)
     if agent and agent[0] == "--":
         agent = agent[1:]
+    if args.client is not None:
+        if agent:
+            print("acp check: give either --client or an agent command, not both", file=sys.stderr)
+            return 2
+        return _run_client_check(args)
     if not agent:
         print("acp check: give the agent command after --", file=sys.stderr)
         return 2
@@ -151,7 +174,11 @@ def run_check(args: argparse.Namespace) -> int:
     # The engine logs what it drops (answers to the checker's junk line, say); the report
     # already says what matters, so keep the terminal clean.
     logging.getLogger("acpwire").addHandler(logging.NullHandler())
-    report = asyncio.run(run_checks(options))
+    return _emit(asyncio.run(run_checks(options)), args)
+
+
+def _emit(report: Any, args: argparse.Namespace) -> int:
+    """Write the report as asked (JUnit file, JSON or table); the exit status."""
     if args.junit:
         try:
             with open(args.junit, "w", encoding="utf-8") as handle:
@@ -182,6 +209,35 @@ def _print_report(report: Any, out: TextIO) -> None:
         _render_plain(report, out)
         return
     Console(file=out).print(render_report(report))
+
+
+def _run_client_check(args: argparse.Namespace) -> int:
+    """``acp check --client COMMAND``: the client checks of docs/check.md."""
+    from acpwire.testing.conformance import ClientCheckOptions, run_client_checks, select_checks
+    from acpwire.testing.conformance.client_driver import client_argv
+
+    try:
+        only = select_checks(args.only.split(",")) if args.only else None
+        client_argv(args.client, ["agent"], args.client_prompt, "/")
+    except ValueError as exc:
+        print(f"acp check: {exc} (see acp check --help)", file=sys.stderr)
+        return 2
+    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
+        print(f"acp check: cannot write {args.junit}: no such folder", file=sys.stderr)
+        return 2
+    if min(args.timeout, args.quick_timeout, args.grace) <= 0:
+        print("acp check: --timeout, --quick-timeout and --grace must be positive", file=sys.stderr)
+        return 2
+    options = ClientCheckOptions(
+        command=args.client,
+        prompt=args.client_prompt,
+        only=only,
+        timeout=args.timeout,
+        quick_timeout=args.quick_timeout,
+        grace=args.grace,
+    )
+    logging.getLogger("acpwire").addHandler(logging.NullHandler())
+    return _emit(asyncio.run(run_client_checks(options)), args)
 
 
 def render_report(report: Any) -> Any:
@@ -215,7 +271,8 @@ def render_report(report: Any) -> Any:
 def _title(report: Any) -> str:
     info: dict[str, Any] = report.agent_info or {}
     name = " ".join(str(info.get(k)) for k in ("name", "version") if info.get(k)) or "unknown"
-    return f"acp check: {name} (protocol {report.protocol_version})"
+    kind = "client " if report.target == "client" else ""
+    return f"acp check: {kind}{name} (protocol {report.protocol_version})"
 
 
 def _summary(report: Any) -> str:

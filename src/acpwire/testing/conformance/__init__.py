@@ -21,6 +21,7 @@ agent could not be checked past authentication. Checks that cannot run say why
 (``skip``); checks of features the agent does not offer are ``n/a``.
 """
 
+from .client_runner import ClientCheckOptions, run_client_checks
 from .registry import CHECKS, NEEDS, CheckSpec, Status, select_checks
 from .report import CheckResult, Report
 from .runner import CheckOptions, run_checks
@@ -33,11 +34,13 @@ __all__ = [
     "CheckOptions",
     "CheckResult",
     "CheckSpec",
+    "ClientCheckOptions",
     "Report",
     "Status",
     "Wire",
     "judge_wire",
     "load_capture",
     "run_checks",
+    "run_client_checks",
     "select_checks",
 ]
