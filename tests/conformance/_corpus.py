@@ -16,6 +16,7 @@ import asyncio
 import logging
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -71,11 +72,19 @@ def options_for(path: Path) -> CheckOptions:
 class Corpus:
     """Checks many agents in a background event loop, a few at a time; reports on demand.
 
-    ``jobs`` maps a key to the options of its run (for a corpus file: :func:`options_for`).
+    ``jobs`` maps a key to the options of its run (for a corpus file: :func:`options_for`),
+    ``run`` is what checks one (:func:`run_checks`, or ``run_client_checks`` for clients).
     """
 
-    def __init__(self, jobs: dict[Any, CheckOptions]) -> None:
+    def __init__(
+        self,
+        jobs: dict[Any, Any],
+        run: Callable[[Any], Awaitable[Report]] = run_checks,
+        concurrency: int = CONCURRENCY,
+    ) -> None:
         self.jobs = jobs
+        self.run = run
+        self.concurrency = concurrency
         self.futures: dict[Any, Future[Report]] = {key: Future() for key in jobs}
         self.thread = threading.Thread(target=self._main, name="acp-check-corpus", daemon=True)
 
@@ -91,12 +100,12 @@ class Corpus:
         asyncio.run(self._all())
 
     async def _all(self) -> None:
-        gate = asyncio.Semaphore(CONCURRENCY)
+        gate = asyncio.Semaphore(self.concurrency)
 
         async def one(key: Any, future: Future[Report]) -> None:
             async with gate:
                 try:
-                    future.set_result(await run_checks(self.jobs[key]))
+                    future.set_result(await self.run(self.jobs[key]))
                 except BaseException as exc:  # handed to the test that waits for it
                     future.set_exception(exc)
 

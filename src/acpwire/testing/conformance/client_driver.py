@@ -361,17 +361,22 @@ class ScriptedAgent:
         except asyncio.TimeoutError:
             return False
 
-    async def send_raw(self, data: bytes, *, owner: str | None = None) -> None:
+    async def send_raw(self, data: bytes, *, owner: str | None = None) -> _Output:
         """One line (``data`` plus a newline) on the agent's stdout, recorded as sent."""
         self._record("from_agent", data, owner)
-        await self.write([{"b64": base64.b64encode(data + b"\n").decode()}], size=len(data) + 1)
+        return await self.write(
+            [{"b64": base64.b64encode(data + b"\n").decode()}], size=len(data) + 1
+        )
 
     async def send_big_line(
-        self, prefix: bytes, filler: bytes, count: int, suffix: bytes
+        self, prefix: bytes, filler: bytes, count: int, suffix: bytes, *, record: bytes
     ) -> _Output:
-        """A line of ``prefix``, ``filler`` times ``count``, ``suffix`` (made by the agent)."""
+        """A line of ``prefix``, ``filler`` times ``count``, ``suffix``, made by the agent.
+
+        ``record`` stands for it on the wire: the same message with the filler left out.
+        """
         size = len(prefix) + len(filler) * count + len(suffix) + 1
-        self._record("from_agent", prefix + b"..." + suffix, "big-line")
+        self._record("from_agent", record)
         return await self.write(
             [
                 {"b64": base64.b64encode(prefix).decode()},
@@ -389,10 +394,10 @@ class ScriptedAgent:
             size=size,
         )
 
-    async def send(self, message: dict[str, Any], *, owner: str | None = None) -> None:
+    async def send(self, message: dict[str, Any], *, owner: str | None = None) -> _Output:
         """A JSON-RPC message on the agent's stdout (``jsonrpc`` added)."""
         body = {"jsonrpc": "2.0", **message}
-        await self.send_raw(json.dumps(body, separators=(",", ":")).encode(), owner=owner)
+        return await self.send_raw(json.dumps(body, separators=(",", ":")).encode(), owner=owner)
 
     async def notify(self, method: str, params: Any, *, owner: str | None = None) -> None:
         await self.send({"method": method, "params": params}, owner=owner)

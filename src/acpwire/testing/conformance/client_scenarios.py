@@ -321,19 +321,30 @@ class Scene:
             ],
         }
 
-    async def probe(self) -> str | None:
-        """None when the client still answers a permission request, else what happened."""
+    async def probe(self, key: str, *, announce: bool = True) -> str | None:
+        """None when the client still answers a permission request, else what happened.
+
+        The request belongs to ``key``: its fate is that check's to report. Without
+        ``announce`` no ``tool_call`` update goes first (the request announces its tool
+        call itself), so the probe sends no notification.
+        """
         if self.gone():
             return await self.describe_gone()
-        tool = await self.tool_call("acp check: are you still there?")
+        tool = (
+            await self.tool_call("acp check: are you still there?") if announce else self.tool_id()
+        )
         answer = await self.agent.request(
-            "session/request_permission", self.permission_params(tool), self.options.quick_timeout
+            "session/request_permission",
+            self.permission_params(tool),
+            self.options.quick_timeout,
+            owner=key,
         )
         if answer is None:
             if self.gone():
                 return await self.describe_gone()
             return f"a permission request got no answer within {self.options.quick_timeout:g} s"
-        await self.end_tool(tool)
+        if announce:
+            await self.end_tool(tool)
         return None
 
     async def end_turn(self, prompt: WireEntry, stop: str = "end_turn") -> None:
@@ -359,7 +370,7 @@ class Scene:
 
     async def survive(self, key: str, what: str, prompt: WireEntry) -> None:
         """The survival rule (see the module docstring) after ``what`` happened."""
-        problem = await self.probe()
+        problem = await self.probe(key)
         if problem is not None:
             self.fail(key, f"after {what}: {problem}")
             return
@@ -455,7 +466,7 @@ async def _extensions(scene: Scene) -> None:
     ):
         since = len(agent.wire.entries)
         await agent.notify(method, {"note": "ignore me"})
-        problem = await scene.probe()
+        problem = await scene.probe(key, announce=False)
         answered = [
             e
             for e in agent.wire.of(scene.scenario.name, since)
@@ -614,48 +625,68 @@ async def _garbage(scene: Scene) -> None:
     await scene.survive("garbage-lines", "12 lines that are not JSON-RPC messages", prompt)
 
 
-def _chunk_prefix(scene: Scene) -> bytes:
-    head = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {
-                "sessionId": scene.session_id,
-                "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text"}},
-            },
-        },
-        separators=(",", ":"),
-    )
-    return head[: -len("}}}}")].encode() + b',"text":"'
+_FILL = "<filler>"
 
 
-async def _big_line(scene: Scene, key: str, size: int) -> None:
-    prompt = await scene.handshake()
-    if prompt is None:
-        return
-    prefix = _chunk_prefix(scene)
-    suffix = b'"}}}}'
-    output = await scene.agent.send_big_line(prefix, b"x", size - len(prefix) - len(suffix), suffix)
-    what = f"a {size / 1e6:g} MB line"
-    if not await scene.agent.written(output, scene.options.timeout):
-        if scene.gone():
-            scene.fail(key, f"during {what}: {await scene.describe_gone()}")
-        else:
-            scene.fail(
-                key,
-                f"the client stopped reading the agent's output during {what} "
-                f"({scene.options.timeout:g} s)",
-            )
-        return
-    await scene.survive(key, what, prompt)
+def _split(message: dict[str, Any]) -> tuple[bytes, bytes, bytes]:
+    """``message`` as JSON cut where its :data:`_FILL` string goes, and whole as recorded."""
+    text = json.dumps({"jsonrpc": "2.0", **message}, separators=(",", ":"))
+    prefix, suffix = text.split(_FILL)
+    return prefix.encode(), suffix.encode(), text.encode()
 
 
 async def _oversize(scene: Scene) -> None:
-    await _big_line(scene, "oversize-line", scene.options.oversize_bytes)
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    size = scene.options.oversize_bytes
+    what = f"a {size / 1e6:g} MB line"
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": _FILL}}
+    prefix, suffix, record = _split(
+        {"method": "session/update", "params": {"sessionId": scene.session_id, "update": chunk}}
+    )
+    count = max(1, size - len(prefix) - len(suffix))
+    output = await scene.agent.send_big_line(prefix, b"x", count, suffix, record=record)
+    if await scene.agent.written(output, scene.options.timeout):
+        await scene.survive("oversize-line", what, prompt)
+    elif scene.gone():
+        scene.fail("oversize-line", f"during {what}: {await scene.describe_gone()}")
+    else:
+        scene.fail(
+            "oversize-line",
+            f"the client stopped reading the agent's output during {what} "
+            f"({scene.options.timeout:g} s)",
+        )
 
 
 async def _huge(scene: Scene) -> None:
-    await _big_line(scene, "huge-message", scene.options.huge_bytes)
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    size = scene.options.huge_bytes
+    what = f"a {size / 1e6:g} MB permission request"
+    tool = await scene.tool_call("acp check: a tool call with a huge input", "edit")
+    rid = scene.agent.new_id()
+    scene.agent.wire.claim(scene.scenario.name, rid, "huge-message")
+    params = scene.permission_params(tool)
+    params["toolCall"]["rawInput"] = {"content": _FILL}
+    prefix, suffix, record = _split(
+        {"id": rid, "method": "session/request_permission", "params": params}
+    )
+    since = len(scene.agent.wire.entries)
+    count = max(1, size - len(prefix) - len(suffix))
+    await scene.agent.send_big_line(prefix, b"x", count, suffix, record=record)
+    answer = await scene.agent.wait_for(lambda e: _is_answer(e, rid), scene.options.timeout, since)
+    if answer is None:
+        problem = (
+            await scene.describe_gone()
+            if scene.gone()
+            else f"no answer within {scene.options.timeout:g} s"
+        )
+        scene.fail("huge-message", f"{what}: {problem}")
+        return
+    await scene.end_tool(tool)
+    await scene.survive("huge-message", f"{what} (answered)", prompt)
 
 
 async def _unknown_updates(scene: Scene) -> None:
@@ -715,8 +746,15 @@ async def _odd_order(scene: Scene) -> None:
             }
         )
 
-    prompt = await scene.handshake(early=early)
+    if await scene.open_session(early=early) is None:
+        return
+    prompt = await scene.agent.wait_request("session/prompt", scene.options.timeout)
     if prompt is None:
+        what = "updates before session/new's answer"
+        if scene.gone():
+            scene.fail("odd-order", f"after {what}: {await scene.describe_gone()}")
+        else:
+            scene.skip("odd-order", "the client sent no session/prompt")
         return
     tool = scene.tool_id()
     await scene.update(
@@ -750,7 +788,7 @@ async def _late_updates(scene: Scene) -> None:
     if scene.baseline.exit_status is not None:
         problem = await scene.ends_like_baseline()
     else:
-        problem = await scene.probe()
+        problem = await scene.probe("late-updates")
     if problem is not None:
         scene.fail("late-updates", f"after {what}: {problem}")
     else:
@@ -803,11 +841,21 @@ async def _unsupported_version(scene: Scene) -> None:
     init = await scene.wait_initialize()
     if init is None:
         return
+
+    def session_call(e: WireEntry) -> bool:
+        return e.direction == "to_agent" and (e.method or "").startswith("session/")
+
+    early = next((e for e in scene.agent.wire.of(scene.scenario.name) if session_call(e)), None)
+    if early is not None:
+        scene.skip(
+            "unsupported-version",
+            f"the client sent {early.method} before initialize was answered (see client-order)",
+        )
+        return
+    since = len(scene.agent.wire.entries)
     await scene.agent.answer(init, scene.init_result(protocolVersion=UNSUPPORTED_VERSION))
     grace = scene.options.grace
-    asked = await scene.agent.wait_for(
-        lambda e: e.direction == "to_agent" and (e.method or "").startswith("session/"), grace
-    )
+    asked = await scene.agent.wait_for(session_call, grace, since)
     if asked is not None:
         scene.fail(
             "unsupported-version",
@@ -1122,7 +1170,7 @@ async def _terminal_limit(scene: Scene) -> None:
         await scene.end_turn(prompt)
         return
     steps = _Steps(scene)
-    code = f"import sys; sys.stdout.write('\u00e9\u20ac' * 20000 + '\\n' + {_END!r}); sys.stdout.flush()"
+    code = f"import sys; sys.stdout.write('\u00e9\u20ac' * 2000 + '\\n' + {_END!r}); sys.stdout.flush()"
     answer, terminal = await _create_terminal(steps, **_python(code), outputByteLimit=_LIMIT)
     if terminal is None:
         if answer is None:
@@ -1143,7 +1191,8 @@ async def _terminal_limit(scene: Scene) -> None:
         problems: list[tuple[str, str]] = []
         if "\ufffd" in output or any(0xD800 <= ord(c) <= 0xDFFF for c in output):
             problems.append(("TERM-003", "the output starts with a broken character"))
-        size = len(output.encode("utf-8", "surrogatepass"))
+        # a broken first character is TERM-003's; the size is counted without it
+        size = len(output.lstrip("\ufffd").encode("utf-8", "surrogatepass"))
         if size > _LIMIT:
             problems.append(("CLIENT-009", f"{size} bytes kept, over outputByteLimit {_LIMIT}"))
         if not output.endswith(_END):
@@ -1183,6 +1232,7 @@ async def _terminal_flood(scene: Scene) -> None:
         "terminal/wait_for_exit",
         {"sessionId": scene.session_id, "terminalId": terminal},
         scene.options.timeout,
+        owner=key,
     )
     if exited is None:
         if scene.gone():
@@ -1194,9 +1244,14 @@ async def _terminal_flood(scene: Scene) -> None:
                 f"of a {megabytes} MiB flood",
             )
         return
-    output = await steps.call("terminal/output", {"terminalId": terminal})
+    output = await scene.agent.request(
+        "terminal/output",
+        {"sessionId": scene.session_id, "terminalId": terminal},
+        scene.options.timeout,
+        owner=key,
+    )
     if output is None:
-        scene.fail(key, "terminal/output got no answer after the flood")
+        scene.fail(key, f"terminal/output got no answer within {scene.options.timeout:g} s")
         return
     kept = len(str(dict_of(_result(output)).get("output", "")))
     scene.ok(key, f"{megabytes} MiB served, {kept} characters kept")
@@ -1341,13 +1396,17 @@ async def _permission_cancel(scene: Scene) -> None:
     first_tool = await scene.tool_call("acp check: permission, then Ctrl-C")
     first_id = agent.new_id()
     since = len(agent.wire.entries)
-    await agent.send(
+    sent = await agent.send(
         {
             "id": first_id,
             "method": "session/request_permission",
             "params": scene.permission_params(first_tool),
         }
     )
+    # Ctrl-C after the answer, or a second at most: a client that asks its user has the
+    # request pending when it cancels (CANCEL-002), one that answers at once does not.
+    await agent.written(sent, quick)
+    await agent.wait_for(lambda e: _is_answer(e, first_id), min(1.0, quick), since)
     scene.client.interrupt()
     cancel = await agent.wait_request("session/cancel", grace, since)
     if cancel is None:
@@ -1390,7 +1449,7 @@ async def _permission_cancel(scene: Scene) -> None:
     await scene.update(
         {"sessionUpdate": "tool_call_update", "toolCallId": second_tool, "status": "failed"}
     )
-    problem = await scene.probe()
+    problem = await scene.probe("updates-after-cancel")
     if problem is not None:
         scene.fail(
             "updates-after-cancel", f"after tool call updates that followed the cancel: {problem}"

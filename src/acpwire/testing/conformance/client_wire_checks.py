@@ -38,6 +38,14 @@ _BASELINE_BLOCKS = {"text", "resource_link"}
 _BAD_INPUT_CODES = {-32700, -32600}
 
 
+def _judged_live(path: str) -> bool:
+    """initialize fields the baseline judges (INIT-007, INIT-013, INIT-002), not the schema:
+    the version, the capabilities object as a whole, and anything in clientInfo."""
+    return path in ("$.params.protocolVersion", "$.params.clientCapabilities") or (
+        path == "$.params.clientInfo" or path.startswith("$.params.clientInfo.")
+    )
+
+
 def judge_client_wire(
     wire: Wire, agents: Mapping[str, ScriptedAgent], verdicts: Verdicts, quick_timeout: float
 ) -> None:
@@ -65,27 +73,45 @@ class _Judge:
     def scenarios(self) -> Iterator[str]:
         return iter(sorted({e.process for e in self.wire.entries}))
 
+    def owner(self, e: WireEntry) -> str | None:
+        """The live check that judges ``e`` alone: a line it marked, or a request it claimed
+        (the agent's request, or the client's answer to it)."""
+        if e.owner is not None:
+            return e.owner
+        m = e.message
+        if m is None or "id" not in m:
+            return None
+        agents_request = (e.direction == "from_agent") == ("method" in m)
+        return self.wire.owners.get((e.process, str(m["id"]))) if agents_request else None
+
     def from_client(self, scenario: str) -> Iterator[WireEntry]:
         return (e for e in self.wire.of(scenario) if e.direction == "to_agent")
 
     def lines(self) -> None:
         """client-stdin-clean and client-envelope."""
-        clean: list[str] = []
+        clean: list[tuple[str, str]] = []
         envelope: list[str] = []
         count = 0
         for name in self.scenarios():
             agent = self.agents.get(name)
             for raw in agent.unterminated if agent is not None else []:
-                clean.append(f"[{name}] a line without its newline: {_text(raw)}")
+                clean.append(("TRANS-003", f"[{name}] a line without its newline: {_text(raw)}"))
             for e in self.from_client(name):
                 count += 1
                 try:
                     e.raw.decode("utf-8")
                 except UnicodeDecodeError:
-                    clean.append(f"[{name}] a line that is not UTF-8: {_text(e.raw)}")
+                    clean.append(
+                        ("TRANS-001", f"[{name}] a line that is not UTF-8: {_text(e.raw)}")
+                    )
                     continue
                 if e.value is UNDECODABLE or e.message is None:
-                    clean.append(f"[{name}] not a JSON object: {_text(e.raw)}")
+                    what = (
+                        "an empty line"
+                        if not e.raw.strip()
+                        else f"not a JSON object: {_text(e.raw)}"
+                    )
+                    clean.append(("TRANS-003", f"[{name}] {what}"))
                     continue
                 m = e.message
                 what = m.get("method") or f"response {m.get('id')!r}"
@@ -111,16 +137,16 @@ class _Judge:
             validator = StrictValidator()
             for e in self.wire.of(name):
                 m = e.message
-                if m is None or e.owner is not None:
+                if m is None or e.owner is not None:  # a line written as garbage on purpose
                     continue
                 if e.direction == "from_agent":
                     validator.note_request(m)
                     continue
-                if self.wire.owner(e) is not None:
-                    continue
                 answered = validator.method_of(m) if "method" not in m else None
                 checked += 1
                 for problem in validator.validate(m):
+                    if m.get("method") == "initialize" and _judged_live(problem.path):
+                        continue  # client-initialize and client-info say it
                     what = f"[{name}] {m.get('method') or answered or 'response'} {problem}"
                     (custom if problem.kind == "unknown-field" else schema).append(what)
         self.v.verdict("client-schema", _first(schema), f"{checked} message(s) valid")
@@ -138,7 +164,7 @@ class _Judge:
             answers: dict[Any, int] = {}
             for e in self.wire.of(name):
                 m = e.message
-                if m is None or e.owner is not None or self.wire.owner(e) is not None:
+                if m is None or self.owner(e) is not None:
                     continue
                 if e.direction == "from_agent":
                     if e.is_request:

@@ -458,7 +458,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _k(
         "huge-message",
-        "a 20 MB message chunk is read and the turn completes",
+        "a 20 MB permission request is read and answered, and the turn completes",
         ("CLIENT-004",),
         "scenario",
         "client-prompt",

@@ -10,6 +10,8 @@ to the checker's control socket and hands the checker both ends of its stdio:
   garbage, a 40 MB line, a stderr flood), when to exit and with which status, and when to
   start a grandchild that keeps its stdout open after it is gone.
 
+It exits by itself when its stdin ends, after writing what was queued, as an agent should.
+
 So the scenarios themselves (:mod:`.client_scenarios`) run in the checker, and this
 program stays small, starts fast and needs nothing but the standard library: it is run
 as a plain script (``python -I .../scripted_agent.py``), without importing acpwire, so it
@@ -90,6 +92,9 @@ class _Relay:
                 line = b""
             if not line:
                 self.event(event="eof")
+                # Like a well-behaved agent (SHUT-001): exit at the end of input, once what
+                # the checker queued is written.
+                self.ops.put({"op": "exit", "status": 0})
                 return
             self.event(
                 event="line",
