@@ -12,10 +12,15 @@ ROW = re.compile(r"^\| `([a-z0-9-]+)` \| (MUST|SHOULD) \| ([A-Z0-9, -]+) \| ([^|
 
 
 def documented() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """The rows of every "### Every ... check" table (agents, clients)."""
     text = DOC.read_text(encoding="utf-8")
-    table = text.split("### Every check", 1)[1].split("\n### ", 1)[0]
+    tables = [
+        part.split("\n### ", 1)[0]
+        for part in text.split("\n### Every ")[1:]
+        if part.split("\n", 1)[0].endswith("check")
+    ]
     rows: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
-    for line in table.splitlines():
+    for line in "\n".join(tables).splitlines():
         m = ROW.match(line)
         if m:
             key, level, ids, needs = m.groups()
