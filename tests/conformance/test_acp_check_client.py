@@ -78,6 +78,8 @@ def test_client_usage_errors_exit_2() -> None:
     assert both.returncode == 2 and "not both" in both.stderr
     unknown = acp("check", "--client", "x {agent}", "--only", "NOPE-9")
     assert unknown.returncode == 2 and "NOPE-9" in unknown.stderr
+    agent_only = acp("check", "--client", "x {agent}", "--only", "INIT-009")
+    assert agent_only.returncode == 2 and "names no client check" in agent_only.stderr
 
 
 @pytest.mark.timeout(120)

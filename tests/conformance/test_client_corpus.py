@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 from _corpus import Corpus, declared, expected_failures, failures
 
-from acpwire.testing.conformance import ClientCheckOptions, run_client_checks
+from acpwire.testing.conformance import ClientCheckOptions, Report, Wire, run_client_checks
 from acpwire.testing.conformance.registry import checks_for
+from acpwire.testing.strict import StrictValidator
 
 CLIENTS = Path(__file__).resolve().parent / "clients"
 BASE = CLIENTS / "_client.py"
@@ -54,9 +55,19 @@ def options_for(path: Path) -> ClientCheckOptions:
     return ClientCheckOptions(client_command(path), only=only, **TEST_OPTIONS)
 
 
+BASE_WIRE = Wire()
+"""The recording of the base client's run (every scenario), for the schema test below."""
+HOSTILE_SCENARIOS = {"garbage", "unknown-updates"}
+"""Scenarios whose agent sends what the schema forbids, on purpose."""
+
+
+async def _run(options: ClientCheckOptions) -> Report:
+    return await run_client_checks(options, BASE_WIRE if options.only is None else None)
+
+
 @pytest.fixture(scope="module")
 def corpus() -> Iterator[Corpus]:
-    runner = Corpus({p: options_for(p) for p in [BASE, *BROKEN]}, run_client_checks, 8)
+    runner = Corpus({p: options_for(p) for p in [BASE, *BROKEN]}, _run, 8)
     runner.start()
     yield runner
     runner.join()
@@ -68,6 +79,31 @@ def test_the_corpus_base_client_passes_every_check(corpus: Corpus) -> None:
     assert {r.check.key: (r.status, r.detail) for r in report.results if r.status != "pass"} == {}
     assert len(report.results) == len(checks_for("client"))
     assert report.exit_code == 0
+
+
+@pytest.mark.timeout(600)
+def test_what_the_scripted_agent_sends_is_valid_unless_hostile_on_purpose(corpus: Corpus) -> None:
+    corpus.report(BASE)
+    problems: list[str] = []
+    checked = 0
+    for scenario in sorted({e.process for e in BASE_WIRE.entries} - HOSTILE_SCENARIOS):
+        validator = StrictValidator()
+        for e in BASE_WIRE.of(scenario):
+            m = e.message
+            if m is None:
+                continue
+            if e.direction == "to_agent":
+                validator.note_request(m)
+                continue
+            if m.get("method") == "acp_check/no_such_method":
+                continue  # an unknown method, sent to be refused
+            checked += 1
+            assert m.get("jsonrpc") == "2.0"
+            problems += [
+                f"[{scenario}] {m.get('method') or 'answer'} {p}" for p in validator.validate(m)
+            ]
+    assert problems == []
+    assert checked > 100
 
 
 @pytest.mark.timeout(600)

@@ -19,7 +19,10 @@ import json
 import logging
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from acpwire.testing.conformance import Report
 
 __all__ = ["add_check_parser", "render_report", "run_check"]
 
@@ -177,7 +180,7 @@ def run_check(args: argparse.Namespace) -> int:
     return _emit(asyncio.run(run_checks(options)), args)
 
 
-def _emit(report: Any, args: argparse.Namespace) -> int:
+def _emit(report: Report, args: argparse.Namespace) -> int:
     """Write the report as asked (JUnit file, JSON or table); the exit status."""
     if args.junit:
         try:
@@ -215,12 +218,16 @@ def _run_client_check(args: argparse.Namespace) -> int:
     """``acp check --client COMMAND``: the client checks of docs/check.md."""
     from acpwire.testing.conformance import ClientCheckOptions, run_client_checks, select_checks
     from acpwire.testing.conformance.client_driver import client_argv
+    from acpwire.testing.conformance.registry import checks_for
 
     try:
         only = select_checks(args.only.split(",")) if args.only else None
         client_argv(args.client, ["agent"], args.client_prompt, "/")
     except ValueError as exc:
         print(f"acp check: {exc} (see acp check --help)", file=sys.stderr)
+        return 2
+    if only is not None and not only & {c.key for c in checks_for("client")}:
+        print(f"acp check: --only {args.only} names no client check", file=sys.stderr)
         return 2
     if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
         print(f"acp check: cannot write {args.junit}: no such folder", file=sys.stderr)

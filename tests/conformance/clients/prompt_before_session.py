@@ -14,8 +14,7 @@ class Broken(Client):
     def open_session(self) -> Any:
         self.prompted: queue.Queue[Any] = queue.Queue()
         self.pending[700] = self.prompted
-        answer = self.call("session/new", {"cwd": self.cwd, "mcpServers": []}, before=self.early)
-        return answer
+        return self.call("session/new", {"cwd": self.cwd, "mcpServers": []}, before=self.early)
 
     def early(self) -> None:
         params = {"sessionId": "not-known-yet", "prompt": [{"type": "text", "text": self.prompt}]}

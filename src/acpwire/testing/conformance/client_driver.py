@@ -256,6 +256,10 @@ class ScriptedAgent:
     unterminated: list[bytes] = field(default_factory=list[bytes])
     """Lines the client ended without a newline."""
     input_ended_at: float | None = None
+    op_of: dict[int, int] = field(default_factory=dict[int, int])
+    """The output op that carried each line the agent sent (by ``id`` of its entry)."""
+    read_begun: dict[int, int] = field(default_factory=dict[int, int])
+    """For each line of the client, the last output op begun when the agent read it."""
     grandchildren: list[asyncio.StreamWriter] = field(default_factory=list[asyncio.StreamWriter])
     _writer: asyncio.StreamWriter | None = None
     _outputs: dict[int, _Output] = field(default_factory=dict[int, _Output])
@@ -301,7 +305,8 @@ class ScriptedAgent:
                 self._partial = data
                 return
             self._partial = b""
-            self._record("to_agent", data.rstrip(b"\n").removesuffix(b"\r"))
+            entry = self._record("to_agent", data.rstrip(b"\n").removesuffix(b"\r"))
+            self.read_begun[id(entry)] = int(event.get("begun") or 0)
         elif kind == "eof":
             if self._partial:
                 self.unterminated.append(self._partial)
@@ -363,10 +368,18 @@ class ScriptedAgent:
 
     async def send_raw(self, data: bytes, *, owner: str | None = None) -> _Output:
         """One line (``data`` plus a newline) on the agent's stdout, recorded as sent."""
-        self._record("from_agent", data, owner)
+        entry = self._record("from_agent", data, owner)
+        self.op_of[id(entry)] = self._seq + 1
         return await self.write(
             [{"b64": base64.b64encode(data + b"\n").decode()}], size=len(data) + 1
         )
+
+    def unseen(self, line: WireEntry, message: WireEntry) -> bool:
+        """Whether the client wrote ``line`` before the agent began writing ``message``:
+        it cannot have read it. (False when unsure: the message may still be in the pipe.)"""
+        op = self.op_of.get(id(message))
+        begun = self.read_begun.get(id(line))
+        return op is not None and begun is not None and begun < op
 
     async def send_big_line(
         self, prefix: bytes, filler: bytes, count: int, suffix: bytes, *, record: bytes
@@ -376,7 +389,7 @@ class ScriptedAgent:
         ``record`` stands for it on the wire: the same message with the filler left out.
         """
         size = len(prefix) + len(filler) * count + len(suffix) + 1
-        self._record("from_agent", record)
+        self.op_of[id(self._record("from_agent", record))] = self._seq + 1
         return await self.write(
             [
                 {"b64": base64.b64encode(prefix).decode()},

@@ -18,9 +18,8 @@ import time
 from pathlib import Path
 
 from .client_driver import ClientProcess, ControlServer, client_argv, scripted_agent_command
-from .client_scenarios import (
-    BASELINE,
-    SCENARIOS,
+from .client_scenarios import BASELINE, SCENARIOS
+from .client_scene import (
     SECRET_VARIABLE,
     Baseline,
     ClientCheckOptions,
@@ -41,17 +40,19 @@ _SCENARIO_LIMIT_FACTOR = 4
 bounded already; this bounds a script as a whole, whatever the client does."""
 
 
-async def run_client_checks(options: ClientCheckOptions) -> Report:
+async def run_client_checks(options: ClientCheckOptions, wire: Wire | None = None) -> Report:
     """Check the client ``options.command``; never raises for the client's misbehaviour.
 
-    Raises ``ValueError`` for a command without the ``{agent}`` placeholder.
+    Every line of every scenario is recorded on ``wire`` (a fresh one when None; pass
+    one to read the recording afterwards). Raises ``ValueError`` for a command without
+    the ``{agent}`` placeholder.
     """
     client_argv(options.command, ["agent"], options.prompt, "/")  # placeholders valid?
     started = time.monotonic()
     temp = _private_folder()
     report = Report(command=[options.command], target="client")
     verdicts = Verdicts(options.only, ("client",))
-    wire = Wire()
+    wire = Wire() if wire is None else wire
     try:
         await _Run(options, verdicts, report, wire, temp).run()
     finally:
@@ -62,8 +63,20 @@ async def run_client_checks(options: ClientCheckOptions) -> Report:
 
 
 def _private_folder() -> Path:
-    """A fresh folder only this user can enter (``mkdtemp`` makes it 0700), links resolved."""
-    return Path(tempfile.mkdtemp(prefix="acp-check-")).resolve()
+    """A fresh folder only this user can enter (``mkdtemp`` makes it 0700), links resolved.
+
+    In ``/tmp`` when the usual temporary folder's path is too long for the control
+    socket's (a Unix socket path has about 100 bytes).
+    """
+    folder = Path(tempfile.mkdtemp(prefix="acp-check-")).resolve()
+    if len(os.fsencode(folder)) > _LONGEST_FOLDER and os.path.isdir("/tmp"):
+        os.rmdir(folder)
+        folder = Path(tempfile.mkdtemp(prefix="acp-check-", dir="/tmp")).resolve()
+    return folder
+
+
+_LONGEST_FOLDER = 80
+"""Bytes of the run folder's path that leave room for ``/control.sock``."""
 
 
 class _Run:

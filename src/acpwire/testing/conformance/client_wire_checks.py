@@ -236,29 +236,27 @@ class _Judge:
         content: list[str] = []
         paths: list[str] = []
         for name in self.scenarios():
-            answered: dict[Any, str] = {}
-            pending: dict[Any, str] = {}
-            initialized = session_ready = False
-            initialize_sent = False
+            agent = self.agents.get(name)
+            asked: dict[Any, str] = {}
+            setup: dict[str, list[WireEntry]] = {"initialize": [], "session": []}
             for e in self.wire.of(name):
-                m = e.message
-                if m is None:
+                m = e.message or {}
+                if e.direction == "to_agent" and e.is_request:
+                    asked[id_key(m["id"])] = str(m["method"])
+                elif e.direction == "from_agent" and e.is_response and "result" in m:
+                    method = asked.get(id_key(m.get("id")))
+                    if method == "initialize":
+                        setup["initialize"].append(e)
+                    elif method in _SESSION_SETUP:
+                        setup["session"].append(e)
+
+            initialize_sent = False
+            for e in self.from_client(name):
+                request = e.message
+                sent = request.get("method") if request is not None else None
+                if request is None or not isinstance(sent, str):
                     continue
-                if e.direction == "from_agent":
-                    key = id_key(m.get("id"))
-                    if "method" not in m and key in pending:
-                        method = pending.pop(key)
-                        ok = "result" in m
-                        answered[key] = method
-                        if method == "initialize" and ok:
-                            initialized = True
-                        if method in _SESSION_SETUP and ok:
-                            session_ready = True
-                    continue
-                sent = m.get("method")
-                if not isinstance(sent, str):
-                    continue
-                method = sent
+                m, method = request, sent
                 if "id" in m:
                     rid = m["id"]
                     if (
@@ -269,18 +267,17 @@ class _Judge:
                         ids.append(f"[{name}] {method} has id {short(rid)}")
                     elif isinstance(rid, float) and not rid.is_integer():
                         ids.append(f"[{name}] {method} has id {rid!r}")
-                    pending[id_key(rid)] = method
                 params = dict_of(m.get("params"))
                 if method == "initialize":
                     initialize_sent = True
                 elif method in _SESSION_SETUP or method == "session/prompt":
                     if not initialize_sent:
                         order.append(("INIT-001", f"[{name}] {method} before initialize"))
-                    elif not initialized:
+                    elif not _reached(agent, e, setup["initialize"]):
                         order.append(
                             ("SESS-001", f"[{name}] {method} before initialize was answered")
                         )
-                    elif method == "session/prompt" and not session_ready:
+                    elif method == "session/prompt" and not _reached(agent, e, setup["session"]):
                         order.append(
                             ("PROMPT-001", f"[{name}] session/prompt before a session was set up")
                         )
@@ -306,6 +303,17 @@ class _Judge:
         self.v.verdict("client-gates", _first(gates))
         self.v.verdict("client-prompt-content", _first(content))
         self.v.verdict("client-paths", _first(paths))
+
+
+def _reached(agent: ScriptedAgent | None, line: WireEntry, answers: list[WireEntry]) -> bool:
+    """Whether one of ``answers`` may have reached the client before it wrote ``line``.
+
+    Judged by the relay's own order (:meth:`ScriptedAgent.unseen`), not by when the lines
+    reached the checker: an early request is only reported when it surely was early.
+    """
+    if agent is None:
+        return any(answer.time < line.time for answer in answers)
+    return any(not agent.unseen(line, answer) for answer in answers)
 
 
 _P = TypeVar("_P", str, tuple[str, str])

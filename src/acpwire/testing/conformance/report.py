@@ -74,7 +74,8 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """1 when a check failed at MUST level, else 3 when blocked by authentication, else 0."""
+        """1 when a check failed at MUST level, else 3 when blocked (an agent by
+        authentication, a client that never started the agent or never prompted), else 0."""
         if self.failed_must:
             return EXIT_FAILED
         return EXIT_AUTH if self.blocked else EXIT_OK

@@ -19,7 +19,8 @@ works whatever environment the client gives its agent.
 
 **The control protocol** is one JSON object per line over a Unix socket. From here to
 the checker: ``hello`` (scenario, role, pid), ``line`` (base64 of one stdin line,
-``end`` false when the input ended without a newline), ``eof``, ``signal`` (its name),
+``end`` false when the input ended without a newline, ``begun`` the last output op
+started when it was read), ``eof``, ``signal`` (its name),
 ``written`` (an output op is done: its ``seq`` and byte count), ``broken-pipe`` (the
 client closed the other end) and ``grandchild`` (its pid). From the checker: ``write``
 (``fd`` 1 or 2, ``parts``: ``{"b64": ...}`` or ``{"repeat": b64, "count": n}``; ops run
@@ -75,6 +76,9 @@ class _Relay:
         self.control_path = control_path
         self.lock = threading.Lock()
         self.ops: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.begun = 0
+        """The last output op whose writing has begun: sent with every line read, it tells
+        the checker which of its messages the client cannot have seen yet."""
 
     def event(self, **fields: Any) -> None:
         data = json.dumps(fields, separators=(",", ":")).encode() + b"\n"
@@ -100,6 +104,7 @@ class _Relay:
                 event="line",
                 data=base64.b64encode(line).decode(),
                 end=line.endswith(b"\n"),
+                begun=self.begun,
             )
 
     def write_all(self, fd: int, data: bytes) -> bool:
@@ -118,6 +123,7 @@ class _Relay:
             op = self.ops.get()
             kind = op.get("op")
             if kind == "write":
+                self.begun = int(op.get("seq") or 0)
                 fd = 2 if op.get("fd") == 2 else 1
                 total = 0
                 ok = True
