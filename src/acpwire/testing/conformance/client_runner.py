@@ -27,11 +27,11 @@ from .client_scene import (
     Scene,
     make_folder,
     new_secret,
+    unmet_need,
 )
 from .client_wire_checks import judge_client_wire
-from .registry import CHECKS_BY_KEY, NEEDS
 from .report import Report, Verdicts
-from .wire import Wire, dict_of
+from .wire import Wire
 
 __all__ = ["ClientCheckOptions", "run_client_checks"]
 
@@ -128,25 +128,21 @@ class _Run:
     def runnable(self, scenario: Scenario) -> bool:
         """Whether ``scenario`` has a selected check the baseline says it can judge."""
         base = self.baseline
-        caps = base.capabilities
-        fs = dict_of(caps.get("fs"))
         wanted = False
         for key in scenario.keys:
             if key not in self.v.selected:
                 continue
-            needs = CHECKS_BY_KEY[key].needs
-            if "client-prompt" in needs and not base.prompted:
-                self.v.record(key, "skip", base.problem)
-            elif "client-terminal" in needs and caps.get("terminal") is not True:
-                self.v.record(key, "n/a", "the client does not advertise terminal")
-            elif "client-fs-read" in needs and fs.get("readTextFile") is not True:
-                self.v.record(key, "n/a", "the client does not advertise fs.readTextFile")
-            elif "client-fs-write" in needs and fs.get("writeTextFile") is not True:
-                self.v.record(key, "n/a", "the client does not advertise fs.writeTextFile")
-            elif "client-workspace" in needs and not base.in_workspace:
-                self.v.record(key, "skip", NEEDS["client-workspace"])
-            else:
+            unmet = unmet_need(
+                key,
+                base.capabilities,
+                prompted=base.prompted,
+                in_workspace=base.in_workspace,
+                prompt_detail=base.problem,
+            )
+            if unmet is None:
                 wanted = True
+            else:
+                self.v.record(key, *unmet)
         return wanted
 
     async def play(self, scenario: Scenario) -> None:

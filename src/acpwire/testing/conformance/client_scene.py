@@ -15,12 +15,12 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from .client_driver import ClientProcess, ScriptedAgent
-from .registry import CHECKS_BY_KEY, NEEDS
+from .driver import client_info
+from .registry import CHECKS_BY_KEY, NEEDS, Status
 from .report import Verdicts
 from .wire import WireEntry, dict_of, id_key
 
@@ -35,11 +35,13 @@ __all__ = [
     "Scenario",
     "Scene",
     "Steps",
+    "advertised",
     "answer_text",
     "is_answer",
     "make_folder",
     "new_secret",
     "result_of",
+    "unmet_need",
     "until",
 ]
 
@@ -93,6 +95,42 @@ class Baseline:
     problem: str = ""
 
 
+def advertised(capabilities: dict[str, Any], *path: str) -> bool:
+    """Whether ``capabilities`` (a client's) holds ``true`` at ``path``."""
+    value = capabilities
+    for name in path[:-1]:
+        value = dict_of(value.get(name))
+    return value.get(path[-1]) is True
+
+
+def unmet_need(
+    key: str,
+    capabilities: dict[str, Any],
+    *,
+    prompted: bool,
+    in_workspace: bool,
+    prompt_detail: str = "",
+    workspace_detail: str = "",
+) -> tuple[Status, str] | None:
+    """The verdict (n/a or skip, and why) of check ``key`` when a need of it is not met."""
+    for need in CHECKS_BY_KEY[key].needs:
+        if need == "client-prompt" and not prompted:
+            return "skip", prompt_detail or NEEDS[need]
+        if need == "client-workspace" and not in_workspace:
+            return "skip", f"{workspace_detail}: {NEEDS[need]}" if workspace_detail else NEEDS[need]
+        wanted = _CAPABILITY_NEEDS.get(need)
+        if wanted is not None and not advertised(capabilities, *wanted):
+            return "n/a", f"the client does not advertise {'.'.join(wanted)}"
+    return None
+
+
+_CAPABILITY_NEEDS: Mapping[str, tuple[str, ...]] = {
+    "client-fs-read": ("fs", "readTextFile"),
+    "client-fs-write": ("fs", "writeTextFile"),
+    "client-terminal": ("terminal",),
+}
+
+
 ScenarioScript = Callable[["Scene"], Awaitable[None]]
 
 
@@ -101,13 +139,6 @@ class Scenario:
     name: str
     keys: tuple[str, ...]
     script: ScenarioScript
-
-
-def _version() -> str:
-    try:
-        return metadata.version("acpwire")
-    except metadata.PackageNotFoundError:  # pragma: no cover - bare checkout
-        return "0"
 
 
 class Scene:
@@ -154,31 +185,22 @@ class Scene:
     def capability(self, *path: str) -> bool:
         """Whether the client advertised ``path`` as true in this run's initialize."""
         params = self.initialize.params if self.initialize is not None else {}
-        value = dict_of(params.get("clientCapabilities"))
-        for name in path[:-1]:
-            value = dict_of(value.get(name))
-        return value.get(path[-1]) is True
+        return advertised(dict_of(params.get("clientCapabilities")), *path)
 
     def needs_met(self, key: str) -> bool:
         """Gives ``key`` its n/a or skip verdict when this run cannot meet its needs."""
-        for need in CHECKS_BY_KEY[key].needs:
-            if need == "client-fs-read" and not self.capability("fs", "readTextFile"):
-                self.v.record(key, "n/a", "the client does not advertise fs.readTextFile")
-                return False
-            if need == "client-fs-write" and not self.capability("fs", "writeTextFile"):
-                self.v.record(key, "n/a", "the client does not advertise fs.writeTextFile")
-                return False
-            if need == "client-terminal" and not self.capability("terminal"):
-                self.v.record(key, "n/a", "the client does not advertise terminal")
-                return False
-            if need == "client-workspace" and not self.in_workspace():
-                self.skip(
-                    key,
-                    f"the session's cwd ({self.session_cwd}) is not the checker's folder "
-                    f"({self.work}): {NEEDS['client-workspace']}",
-                )
-                return False
-        return True
+        params = self.initialize.params if self.initialize is not None else {}
+        where = f"the session's cwd ({self.session_cwd}) is not the checker's folder ({self.work})"
+        unmet = unmet_need(
+            key,
+            dict_of(params.get("clientCapabilities")),
+            prompted=True,
+            in_workspace=self.in_workspace(),
+            workspace_detail=where,
+        )
+        if unmet is not None:
+            self.v.record(key, *unmet)
+        return unmet is None
 
     def in_workspace(self) -> bool:
         return self.session_cwd is not None and os.path.realpath(self.session_cwd) == str(
@@ -209,7 +231,7 @@ class Scene:
             "agentInfo": {
                 "name": "acp-check-scripted-agent",
                 "title": "acp check's scripted agent",
-                "version": _version(),
+                "version": client_info()["version"],
             },
             **extra,
         }
