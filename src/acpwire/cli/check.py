@@ -156,11 +156,9 @@ def run_check(args: argparse.Namespace) -> int:
     if args.cwd is not None and not os.path.isdir(args.cwd):
         print(f"acp check: --cwd {args.cwd!r} is not a directory", file=sys.stderr)
         return 2
-    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
-        print(f"acp check: cannot write {args.junit}: no such folder", file=sys.stderr)
-        return 2
-    if min(args.timeout, args.quick_timeout, args.grace) <= 0:
-        print("acp check: --timeout, --quick-timeout and --grace must be positive", file=sys.stderr)
+    problem = _option_problem(args)
+    if problem is not None:
+        print(f"acp check: {problem}", file=sys.stderr)
         return 2
     options = CheckOptions(
         command=agent,
@@ -214,6 +212,15 @@ def _print_report(report: Any, out: TextIO) -> None:
     Console(file=out).print(render_report(report))
 
 
+def _option_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options every kind of check shares, if anything."""
+    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
+        return f"cannot write {args.junit}: no such folder"
+    if min(args.timeout, args.quick_timeout, args.grace) <= 0:
+        return "--timeout, --quick-timeout and --grace must be positive"
+    return None
+
+
 def _run_client_check(args: argparse.Namespace) -> int:
     """``acp check --client COMMAND``: the client checks of docs/check.md."""
     from acpwire.testing.conformance import ClientCheckOptions, run_client_checks, select_checks
@@ -229,11 +236,9 @@ def _run_client_check(args: argparse.Namespace) -> int:
     if only is not None and not only & {c.key for c in checks_for("client")}:
         print(f"acp check: --only {args.only} names no client check", file=sys.stderr)
         return 2
-    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
-        print(f"acp check: cannot write {args.junit}: no such folder", file=sys.stderr)
-        return 2
-    if min(args.timeout, args.quick_timeout, args.grace) <= 0:
-        print("acp check: --timeout, --quick-timeout and --grace must be positive", file=sys.stderr)
+    problem = _option_problem(args)
+    if problem is not None:
+        print(f"acp check: {problem}", file=sys.stderr)
         return 2
     options = ClientCheckOptions(
         command=args.client,

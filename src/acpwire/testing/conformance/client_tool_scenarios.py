@@ -181,6 +181,18 @@ async def _create_terminal(steps: Steps, **params: Any) -> tuple[WireEntry | Non
     return answer, terminal if isinstance(terminal, str) else None
 
 
+async def _terminal_for(scene: Scene, key: str, steps: Steps, **params: Any) -> str | None:
+    """A terminal for check ``key``: its id, or None once ``key`` has its verdict (the
+    client refused ``terminal/create``, or never answered)."""
+    answer, terminal = await _create_terminal(steps, **params)
+    if terminal is None:
+        if answer is None:
+            steps.unanswered(key, "terminal/create")
+        else:
+            scene.skip(key, f"terminal/create {answer_text(answer)}")
+    return terminal
+
+
 async def _release(steps: Steps, terminal: str) -> None:
     await steps.call("terminal/release", {"terminalId": terminal})
 
@@ -200,13 +212,10 @@ async def terminal_limit(scene: Scene) -> None:
         await scene.end_turn(prompt)
         return
     steps = Steps(scene)
-    code = f"import sys; sys.stdout.write('\u00e9\u20ac' * 2000 + '\\n' + {_END!r}); sys.stdout.flush()"
-    answer, terminal = await _create_terminal(steps, **_python(code), outputByteLimit=_LIMIT)
+    pairs, end = ascii("\u00e9\u20ac" * 2), ascii("\n" + _END)  # ASCII source, UTF-8 out
+    code = f"import sys; sys.stdout.buffer.write(({pairs} * 1000 + {end}).encode())"
+    terminal = await _terminal_for(scene, key, steps, **_python(code), outputByteLimit=_LIMIT)
     if terminal is None:
-        if answer is None:
-            steps.unanswered(key, "terminal/create")
-        else:
-            scene.skip(key, f"terminal/create {answer_text(answer)}")
         await scene.end_turn(prompt)
         return
     await steps.call("terminal/wait_for_exit", {"terminalId": terminal})
@@ -250,12 +259,8 @@ async def terminal_flood(scene: Scene) -> None:
         "import sys\nline = b'x' * 1048575 + b'\\n'\n"
         f"for _ in range({megabytes}):\n    sys.stdout.buffer.write(line)\n"
     )
-    answer, terminal = await _create_terminal(steps, **_python(code))
+    terminal = await _terminal_for(scene, key, steps, **_python(code))
     if terminal is None:
-        if answer is None:
-            steps.unanswered(key, "terminal/create")
-        else:
-            scene.skip(key, f"terminal/create {answer_text(answer)}")
         await scene.end_turn(prompt)
         return
     exited = await scene.agent.request(
@@ -340,14 +345,10 @@ async def terminal_orphan(scene: Scene) -> None:
         return
     pidfile = scene.work.parent / "orphan.pid"
     hold = scene.options.timeout + 4 * scene.options.grace
-    answer, terminal = await _create_terminal(
-        steps, command=sys.executable, args=["-c", _ORPHAN, str(pidfile), str(hold)]
+    terminal = await _terminal_for(
+        scene, key, steps, command=sys.executable, args=["-c", _ORPHAN, str(pidfile), str(hold)]
     )
     if terminal is None:
-        if answer is None:
-            steps.unanswered(key, "terminal/create")
-        else:
-            scene.skip(key, f"terminal/create {answer_text(answer)}")
         await scene.end_turn(prompt)
         return
     if not await until(pidfile.exists, scene.options.quick_timeout):
@@ -392,13 +393,8 @@ async def terminal_sandbox(scene: Scene) -> None:
     key = "terminal-env"
     if scene.needs_met(key):
         code = f"import os; print(os.environ.get({SECRET_VARIABLE!r}, 'absent'))"
-        answer, terminal = await _create_terminal(steps, **_python(code))
-        if terminal is None:
-            if answer is None:
-                steps.unanswered(key, "terminal/create")
-            else:
-                scene.skip(key, f"terminal/create {answer_text(answer)}")
-        else:
+        terminal = await _terminal_for(scene, key, steps, **_python(code))
+        if terminal is not None:
             await steps.call("terminal/wait_for_exit", {"terminalId": terminal})
             answer = await steps.call("terminal/output", {"terminalId": terminal})
             output = str(dict_of(result_of(answer) if answer else None).get("output", ""))
