@@ -12,13 +12,8 @@ ROW = re.compile(r"^\| `([a-z0-9-]+)` \| (MUST|SHOULD) \| ([A-Z0-9, -]+) \| ([^|
 
 
 def documented() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """The rows of every "### Every ... check" table (agents, clients)."""
     text = DOC.read_text(encoding="utf-8")
-    tables = [
-        part.split("\n### ", 1)[0]
-        for part in text.split("\n### Every ")[1:]
-        if part.split("\n", 1)[0].endswith("check")
-    ]
+    tables = [s.split("\n### ", 1)[0] for s in text.split("### Every ")[1:]]
     rows: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
     for line in "\n".join(tables).splitlines():
         m = ROW.match(line)

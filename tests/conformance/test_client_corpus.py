@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import Corpus, declared, expected_failures, failures
+from _corpus import Corpus, Job, declared, expected_failures, failures
 
-from acpwire.testing.conformance import ClientCheckOptions, Report, Wire, run_client_checks
+from acpwire.testing.conformance import ClientCheckOptions, Wire, run_client_checks
 from acpwire.testing.conformance.registry import checks_for
 from acpwire.testing.strict import StrictValidator
 
@@ -61,13 +61,14 @@ HOSTILE_SCENARIOS = {"garbage", "unknown-updates"}
 """Scenarios whose agent sends what the schema forbids, on purpose."""
 
 
-async def _run(options: ClientCheckOptions) -> Report:
-    return await run_client_checks(options, BASE_WIRE if options.only is None else None)
+def job(path: Path) -> Job:
+    options = options_for(path)
+    return lambda: run_client_checks(options, BASE_WIRE if path == BASE else None)
 
 
 @pytest.fixture(scope="module")
 def corpus() -> Iterator[Corpus]:
-    runner = Corpus({p: options_for(p) for p in [BASE, *BROKEN]}, _run, 8)
+    runner = Corpus({p: job(p) for p in [BASE, *BROKEN]})
     runner.start()
     yield runner
     runner.join()

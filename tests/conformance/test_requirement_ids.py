@@ -28,7 +28,7 @@ def test_ids_are_unique_and_sentences_short() -> None:
         assert r.source
 
 
-def test_every_id_exists_in_the_full_requirement_list_with_the_same_level() -> None:
+def test_every_spec_id_exists_in_the_full_requirement_list_with_the_same_level() -> None:
     if not SPEC.is_file():
         pytest.skip(f"full requirement list not found at {SPEC}")
     full = {r["id"]: r for r in json.loads(SPEC.read_text())["requirements"]}
@@ -38,6 +38,15 @@ def test_every_id_exists_in_the_full_requirement_list_with_the_same_level() -> N
     for r in spec:
         assert full[r.id]["level"] == r.level, r.id
         assert full[r.id]["side"] == r.side, r.id
+
+
+def test_only_accepts_check_names_and_requirement_ids() -> None:
+    assert select_checks(["cancel"]) == {"cancel"}
+    assert select_checks(["INIT-009"]) == {"version-newer", "version-unknown"}
+    assert select_checks(["rpc-006", " schema "]) == {"unknown-method", "schema"}
+    with pytest.raises(ValueError, match="NOPE-1"):
+        select_checks(["NOPE-1"])
+    assert requirement("RPC-006").level == "MUST"
 
 
 def test_acpwire_expectations_are_marked_apart_from_the_spec_rules() -> None:
@@ -53,12 +62,6 @@ def test_acpwire_expectations_are_marked_apart_from_the_spec_rules() -> None:
             assert r.origin == "spec", r.id
 
 
-def test_only_accepts_check_names_and_requirement_ids() -> None:
-    assert select_checks(["cancel"]) == {"cancel"}
-    assert select_checks(["INIT-009"]) == {"version-newer", "version-unknown"}
-    assert select_checks(["rpc-006", " schema "]) == {"unknown-method", "schema"}
+def test_only_selects_client_checks_by_name_id_or_kind() -> None:
     assert select_checks(["SANDBOX-001", "client-order"]) == {"fs-dotdot", "client-order"}
     assert select_checks(["client"]) == {c.key for c in CHECKS if c.target == "client"}
-    with pytest.raises(ValueError, match="NOPE-1"):
-        select_checks(["NOPE-1"])
-    assert requirement("RPC-006").level == "MUST"
