@@ -28,13 +28,14 @@ def test_ids_are_unique_and_sentences_short() -> None:
         assert r.source
 
 
-def test_every_id_exists_in_the_full_requirement_list_with_the_same_level() -> None:
+def test_every_spec_id_exists_in_the_full_requirement_list_with_the_same_level() -> None:
     if not SPEC.is_file():
         pytest.skip(f"full requirement list not found at {SPEC}")
     full = {r["id"]: r for r in json.loads(SPEC.read_text())["requirements"]}
-    missing = [r.id for r in REQUIREMENTS if r.id not in full]
+    spec = [r for r in REQUIREMENTS if r.origin == "spec"]
+    missing = [r.id for r in spec if r.id not in full]
     assert missing == []
-    for r in REQUIREMENTS:
+    for r in spec:
         assert full[r.id]["level"] == r.level, r.id
         assert full[r.id]["side"] == r.side, r.id
 
@@ -46,3 +47,21 @@ def test_only_accepts_check_names_and_requirement_ids() -> None:
     with pytest.raises(ValueError, match="NOPE-1"):
         select_checks(["NOPE-1"])
     assert requirement("RPC-006").level == "MUST"
+
+
+def test_acpwire_expectations_are_marked_apart_from_the_spec_rules() -> None:
+    """SANDBOX-* and CLIENT-* are acpwire's expectations of clients, not ACP's rules."""
+    for r in REQUIREMENTS:
+        family = r.id.split("-")[0]
+        if family == "SANDBOX":
+            assert (r.origin, r.side) == ("security", "client"), r.id
+            assert r.source.startswith("docs/security.md"), r.id
+        elif family == "CLIENT":
+            assert (r.origin, r.side) == ("project", "client"), r.id
+        else:
+            assert r.origin == "spec", r.id
+
+
+def test_only_selects_client_checks_by_name_id_or_kind() -> None:
+    assert select_checks(["SANDBOX-001", "client-order"]) == {"fs-dotdot", "client-order"}
+    assert select_checks(["client"]) == {c.key for c in CHECKS if c.target == "client"}

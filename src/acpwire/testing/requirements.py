@@ -1,10 +1,19 @@
-"""The ACP v1 rules an agent must (or should) follow that ``acp check`` tests from outside.
+"""The rules ``acp check`` tests from outside, each with an id, a level and where it comes from.
 
 Each rule has the id used across acpwire's tests and docs, its level, the side that
-must comply, one sentence in our own words and the spec page it comes from (the ACP
-documentation, ``docs/protocol/v1/``). The sentences paraphrase; the spec is the
-authority. :mod:`acpwire.testing.conformance` cites these ids in every check, and a
-test proves each id here is checked by something and exists in the full list.
+must comply, one sentence in our own words, the page it comes from and its *origin*:
+
+``spec``      the ACP v1 documentation (``docs/protocol/v1/``); the ids are those of the
+              workplace's full requirement list;
+``security``  what acpwire expects of a client that serves files and terminals to an
+              untrusted agent where the spec says nothing (docs/security.md, "The client
+              sandbox"), ids ``SANDBOX-*``;
+``project``   acpwire's own rule for clients, tolerant in what they accept: survive any
+              agent output, never hang (docs/check.md, "Checking a client"), ids ``CLIENT-*``.
+
+The sentences paraphrase; the sources are the authority. :mod:`acpwire.testing.conformance`
+cites these ids in every check, and a test proves each id here is checked by something and
+that every ``spec`` id exists in the full requirement list.
 """
 
 from __future__ import annotations
@@ -13,10 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["BY_ID", "REQUIREMENTS", "Level", "Requirement", "Side", "requirement"]
+__all__ = ["BY_ID", "REQUIREMENTS", "Level", "Origin", "Requirement", "Side", "requirement"]
 
 Level = Literal["MUST", "SHOULD"]
 Side = Literal["agent", "client", "both"]
+Origin = Literal["spec", "security", "project"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,10 +38,21 @@ class Requirement:
     side: Side
     text: str
     source: str
+    origin: Origin = "spec"
 
 
 def _r(id: str, level: Level, side: Side, text: str, source: str) -> Requirement:
     return Requirement(id, level, side, text, source)
+
+
+def _sandbox(id: str, level: Level, text: str) -> Requirement:
+    return Requirement(id, level, "client", text, "docs/security.md#the-client-sandbox", "security")
+
+
+def _project(id: str, level: Level, text: str, source: str = "") -> Requirement:
+    return Requirement(
+        id, level, "client", text, source or "docs/check.md#checking-a-client", "project"
+    )
 
 
 REQUIREMENTS: tuple[Requirement, ...] = (
@@ -572,6 +593,276 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         "agent",
         "No compaction updates unless the client advertised session.compaction.",
         "draft/prompt-turn.mdx#session-compaction",
+    ),
+    # the client side (acp check --client)
+    _r(
+        "TRANS-005",
+        "MUST",
+        "client",
+        "The client writes only valid ACP messages to the agent's stdin.",
+        "transports.mdx#stdio",
+    ),
+    _r(
+        "INIT-001",
+        "MUST",
+        "client",
+        "The client calls initialize before it creates any session.",
+        "initialization.mdx",
+    ),
+    _r(
+        "INIT-002",
+        "SHOULD",
+        "client",
+        "The client names itself in initialize (clientInfo with name and version).",
+        "initialization.mdx#implementation-information",
+    ),
+    _r(
+        "INIT-006",
+        "MUST",
+        "both",
+        "Both sides go on only with a protocol version they both speak.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-007",
+        "MUST",
+        "client",
+        "initialize carries the newest protocol version the client speaks, as an integer.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-010",
+        "SHOULD",
+        "client",
+        "Given a version it does not speak, the client closes the connection and tells the user.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-013",
+        "SHOULD",
+        "client",
+        "The client states its capabilities in initialize.",
+        "initialization.mdx#client-capabilities",
+    ),
+    _r(
+        "SESS-001",
+        "MUST",
+        "client",
+        "The client creates sessions only once initialize has been answered.",
+        "session-setup.mdx",
+    ),
+    _r(
+        "SESS-004",
+        "MUST",
+        "client",
+        "No session/load unless the agent advertised loadSession.",
+        "session-setup.mdx#loading-sessions",
+    ),
+    _r(
+        "SESS-009",
+        "MUST",
+        "client",
+        "No session/resume unless the agent advertised sessionCapabilities.resume.",
+        "session-setup.mdx#resuming-sessions",
+    ),
+    _r(
+        "SESS-013",
+        "MUST",
+        "client",
+        "No session/close unless the agent advertised sessionCapabilities.close.",
+        "session-setup.mdx#closing-active-sessions",
+    ),
+    _r(
+        "SESS-017",
+        "MUST",
+        "client",
+        "additionalDirectories only when the agent advertised support for them.",
+        "session-setup.mdx#additional-workspace-roots",
+    ),
+    _r(
+        "SESS-019",
+        "MUST",
+        "both",
+        "A session's cwd is an absolute path.",
+        "session-setup.mdx#working-directory",
+    ),
+    _r(
+        "SESS-026",
+        "MUST",
+        "client",
+        "HTTP or SSE MCP servers only when the agent advertised that transport.",
+        "session-setup.mdx#mcp-servers",
+    ),
+    _r(
+        "LIST-003",
+        "MUST",
+        "client",
+        "No session/list unless the agent advertised sessionCapabilities.list.",
+        "session-list.mdx",
+    ),
+    _r(
+        "DEL-003",
+        "MUST",
+        "client",
+        "No session/delete unless the agent advertised sessionCapabilities.delete.",
+        "session-delete.mdx",
+    ),
+    _r(
+        "AUTH-001",
+        "MUST",
+        "client",
+        "No logout unless the agent advertised auth.logout.",
+        "authentication.mdx",
+    ),
+    _r(
+        "PROMPT-001",
+        "MUST",
+        "client",
+        "The client prompts only once initialize and session/new have been answered.",
+        "prompt-turn.mdx",
+    ),
+    _r(
+        "PROMPT-002",
+        "MUST",
+        "client",
+        "Prompt content is limited to what the agent's promptCapabilities allow.",
+        "prompt-turn.mdx#1-user-message",
+    ),
+    _r(
+        "TOOL-003",
+        "MUST",
+        "client",
+        "A permission request of a cancelled turn is answered with the cancelled outcome.",
+        "tool-calls.mdx#requesting-permission",
+    ),
+    _r(
+        "CANCEL-002",
+        "MUST",
+        "client",
+        "After session/cancel the client answers the turn's pending permission requests cancelled.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "CANCEL-007",
+        "SHOULD",
+        "client",
+        "The client keeps taking tool call updates after it sent session/cancel.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "FS-003",
+        "MUST",
+        "client",
+        "fs/write_text_file creates the file when it does not exist.",
+        "file-system.mdx#writing-files",
+    ),
+    _r(
+        "TERM-003",
+        "MUST",
+        "client",
+        "Terminal output is truncated only at character boundaries.",
+        "terminals.mdx#executing-commands",
+    ),
+    # what acpwire expects of a client's sandbox where the spec is silent (docs/security.md)
+    _sandbox(
+        "SANDBOX-001",
+        "MUST",
+        "Reads and writes through `..` that lead out of the session's roots are refused.",
+    ),
+    _sandbox(
+        "SANDBOX-002",
+        "MUST",
+        "Reads and writes of absolute paths outside the session's roots are refused.",
+    ),
+    _sandbox(
+        "SANDBOX-003",
+        "MUST",
+        "Reads and writes through a symbolic link inside the roots that leads out are refused.",
+    ),
+    _sandbox(
+        "SANDBOX-004",
+        "SHOULD",
+        "A relative path is refused, not resolved against the client's own working directory.",
+    ),
+    _sandbox(
+        "SANDBOX-005",
+        "SHOULD",
+        "A terminal whose cwd lies outside the session's roots is refused.",
+    ),
+    _sandbox(
+        "SANDBOX-006",
+        "SHOULD",
+        "Terminals get an allow-listed environment: the client's secrets do not reach them.",
+    ),
+    _sandbox(
+        "SANDBOX-007",
+        "SHOULD",
+        "Writes into version control internals (.git/ and the like) are refused.",
+    ),
+    # acpwire's rules for clients: tolerant in what they accept, never hang
+    _project(
+        "CLIENT-001",
+        "MUST",
+        "Lines that are not JSON-RPC messages (not JSON, not UTF-8, not objects) neither stop "
+        "the client nor end the turn.",
+    ),
+    _project(
+        "CLIENT-002",
+        "MUST",
+        "Updates out of the usual order or of unknown kinds, sessions or tool calls neither "
+        "stop the client nor end the turn.",
+    ),
+    _project(
+        "CLIENT-003",
+        "MUST",
+        "A line longer than the client reads is dropped (or read), and the turn goes on.",
+    ),
+    _project(
+        "CLIENT-004",
+        "SHOULD",
+        "A message of tens of megabytes is read and the turn completes.",
+    ),
+    _project(
+        "CLIENT-005",
+        "MUST",
+        "When the agent exits, the client notices within seconds, even while another process "
+        "holds the agent's stdout, and ends the turn with an error.",
+    ),
+    _project(
+        "CLIENT-006",
+        "MUST",
+        "Floods of output (the agent's stderr, a terminal's output) never block the client.",
+    ),
+    _project(
+        "CLIENT-007",
+        "SHOULD",
+        "The client waits a few seconds for initialize rather than giving up.",
+    ),
+    _project(
+        "CLIENT-008",
+        "SHOULD",
+        "An error answer is shown to the user and ends the run with a failure status.",
+    ),
+    _project(
+        "CLIENT-009",
+        "MUST",
+        "A terminal keeps at most outputByteLimit bytes, the newest, and says it truncated.",
+        "terminals.mdx#executing-commands (stated without a keyword)",
+    ),
+    _project(
+        "CLIENT-010",
+        "SHOULD",
+        "A read of a file that does not exist is answered with an error, not with content.",
+    ),
+    _project(
+        "CLIENT-011",
+        "SHOULD",
+        "Terminals the agent never released are stopped when the client ends.",
+    ),
+    _project(
+        "CLIENT-012",
+        "SHOULD",
+        "Terminal calls naming a terminal the client does not have are answered with an error.",
     ),
 )
 

@@ -14,6 +14,13 @@ requirement ids, its stage and what it needs), :mod:`.wire` (the recording),
 :mod:`.wire_checks` (checks over a recording or a capture), :mod:`.report` (results,
 JSON and JUnit XML, exit status) and :mod:`.runner` (:func:`run_checks`).
 
+Clients are checked the other way round (``acp check --client``, :func:`run_client_checks`):
+the checker plays the agent. :mod:`.scripted_agent` is the relay the client starts in
+the agent's place, :mod:`.client_driver` drives the client and the relay,
+:mod:`.client_scene`, :mod:`.client_scenarios` and :mod:`.client_tool_scenarios` hold the
+scenarios and their pass rules, :mod:`.client_wire_checks` the checks over everything the
+client wrote, and :mod:`.client_runner` runs them all.
+
 Each check cites rule ids of :mod:`acpwire.testing.requirements`. A failure names the
 rules it broke and takes the strongest level among them; the run fails
 (:attr:`Report.exit_code` 1) when a check fails at level MUST, and ends with 3 when the
@@ -21,6 +28,7 @@ agent could not be checked past authentication. Checks that cannot run say why
 (``skip``); checks of features the agent does not offer are ``n/a``.
 """
 
+from .client_runner import ClientCheckOptions, run_client_checks
 from .registry import CHECKS, NEEDS, CheckSpec, Status, select_checks
 from .report import CheckResult, Report
 from .runner import CheckOptions, run_checks
@@ -33,11 +41,13 @@ __all__ = [
     "CheckOptions",
     "CheckResult",
     "CheckSpec",
+    "ClientCheckOptions",
     "Report",
     "Status",
     "Wire",
     "judge_wire",
     "load_capture",
     "run_checks",
+    "run_client_checks",
     "select_checks",
 ]
