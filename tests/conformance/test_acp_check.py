@@ -139,6 +139,18 @@ async def test_a_missing_agent_fails_initialize() -> None:
     assert report.exit_code == 1
 
 
+async def test_an_agent_that_exits_at_once_fails_initialize_alone() -> None:
+    # One defect, one failure: the version probes do not fail for the same silence.
+    report = await run_checks(CheckOptions([sys.executable, "-c", "pass"], **TEST_OPTIONS))
+    must_failures = {
+        r.check.key for r in report.results if r.status == "fail" and r.level == "MUST"
+    }
+    assert must_failures == {"initialize"}
+    got = statuses(report)
+    assert got["version-newer"] == got["version-unknown"] == "skip"
+    assert report.exit_code == 1
+
+
 def acp(
     *args: str, cwd: Path | None = None, columns: int = 200
 ) -> subprocess.CompletedProcess[str]:

@@ -145,6 +145,8 @@ class LiveChecks:
         self.working_session: dict[str, str] = {}
         """Per process label, the session the main run's steps work in."""
         self.probe_answers: dict[int, Answer] = {}
+        self.initialize_answered = False
+        """Whether the main run's initialize got any answer (a result or an error)."""
         self.prompt_refused = False
         """The first ``--prompt`` was answered with an error (so later ones are not judged)."""
         self.cancel_request_problems: list[str] | None = None
@@ -261,7 +263,21 @@ class LiveChecks:
         if not self.verdicts.wants("version-newer", "version-unknown", "shutdown", "meta-accepted"):
             return
         await asyncio.gather(self._probe(2), self._probe(65535), self._probe(1, meta=True))
+
+    def judge_probes(self) -> None:
+        """Version negotiation, once the main run has shown whether initialize works at all.
+
+        An agent that answers no initialize is one failure (``initialize``), not three.
+        """
         newer, unknown = self.probe_answers.get(2), self.probe_answers.get(65535)
+        if not self.initialize_answered:
+            for key, answer in (("version-unknown", unknown), ("version-newer", newer)):
+                if answer is not None and not answer.answered:
+                    self.record(key, "skip", "initialize itself is not answered (see initialize)")
+            if unknown is not None and not unknown.answered:
+                unknown = None
+            if newer is not None and not newer.answered:
+                newer = None
         latest = dict_of(unknown.result).get("protocolVersion") if unknown and unknown.ok else None
         if unknown is not None:
             self._judge_unknown(unknown)
@@ -366,6 +382,7 @@ class LiveChecks:
             self.verdicts.skip_stage("main", "the agent did not start")
             return
         init = await run.initialize(timeout=self.timeout)
+        self.initialize_answered = init.answered
         if not init.ok:
             self.fail("initialize", f"initialize: {init.describe()}")
             self.verdicts.skip_stage("main", "initialize failed")

@@ -74,6 +74,7 @@ async def run_checks(options: CheckOptions) -> Report:
         if any(CHECKS_BY_KEY[key].stage in ("full", "wire") for key in verdicts.selected):
             runs.append(live.full())
         await asyncio.gather(*runs)
+        live.judge_probes()
         live.judge_shutdown()
         judge_wire(wire, verdicts)
     finally:
