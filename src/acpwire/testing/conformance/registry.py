@@ -1,14 +1,18 @@
 """Every check ``acp check`` knows: its key, the requirement ids it tests, what it needs.
 
-A check belongs to a *target kind* (today only ``agent``: a program that speaks ACP on
-stdio; clients and remote endpoints are further kinds with their own checks) and to a
-*stage*, the part of a run that gives its verdict:
+A check belongs to a *target kind*: ``agent`` (a program that speaks ACP, on stdio or
+behind an endpoint) or ``endpoint`` (a remote ``/acp`` endpoint after the Streamable HTTP
+and WebSocket RFD, and the security rules of docs/security.md); clients are a kind to come.
+It also belongs to a *stage*, the part of a run that gives its verdict. For agents:
 
 ``probe``  own short-lived agent processes (version negotiation, exit on end of input);
 ``main``   the main conversation, with a client that advertises no optional capability
            and rejects every permission request;
 ``full``   a second conversation with every client capability, permissions granted;
 ``wire``   the recording of all of them, read afterwards.
+
+For endpoints: ``http`` (the Streamable HTTP profile), ``websocket`` (the WebSocket
+profile) and ``security`` (who may reach the agent, and who may see what).
 
 A check's level is the strongest level among its requirements, but a failure states
 which of them it broke, and the failure's level follows those (a check citing a MUST
@@ -33,6 +37,7 @@ __all__ = [
     "CheckSpec",
     "Stage",
     "Status",
+    "TARGETS",
     "Target",
     "checks_for",
     "strongest",
@@ -40,9 +45,10 @@ __all__ = [
 ]
 
 Status = Literal["pass", "fail", "skip", "n/a"]
-Target = Literal["agent"]
-"""What a check is run against; ``client`` and ``endpoint`` are the kinds to come."""
-Stage = Literal["probe", "main", "full", "wire"]
+Target = Literal["agent", "endpoint"]
+"""What a check is run against; ``client`` is the kind to come."""
+TARGETS: tuple[Target, ...] = ("agent", "endpoint")
+Stage = Literal["probe", "main", "full", "wire", "http", "websocket", "security"]
 
 NEEDS: Mapping[str, str] = {
     "session": "session/new succeeds (after --auth-method if the agent needs authentication)",
@@ -54,6 +60,12 @@ NEEDS: Mapping[str, str] = {
     "modes": "session/new offers modes",
     "config": "session/new offers config options",
     "promptCapabilities": "the agent advertises at least one prompt capability",
+    "attach": "the agent advertises loadSession or sessionCapabilities.resume",
+    "token": "a bearer token (--token, ACP_TOKEN or an Authorization: Bearer --header)",
+    "token2": "--token2: the token of a second principal",
+    "loopback": "the URL names a loopback address (127.0.0.1, ::1, localhost)",
+    "cookies": "the endpoint sets cookies",
+    "event-ids": "the endpoint's SSE events carry ids",
 }
 """What a check may need, by the short name used in :attr:`CheckSpec.needs` and the docs."""
 
@@ -81,6 +93,10 @@ class CheckSpec:
 
 def _c(key: str, title: str, ids: tuple[str, ...], stage: Stage, *needs: str) -> CheckSpec:
     return CheckSpec(key, title, ids, stage, tuple(needs))
+
+
+def _e(key: str, title: str, ids: tuple[str, ...], stage: Stage, *needs: str) -> CheckSpec:
+    return CheckSpec(key, title, ids, stage, tuple(needs), "endpoint")
 
 
 CHECKS: tuple[CheckSpec, ...] = (
@@ -362,19 +378,181 @@ CHECKS: tuple[CheckSpec, ...] = (
         "wire",
     ),
     _c("line-numbers", "line numbers are 1-based", ("OVR-002",), "wire"),
+    # endpoints: the Streamable HTTP profile
+    _e(
+        "http-initialize",
+        "POST initialize is answered 200 with its JSON-RPC response and Acp-Connection-Id",
+        ("RFD-HTTP-001",),
+        "http",
+    ),
+    _e(
+        "http-accepted",
+        "other POSTs (request, notification, response) are answered 202 with no body",
+        ("RFD-HTTP-002",),
+        "http",
+    ),
+    _e("http-stream", "GET with Acp-Connection-Id opens an SSE stream", ("RFD-HTTP-003",), "http"),
+    _e(
+        "http-routing",
+        "session/new's answer, a turn's updates and its answer come on the one GET stream",
+        ("RFD-HTTP-004",),
+        "http",
+        "turn",
+    ),
+    _e(
+        "http-content-type",
+        "a POST that is not application/json gets 415",
+        ("RFD-HTTP-005",),
+        "http",
+    ),
+    _e("http-accept", "a GET not accepting text/event-stream gets 406", ("RFD-HTTP-006",), "http"),
+    _e(
+        "http-missing-connection",
+        "POST, GET and DELETE without Acp-Connection-Id get 400",
+        ("RFD-HTTP-007",),
+        "http",
+    ),
+    _e(
+        "http-unknown-connection",
+        "POST and GET with an unknown Acp-Connection-Id get 404",
+        ("RFD-HTTP-008",),
+        "http",
+    ),
+    _e(
+        "http-session-header",
+        "a session-scoped POST without Acp-Session-Id gets 400",
+        ("RFD-HTTP-009",),
+        "http",
+        "session",
+    ),
+    _e("http-batch", "a JSON-RPC batch gets 501", ("RFD-HTTP-010",), "http"),
+    _e(
+        "http-delete",
+        "DELETE gets 202, ends the GET stream, and the id is unknown afterwards",
+        ("RFD-HTTP-011",),
+        "http",
+    ),
+    _e(
+        "http2",
+        "the endpoint speaks HTTP/2 (h2c prior knowledge, or ALPN h2 over TLS)",
+        ("RFD-HTTP-012",),
+        "http",
+    ),
+    _e(
+        "cookies",
+        "cookies the endpoint sets are returned by a client to the endpoint",
+        ("RFD-HTTP-013",),
+        "http",
+        "cookies",
+    ),
+    _e(
+        "stream-resume",
+        "a stream reopened with Last-Event-ID resumes: nothing lost, nothing repeated",
+        ("RFD-HTTP-014",),
+        "http",
+        "event-ids",
+    ),
+    _e(
+        "stream-keepalive",
+        "an idle SSE stream is never silent longer than --keepalive-wait (20 s)",
+        ("SSE-001",),
+        "http",
+    ),
+    # endpoints: the WebSocket profile
+    _e(
+        "ws-upgrade",
+        "GET with Upgrade: websocket is upgraded, Acp-Connection-Id in the 101",
+        ("RFD-WS-001",),
+        "websocket",
+    ),
+    _e(
+        "ws-messages",
+        "initialize, session/new and their answers travel as text frames",
+        ("RFD-WS-002",),
+        "websocket",
+    ),
+    _e(
+        "ws-binary",
+        "a binary frame is ignored and the socket stays open",
+        ("RFD-WS-003",),
+        "websocket",
+    ),
+    # endpoints: who may reach the agent, and who may see what
+    _e(
+        "auth-required",
+        "without credentials, initialize and the WebSocket upgrade get 401",
+        ("SEC-001",),
+        "security",
+    ),
+    _e(
+        "auth-invalid-token",
+        "with a wrong bearer token, initialize and the WebSocket upgrade get 401",
+        ("SEC-002",),
+        "security",
+        "token",
+    ),
+    _e("auth-challenge", "a 401 carries WWW-Authenticate", ("SEC-003",), "security"),
+    _e(
+        "foreign-origin",
+        "a foreign Origin is refused on POST and on the WebSocket upgrade",
+        ("SEC-004",),
+        "security",
+    ),
+    _e(
+        "rebinding-host",
+        "a foreign Host (DNS rebinding) is refused on POST and on the WebSocket upgrade",
+        ("SEC-005",),
+        "security",
+        "loopback",
+    ),
+    _e(
+        "principal-connections",
+        "another principal gets 404 for a connection's id, and the connection goes on",
+        ("SEC-006",),
+        "security",
+        "token2",
+    ),
+    _e(
+        "principal-sessions",
+        "another principal cannot list, load, resume or prompt a session",
+        ("SEC-007",),
+        "security",
+        "token2",
+        "session",
+    ),
+    _e(
+        "reattach",
+        "the owner attaches its session from a second connection",
+        ("SEC-008",),
+        "security",
+        "attach",
+    ),
+    _e(
+        "connection-ids",
+        "connection ids are all different, with at least 128 bits each",
+        ("SEC-009",),
+        "security",
+    ),
+    _e(
+        "body-limit",
+        "a POST declaring a 1 GiB body gets 413 before the body is sent",
+        ("SEC-010",),
+        "security",
+    ),
 )
 CHECKS_BY_KEY: Mapping[str, CheckSpec] = {c.key: c for c in CHECKS}
 
 
-def checks_for(target: Target) -> tuple[CheckSpec, ...]:
-    """The checks run against one kind of target."""
-    return tuple(c for c in CHECKS if c.target == target)
+def checks_for(*targets: Target) -> tuple[CheckSpec, ...]:
+    """The checks run against these kinds of target."""
+    return tuple(c for c in CHECKS if c.target in targets)
 
 
 def select_checks(only: Sequence[str] | None) -> frozenset[str]:
-    """Keys of the checks named by ``only`` (check keys or requirement ids; all when empty).
+    """Keys of the checks named by ``only`` (all when empty): check keys, requirement ids,
+    or a target kind (``agent``, ``endpoint``) for all its checks.
 
-    Raises ``ValueError`` naming anything that is neither.
+    Raises ``ValueError`` naming anything that is none of these.
     """
     if not only:
         return frozenset(CHECKS_BY_KEY)
@@ -386,6 +564,9 @@ def select_checks(only: Sequence[str] | None) -> frozenset[str]:
             continue
         if token in CHECKS_BY_KEY:
             chosen.add(token)
+            continue
+        if token in TARGETS:
+            chosen |= {c.key for c in CHECKS if c.target == token}
             continue
         matches = {c.key for c in CHECKS if token.upper() in c.ids}
         if not matches:

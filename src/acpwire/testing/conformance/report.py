@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..requirements import Level
-from .registry import CHECKS, CHECKS_BY_KEY, CheckSpec, Stage, Status, strongest
+from .registry import CHECKS, CHECKS_BY_KEY, CheckSpec, Stage, Status, Target, strongest
 
 __all__ = ["EXIT_AUTH", "EXIT_FAILED", "EXIT_OK", "CheckResult", "Report", "Verdicts"]
 
@@ -57,6 +57,7 @@ class Report:
     """Results in :data:`CHECKS` order, plus what the agent said about itself."""
 
     command: list[str]
+    """The agent's command, or ``[URL]`` for an endpoint."""
     results: list[CheckResult] = field(default_factory=list[CheckResult])
     agent_info: dict[str, Any] | None = None
     protocol_version: Any = None
@@ -147,10 +148,17 @@ def _case_name(check: CheckSpec) -> str:
 
 
 class Verdicts:
-    """The results of one run as the checks give them (first verdict per check wins)."""
+    """The results of one run as the checks give them (first verdict per check wins).
 
-    def __init__(self, selected: frozenset[str] | None) -> None:
-        self.selected = selected if selected is not None else frozenset(CHECKS_BY_KEY)
+    Only checks of the run's ``targets`` are reported: an agent run says nothing about
+    endpoint checks.
+    """
+
+    def __init__(
+        self, selected: frozenset[str] | None, targets: tuple[Target, ...] = ("agent",)
+    ) -> None:
+        of_targets = frozenset(c.key for c in CHECKS if c.target in targets)
+        self.selected = of_targets if selected is None else selected & of_targets
         self.results: dict[str, CheckResult] = {}
 
     def record(
@@ -202,6 +210,9 @@ class Verdicts:
 
     def wants(self, *keys: str) -> bool:
         return any(k in self.selected for k in keys)
+
+    def wants_stage(self, *stages: Stage) -> bool:
+        return any(CHECKS_BY_KEY[k].stage in stages for k in self.selected)
 
     def done(self, key: str) -> bool:
         return key in self.results or key not in self.selected
