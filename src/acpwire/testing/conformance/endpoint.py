@@ -263,7 +263,8 @@ async def raw_request(
         body = b""
     elif body or method in ("POST", "PUT"):
         lines.append(f"Content-Length: {len(body)}")
-    lines.append("Connection: close")
+    if "connection" not in names:
+        lines.append("Connection: close")
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
     writer: Any = None
     try:
@@ -271,6 +272,9 @@ async def raw_request(
         writer.write(head + body)
         await writer.drain()
         data = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
+        answer = _parse_head(data[:HEAD_LIMIT])
+        await _read_body(reader, answer, timeout)
+        return answer
     except asyncio.TimeoutError:
         return RawAnswer(problem=f"no answer within {timeout:g} s")
     except asyncio.IncompleteReadError as exc:
@@ -285,7 +289,15 @@ async def raw_request(
             writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
-    return _parse_head(data[:HEAD_LIMIT])
+
+
+async def _read_body(reader: asyncio.StreamReader, answer: RawAnswer, timeout: float) -> None:
+    """Read a short answer's body before hanging up, so the server sees it delivered."""
+    length = answer.headers.get("content-length", "")
+    if answer.status == 101 or not length.isdigit() or int(length) > HEAD_LIMIT:
+        return
+    with contextlib.suppress(asyncio.TimeoutError, asyncio.IncompleteReadError, OSError):
+        await asyncio.wait_for(reader.readexactly(int(length)), timeout)
 
 
 def _parse_head(data: bytes) -> RawAnswer:

@@ -33,6 +33,7 @@ from .endpoint import (
     RawAnswer,
     initialize_request,
     is_response_to,
+    random_id,
     raw_request,
     rpc,
     websocket_upgrade_headers,
@@ -60,11 +61,11 @@ _B64 = frozenset(string.ascii_letters + string.digits + "-_+/")
 
 def id_bits(value: str) -> float:
     """At most how many random bits an id can hold, judged by its length and alphabet."""
-    if value and set(value) <= _HEX | {"-"}:
-        return 4.0 * sum(c != "-" for c in value)  # hex, UUID dashes aside
     chars = value.rstrip("=")
     if set(chars) <= set(string.digits):
         return len(chars) * math.log2(10)
+    if set(chars) <= _HEX | {"-"}:
+        return 4.0 * sum(c != "-" for c in chars)  # hex, UUID dashes aside
     if set(chars) <= set(string.ascii_lowercase + string.digits):
         return len(chars) * math.log2(36)
     if set(chars) <= _B64:
@@ -97,6 +98,9 @@ class SecurityChecks:
         self.connection_ids: list[str] = []
         self.challenges: list[RawAnswer] = []
         """Every 401 seen (for ``auth-challenge``)."""
+        self.auth_judged = asyncio.Event()
+        self.serves_anyone = False
+        """Requests without credentials are served: there is one principal, anyone."""
 
     @property
     def quick(self) -> float:
@@ -171,7 +175,12 @@ class SecurityChecks:
             self._upgrade_problem(ws, "the WebSocket upgrade without credentials", (401, 403)),
         ]
         self.v.verdict("auth-required", [p for p in problems if p], "401")
-
+        self.serves_anyone = post.status == 200 or ws.status == 101
+        self.auth_judged.set()
+        if self.serves_anyone:
+            reason = "the endpoint serves without credentials (see auth-required)"
+            self.v.record("auth-invalid-token", "skip", reason)
+            return
         if self.target.bearer is None:
             self.v.record("auth-invalid-token", "skip", "no bearer token given (--token)")
             return
@@ -287,7 +296,16 @@ class SecurityChecks:
     # -- principals --------------------------------------------------------------------
 
     async def principals(self) -> None:
+        if self.target.token2 is not None and self.v.wants("auth-required"):
+            await self.auth_judged.wait()
         await asyncio.gather(self._connections(), self._sessions())
+
+    def _one_principal(self, key: str) -> bool:
+        """Skip ``key`` when the endpoint cannot tell principals apart at all."""
+        if self.serves_anyone:
+            reason = "the endpoint serves without credentials: one principal (see auth-required)"
+            self.v.record(key, "skip", reason)
+        return self.serves_anyone
 
     async def _connections(self) -> None:
         key = "principal-connections"
@@ -298,6 +316,8 @@ class SecurityChecks:
         blocked = await self._reachable()
         if blocked:
             return self.v.record(key, "skip", blocked)
+        if self._one_principal(key):
+            return
         if self.transport.http_offered is False:
             return self.v.record(key, "n/a", "no Streamable HTTP: connection ids are not used")
         owner = HttpConnection(self.target, self.quick)
@@ -317,26 +337,32 @@ class SecurityChecks:
         if stream is None:
             return self.v.record(key, "skip", "the owner's GET stream did not open")
         problems: list[str] = []
-        theirs = {"acp-connection-id": owner.id}
-        for method, headers, content in (
-            ("POST", {**theirs, **JSON}, rpc(PING_METHOD, {}, "acp-check-intruder")),
-            ("GET", {**theirs, "accept": "text/event-stream"}, None),
-            ("DELETE", theirs, None),
+        for method, extra, content in (
+            ("POST", JSON, rpc(PING_METHOD, {}, "acp-check-intruder")),
+            ("GET", {"accept": "text/event-stream"}, None),
+            ("DELETE", {}, None),
         ):
-            answer = await other.request(method, headers=headers, content=content, connection=False)
-            status = answer.status_code if answer is not None else None
-            if status == 401:
+            answers: list[int | None] = []
+            for connection_id in (random_id(), owner.id):
+                headers = {**extra, "acp-connection-id": connection_id}
+                answer = await other.request(
+                    method, headers=headers, content=content, connection=False
+                )
+                answers.append(answer.status_code if answer is not None else None)
+            unknown, theirs = answers
+            if 401 in answers:
                 return self.v.record(key, "skip", "the endpoint refused --token2 (HTTP 401)")
-            if status != 404:
+            if theirs is None or theirs < 400 or theirs != unknown:
                 problems.append(
-                    f"{method} with the other principal's id answered {status or other.problem}"
+                    f"{method} with the other principal's id answered {theirs or other.problem}"
+                    f" (an unknown id: {unknown})"
                 )
         posted = await owner.post(rpc(PING_METHOD, {}, "acp-check-owner-ping"))
-        if posted is None or posted.status_code != 202:
+        if posted is None or not posted.is_success:
             problems.append("the owner's connection no longer takes POSTs")
         elif await stream.wait_for(is_response_to("acp-check-owner-ping"), self.quick) is None:
             problems.append("the owner's stream no longer delivers answers")
-        self.v.verdict(key, problems, "404 to POST, GET and DELETE; the owner went on")
+        self.v.verdict(key, problems, "answered as unknown ids; the owner went on")
 
     async def _sessions(self) -> None:
         keys = ("principal-sessions", "reattach")
@@ -424,6 +450,8 @@ class SecurityChecks:
             return
         if self.target.token2 is None:
             return self.v.record(key, "skip", "needs --token2 (a second principal's token)")
+        if self._one_principal(key):
+            return
         other = make("other", self.target.token2)
         caps, why = await self._start(other)
         if caps is None:
