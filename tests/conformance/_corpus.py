@@ -77,8 +77,9 @@ class Corpus:
     or to a :data:`Job` that makes its own report (to serve an endpoint around the run).
     """
 
-    def __init__(self, jobs: dict[Any, CheckOptions | Job]) -> None:
+    def __init__(self, jobs: dict[Any, CheckOptions | Job], concurrency: int = CONCURRENCY) -> None:
         self.jobs = jobs
+        self.concurrency = concurrency
         self.futures: dict[Any, Future[Report]] = {key: Future() for key in jobs}
         self.thread = threading.Thread(target=self._main, name="acp-check-corpus", daemon=True)
 
@@ -94,7 +95,7 @@ class Corpus:
         asyncio.run(self._all())
 
     async def _all(self) -> None:
-        gate = asyncio.Semaphore(CONCURRENCY)
+        gate = asyncio.Semaphore(self.concurrency)
 
         async def one(key: Any, future: Future[Report]) -> None:
             async with gate:

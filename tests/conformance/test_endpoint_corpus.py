@@ -23,6 +23,10 @@ from acpwire.testing.conformance.registry import checks_for
 ENDPOINT_CHECKS = frozenset(c.key for c in checks_for("endpoint"))
 UVICORN = {"http2": ("RFD-HTTP-012",)}
 """What every endpoint served by uvicorn fails."""
+TEST_OPTIONS = {"timeout": 10.0, "quick_timeout": 5.0, "grace": 3.0}
+"""Timeouts that a loaded machine meets: each run is a server, an agent and a checker
+in one event loop, several runs at once."""
+CONCURRENCY = 4
 KEEPALIVE_WAIT = 1.5
 """Seconds of silence allowed on an idle stream; the stand-in sends a keepalive every 0.3 s."""
 
@@ -66,21 +70,21 @@ def check_standin(*defects: str) -> Job:
                 target = EndpointTarget(
                     url, token=TOKEN, token2=TOKEN2, keepalive_wait=KEEPALIVE_WAIT
                 )
-                options = CheckOptions(
-                    endpoint=target,
-                    only=ENDPOINT_CHECKS,
-                    timeout=5.0,
-                    quick_timeout=3.0,
-                    grace=2.0,
-                )
+                options = CheckOptions(endpoint=target, only=ENDPOINT_CHECKS, **TEST_OPTIONS)
                 return await run_checks(options)
 
     return job
 
 
+def why(report: Report) -> list[str]:
+    """What each failed check said (shown when a test fails)."""
+    return [f"{r.check.key}: {r.detail}" for r in report.results if r.status == "fail"]
+
+
 @pytest.fixture(scope="module")
 def corpus() -> Iterator[Corpus]:
-    runner = Corpus({(): check_standin(), **{(d,): check_standin(d) for d in DEFECTS}})
+    jobs = {(): check_standin(), **{(d,): check_standin(d) for d in DEFECTS}}
+    runner = Corpus(jobs, CONCURRENCY)
     runner.start()
     yield runner
     runner.join()
@@ -90,7 +94,7 @@ def test_a_correct_endpoint_passes_every_endpoint_check_but_http2_under_uvicorn(
     corpus: Corpus,
 ) -> None:
     report = corpus.report(())
-    assert failures(report) == UVICORN
+    assert failures(report) == UVICORN, why(report)
     assert {r.check.key: r.status for r in report.results if r.status != "pass"} == {
         "http2": "fail"
     }
@@ -101,7 +105,8 @@ def test_a_correct_endpoint_passes_every_endpoint_check_but_http2_under_uvicorn(
 def test_a_planted_endpoint_defect_is_flagged_by_its_checks_and_nothing_else(
     corpus: Corpus, defect: str
 ) -> None:
-    assert failures(corpus.report((defect,))) == {**UVICORN, **FAILS[defect]}
+    report = corpus.report((defect,))
+    assert failures(report) == {**UVICORN, **FAILS[defect]}, why(report)
 
 
 def test_every_endpoint_check_catches_a_planted_defect() -> None:

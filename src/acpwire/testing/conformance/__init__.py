@@ -1,4 +1,4 @@
-"""A black-box conformance checker for ACP agents that speak stdio (``acp check``).
+"""A black-box conformance checker for ACP agents and remote endpoints (``acp check``).
 
 The checker starts the agent as a child process, several times side by side, and talks
 to it the way an editor would, through acpwire's client connection over real pipes,
@@ -14,6 +14,12 @@ requirement ids, its stage and what it needs), :mod:`.wire` (the recording),
 :mod:`.wire_checks` (checks over a recording or a capture), :mod:`.report` (results,
 JSON and JUnit XML, exit status) and :mod:`.runner` (:func:`run_checks`).
 
+Remote endpoints (``acp check --url``, :class:`EndpointTarget` in
+:attr:`CheckOptions.endpoint`) get their own checks: :mod:`.endpoint` (the target and the
+ways to reach it), :mod:`.endpoint_checks` (the RFD's Streamable HTTP and WebSocket
+rules) and :mod:`.security_checks` (authentication, browsers, principals, limits); the
+agent checks then run through the endpoint.
+
 Each check cites rule ids of :mod:`acpwire.testing.requirements`. A failure names the
 rules it broke and takes the strongest level among them; the run fails
 (:attr:`Report.exit_code` 1) when a check fails at level MUST, and ends with 3 when the
@@ -21,6 +27,7 @@ agent could not be checked past authentication. Checks that cannot run say why
 (``skip``); checks of features the agent does not offer are ``n/a``.
 """
 
+from .endpoint import EndpointTarget
 from .registry import CHECKS, NEEDS, CheckSpec, Status, select_checks
 from .report import CheckResult, Report
 from .runner import CheckOptions, run_checks
@@ -33,6 +40,7 @@ __all__ = [
     "CheckOptions",
     "CheckResult",
     "CheckSpec",
+    "EndpointTarget",
     "Report",
     "Status",
     "Wire",

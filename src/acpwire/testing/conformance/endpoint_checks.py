@@ -181,11 +181,12 @@ class TransportChecks:
         v.record("http-stream", "pass")
         accepted: list[tuple[str, httpx.Response | None]] = []
         session_id = await self._session(conn, stream, accepted)
-        if session_id is not None and v.wants("http-routing", "http-accepted"):
-            await self._turn(conn, stream, session_id, accepted)
-            await self._session_header(conn, session_id)
-        else:
+        if session_id is None:
             v.record("http-session-header", "skip", "no session (see http-routing)")
+        else:
+            if v.wants("http-routing", "http-accepted"):
+                await self._turn(conn, stream, session_id, accepted)
+            await self._session_header(conn, session_id)
         self._judge_accepted(accepted, conn)
         stream = await self._resume(conn, stream)
         await self._delete(conn, stream)

@@ -480,13 +480,13 @@ CHECKS: tuple[CheckSpec, ...] = (
     # endpoints: who may reach the agent, and who may see what
     _e(
         "auth-required",
-        "without credentials, initialize and the WebSocket upgrade get 401",
+        "without credentials, initialize gets 401 and the WebSocket upgrade is refused",
         ("SEC-001",),
         "security",
     ),
     _e(
         "auth-invalid-token",
-        "with a wrong bearer token, initialize and the WebSocket upgrade get 401",
+        "with a wrong bearer token, initialize gets 401 and the upgrade is refused",
         ("SEC-002",),
         "security",
         "token",
@@ -507,7 +507,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _e(
         "principal-connections",
-        "another principal gets 404 for a connection's id, and the connection goes on",
+        "another principal's connection id is answered as an unknown one; it goes on",
         ("SEC-006",),
         "security",
         "token2",

@@ -42,6 +42,7 @@ class CheckResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "check": self.check.key,
+            "target": self.check.target,
             "title": self.check.title,
             "status": self.status,
             "level": self.level,
