@@ -31,9 +31,11 @@ from acpwire.testing.conformance import CheckOptions, Report, run_checks
 from acpwire.testing.conformance.endpoint import EndpointTarget
 
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
+TEST_OPTIONS: dict[str, Any] = {"timeout": 10.0, "quick_timeout": 5.0, "grace": 3.0}
 TOKEN = "alice-0123456789abcdef0123"
 TOKEN2 = "bob-0123456789abcdef012345"
-FAST = ("--timeout", "5", "--quick-timeout", "3", "--grace", "2")
+FAST = ("--timeout", "10", "--quick-timeout", "5", "--grace", "3")
+"""Timeouts a loaded machine meets; nothing here waits for them but a failing check."""
 TIMEOUT = 120.0
 NOT_YET = {"http-routing": ("RFD-HTTP-004",), "http2": ("RFD-HTTP-012",)}
 """The MUST checks main's server fails: session messages on per-session streams (the
@@ -42,7 +44,7 @@ RFD's model before its revision of 2026-04-23), and HTTP/1.1 only (uvicorn)."""
 
 def fast(target: EndpointTarget, only: str) -> CheckOptions:
     keys = frozenset(only.split(","))
-    return CheckOptions(endpoint=target, only=keys, timeout=5.0, quick_timeout=3.0, grace=2.0)
+    return CheckOptions(endpoint=target, only=keys, **TEST_OPTIONS)
 
 
 def results(report: Report) -> dict[str, str]:
@@ -172,9 +174,7 @@ async def test_an_endpoint_that_refuses_the_checker_blocks_the_run_with_exit_3(
         report = await run_checks(
             CheckOptions(
                 endpoint=EndpointTarget(url, token="not-the-token"),
-                timeout=5.0,
-                quick_timeout=3.0,
-                grace=2.0,
+                **TEST_OPTIONS,
             )
         )
     assert report.exit_code == 3, report.to_json()
@@ -194,9 +194,7 @@ async def test_the_agent_checks_run_over_streamable_http_too(tmp_path: Path) -> 
                 endpoint=target,
                 only=frozenset(only.split(",")),
                 slow_prompt="slow 30",
-                timeout=5.0,
-                quick_timeout=3.0,
-                grace=2.0,
+                **TEST_OPTIONS,
             )
         )
     statuses = results(report)
