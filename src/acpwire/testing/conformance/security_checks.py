@@ -55,6 +55,9 @@ REBINDING_HOST = "rebind.evil.example"
 DECLARED_BODY = 1 << 30
 """The body size the body-limit probe announces (1 GiB) and never sends."""
 MIN_ID_BITS = 128
+UPGRADE_REFUSALS = frozenset({401, 403})
+"""How a WebSocket upgrade without valid credentials is refused: 401, or 403 from servers
+that cannot answer an upgrade with a status of their choosing."""
 _HEX = frozenset(string.hexdigits)
 _B64 = frozenset(string.ascii_letters + string.digits + "-_+/")
 
@@ -73,8 +76,23 @@ def id_bits(value: str) -> float:
     return len(chars) * math.log2(95)
 
 
-def _refused(answer: RawAnswer) -> bool:
-    return answer.status is not None and 400 <= answer.status < 500
+def _client_error(status: int) -> bool:
+    return 400 <= status < 500
+
+
+def _problem(answer: RawAnswer, what: str, refusal: Callable[[int], bool]) -> str | None:
+    """What was wrong with the answer to a request the endpoint must refuse (None: refused)."""
+    if answer.status is not None and refusal(answer.status):
+        return None
+    if answer.status == 101:
+        return f"{what} was upgraded"
+    if answer.status is not None and 200 <= answer.status < 300:
+        return f"{what} was served ({answer.describe()})"
+    return f"{what} answered {answer.describe()}"
+
+
+def _problems(*found: str | None) -> list[str]:
+    return [p for p in found if p is not None]
 
 
 class SecurityChecks:
@@ -138,20 +156,6 @@ class SecurityChecks:
             self.challenges.append(answer)
         return answer
 
-    def _post_problem(self, answer: RawAnswer, what: str, wanted: tuple[int, ...]) -> str | None:
-        if answer.status in wanted:
-            return None
-        if answer.status is not None and 200 <= answer.status < 300:
-            return f"{what} was served ({answer.describe()})"
-        return f"{what} answered {answer.describe()}"
-
-    def _upgrade_problem(self, answer: RawAnswer, what: str, wanted: tuple[int, ...]) -> str | None:
-        if answer.status in wanted:
-            return None
-        if answer.status == 101:
-            return f"{what} was upgraded"
-        return f"{what} answered {answer.describe()}"
-
     async def _reachable(self) -> str | None:
         """Why the checks that need the checker's own access cannot judge (None: they can)."""
         await self.transport.reached.wait()
@@ -167,14 +171,16 @@ class SecurityChecks:
             self.initialize(anonymous, "acp-check-anonymous"), self.upgrade(anonymous)
         )
         await self.transport.reached.wait()
-        http_refusals: tuple[int, ...] = (401,)
+        refused = {401}
         if self.transport.http_offered is False and not self.report.blocked:
-            http_refusals += tuple(NOT_OFFERED)  # no Streamable HTTP at all: nothing to serve
-        problems = [
-            self._post_problem(post, "initialize without credentials", http_refusals),
-            self._upgrade_problem(ws, "the WebSocket upgrade without credentials", (401, 403)),
-        ]
-        self.v.verdict("auth-required", [p for p in problems if p], "401")
+            refused |= NOT_OFFERED  # no Streamable HTTP at all: nothing to serve
+        problems = _problems(
+            _problem(post, "initialize without credentials", refused.__contains__),
+            _problem(
+                ws, "the WebSocket upgrade without credentials", UPGRADE_REFUSALS.__contains__
+            ),
+        )
+        self.v.verdict("auth-required", problems, "401")
         self.serves_anyone = post.status == 200 or ws.status == 101
         self.auth_judged.set()
         if self.serves_anyone:
@@ -188,11 +194,11 @@ class SecurityChecks:
         post, ws = await asyncio.gather(
             self.initialize(wrong, "acp-check-wrong-token"), self.upgrade(wrong)
         )
-        problems = [
-            self._post_problem(post, "initialize with a wrong token", http_refusals),
-            self._upgrade_problem(ws, "the WebSocket upgrade with a wrong token", (401, 403)),
-        ]
-        self.v.verdict("auth-invalid-token", [p for p in problems if p], "401")
+        problems = _problems(
+            _problem(post, "initialize with a wrong token", refused.__contains__),
+            _problem(ws, "the WebSocket upgrade with a wrong token", UPGRADE_REFUSALS.__contains__),
+        )
+        self.v.verdict("auth-invalid-token", problems, "401")
 
     def _judge_challenges(self) -> None:
         if not self.challenges:
@@ -225,22 +231,12 @@ class SecurityChecks:
         post, ws = await asyncio.gather(
             self.initialize(evil, "acp-check-origin"), self.upgrade(evil)
         )
-        self.v.verdict(
-            "foreign-origin",
-            [
-                p
-                for p in (
-                    None
-                    if _refused(post)
-                    else self._post_problem(post, f"Origin: {EVIL_ORIGIN}", ()),
-                    None
-                    if _refused(ws)
-                    else self._upgrade_problem(ws, f"the upgrade with Origin: {EVIL_ORIGIN}", ()),
-                )
-                if p
-            ],
-            f"refused: {post.describe()}, upgrade {ws.describe()}",
+        problems = _problems(
+            _problem(post, f"Origin: {EVIL_ORIGIN}", _client_error),
+            _problem(ws, f"the upgrade with Origin: {EVIL_ORIGIN}", _client_error),
         )
+        refusals = f"refused: {post.describe()}, upgrade {ws.describe()}"
+        self.v.verdict("foreign-origin", problems, refusals)
         if not self.target.loopback:
             self.v.record(
                 "rebinding-host",
@@ -252,22 +248,12 @@ class SecurityChecks:
         post, ws = await asyncio.gather(
             self.initialize(rebound, "acp-check-host"), self.upgrade(rebound)
         )
-        self.v.verdict(
-            "rebinding-host",
-            [
-                p
-                for p in (
-                    None
-                    if _refused(post)
-                    else self._post_problem(post, f"Host: {REBINDING_HOST}", ()),
-                    None
-                    if _refused(ws)
-                    else self._upgrade_problem(ws, f"the upgrade with Host: {REBINDING_HOST}", ()),
-                )
-                if p
-            ],
-            f"refused: {post.describe()}, upgrade {ws.describe()}",
+        problems = _problems(
+            _problem(post, f"Host: {REBINDING_HOST}", _client_error),
+            _problem(ws, f"the upgrade with Host: {REBINDING_HOST}", _client_error),
         )
+        refusals = f"refused: {post.describe()}, upgrade {ws.describe()}"
+        self.v.verdict("rebinding-host", problems, refusals)
 
     # -- limits ------------------------------------------------------------------------
 
