@@ -29,7 +29,7 @@ import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
@@ -55,6 +55,8 @@ __all__ = [
     "httpx_module",
     "raw_request",
 ]
+
+_T = TypeVar("_T")
 
 Via = Literal["websocket", "http"]
 """The transport the agent checks use through the endpoint."""
@@ -462,36 +464,31 @@ class SseStream:
             self.ended.set()
             self._changed.set()
 
+    async def _until(self, found: Callable[[], _T | None], timeout: float) -> _T | None:
+        """``found()`` once it is not None, asked again at each new line, within ``timeout``
+        (None when the time is up or the stream ended without it)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = found()
+            remaining = deadline - time.monotonic()
+            if value is not None or remaining <= 0 or self.ended.is_set():
+                return value
+            self._changed.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+
     async def wait_for(
         self, predicate: Callable[[SseEvent], bool], timeout: float, since: int = 0
     ) -> SseEvent | None:
         """The first event from index ``since`` on (read or still to come) that matches,
         within ``timeout``."""
-        deadline = time.monotonic() + timeout
-        seen = since
-        while True:
-            for event in self.events[seen:]:
-                if predicate(event):
-                    return event
-            seen = len(self.events)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.ended.is_set():
-                return None
-            self._changed.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
+        return await self._until(
+            lambda: next((e for e in self.events[since:] if predicate(e)), None), timeout
+        )
 
     async def wait_line(self, after: int, timeout: float) -> bool:
         """Whether a line beyond the first ``after`` arrives within ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while len(self.line_times) <= after:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.ended.is_set():
-                return False
-            self._changed.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
-        return True
+        return await self._until(lambda: len(self.line_times) > after or None, timeout) is True
 
     async def wait_end(self, timeout: float) -> bool:
         with contextlib.suppress(asyncio.TimeoutError):

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from .runner import CheckOptions
 
-__all__ = ["NOT_OFFERED", "TransportChecks"]
+__all__ = ["NOT_OFFERED", "EndpointStage", "TransportChecks"]
 
 NOT_OFFERED = frozenset({404, 405, 426})
 """Answers to POST initialize that say the endpoint has no Streamable HTTP profile (the RFD
@@ -92,17 +92,32 @@ def _answer_agent_request(message: dict[str, Any]) -> bytes:
     return msgspec.json.encode({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
-class TransportChecks:
-    """The ``http`` and ``websocket`` stages of an endpoint check."""
+class EndpointStage:
+    """What the endpoint stages share: the target, the options, where verdicts go."""
 
     def __init__(self, options: CheckOptions, verdicts: Verdicts, report: Report, cwd: str) -> None:
         assert options.endpoint is not None
         self.target: EndpointTarget = options.endpoint
         self.options = options
-        self.cwd = cwd
-        """The folder sessions are opened in."""
         self.v = verdicts
         self.report = report
+        self.cwd = cwd
+        """The folder sessions are opened in."""
+
+    @property
+    def quick(self) -> float:
+        return min(self.options.quick_timeout, self.options.timeout)
+
+    @property
+    def timeout(self) -> float:
+        return self.options.timeout
+
+
+class TransportChecks(EndpointStage):
+    """The ``http`` and ``websocket`` stages of an endpoint check."""
+
+    def __init__(self, options: CheckOptions, verdicts: Verdicts, report: Report, cwd: str) -> None:
+        super().__init__(options, verdicts, report, cwd)
         self.connection_ids: list[str] = []
         """Every connection id the endpoint issued to the checker (for ``connection-ids``)."""
         self.unknown_status = 404
@@ -118,14 +133,6 @@ class TransportChecks:
         self._pending_reach.discard(profile)
         if not self._pending_reach:
             self.reached.set()
-
-    @property
-    def quick(self) -> float:
-        return min(self.options.quick_timeout, self.options.timeout)
-
-    @property
-    def timeout(self) -> float:
-        return self.options.timeout
 
     def connection(self, *, token: str | None = None, http2: bool = False) -> HttpConnection:
         return HttpConnection(self.target, self.quick, token=token, http2=http2)

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from .driver import BARE_CAPABILITIES, PING_METHOD, Answer, BareClient, Run
 from .endpoint import (
     JSON,
-    EndpointTarget,
     HttpConnection,
     RawAnswer,
     initialize_request,
@@ -38,7 +37,7 @@ from .endpoint import (
     rpc,
     websocket_upgrade_headers,
 )
-from .endpoint_checks import NOT_OFFERED, TransportChecks
+from .endpoint_checks import NOT_OFFERED, EndpointStage, TransportChecks
 from .report import Report, Verdicts
 from .wire import Wire, dict_of, dicts
 
@@ -95,7 +94,7 @@ def _problems(*found: str | None) -> list[str]:
     return [p for p in found if p is not None]
 
 
-class SecurityChecks:
+class SecurityChecks(EndpointStage):
     """The ``security`` stage of an endpoint check."""
 
     def __init__(
@@ -106,23 +105,14 @@ class SecurityChecks:
         transport: TransportChecks,
         cwd: str,
     ) -> None:
-        assert options.endpoint is not None
-        self.target: EndpointTarget = options.endpoint
-        self.options = options
-        self.v = verdicts
-        self.report = report
+        super().__init__(options, verdicts, report, cwd)
         self.transport = transport
-        self.cwd = cwd
         self.connection_ids: list[str] = []
         self.challenges: list[RawAnswer] = []
         """Every 401 seen (for ``auth-challenge``)."""
         self.auth_judged = asyncio.Event()
         self.serves_anyone = False
         """Requests without credentials are served: there is one principal, anyone."""
-
-    @property
-    def quick(self) -> float:
-        return min(self.options.quick_timeout, self.options.timeout)
 
     async def run(self) -> None:
         await asyncio.gather(self.auth(), self.browsers(), self.body_limit(), self.principals())
@@ -228,15 +218,7 @@ class SecurityChecks:
             **{k: v for k, v in headers.items() if k.lower() != "origin"},
             "Origin": EVIL_ORIGIN,
         }
-        post, ws = await asyncio.gather(
-            self.initialize(evil, "acp-check-origin"), self.upgrade(evil)
-        )
-        problems = _problems(
-            _problem(post, f"Origin: {EVIL_ORIGIN}", _client_error),
-            _problem(ws, f"the upgrade with Origin: {EVIL_ORIGIN}", _client_error),
-        )
-        refusals = f"refused: {post.describe()}, upgrade {ws.describe()}"
-        self.v.verdict("foreign-origin", problems, refusals)
+        await self._must_refuse("foreign-origin", evil, f"Origin: {EVIL_ORIGIN}")
         if not self.target.loopback:
             self.v.record(
                 "rebinding-host",
@@ -245,15 +227,16 @@ class SecurityChecks:
             )
             return
         rebound = {**headers, "Host": f"{REBINDING_HOST}:{self.target.port}"}
-        post, ws = await asyncio.gather(
-            self.initialize(rebound, "acp-check-host"), self.upgrade(rebound)
-        )
+        await self._must_refuse("rebinding-host", rebound, f"Host: {REBINDING_HOST}")
+
+    async def _must_refuse(self, key: str, headers: dict[str, str], what: str) -> None:
+        """``initialize`` and the upgrade with ``headers`` must both get a 4xx."""
+        post, ws = await asyncio.gather(self.initialize(headers, key), self.upgrade(headers))
         problems = _problems(
-            _problem(post, f"Host: {REBINDING_HOST}", _client_error),
-            _problem(ws, f"the upgrade with Host: {REBINDING_HOST}", _client_error),
+            _problem(post, what, _client_error),
+            _problem(ws, f"the upgrade with {what}", _client_error),
         )
-        refusals = f"refused: {post.describe()}, upgrade {ws.describe()}"
-        self.v.verdict("rebinding-host", problems, refusals)
+        self.v.verdict(key, problems, f"refused: {post.describe()}, upgrade {ws.describe()}")
 
     # -- limits ------------------------------------------------------------------------
 
@@ -381,13 +364,13 @@ class SecurityChecks:
         """(the agent's capabilities, or None with why it could not start)."""
         if not await run.start():
             return None, f"cannot connect: {run.start_problem}"
-        answer = await run.initialize(timeout=self.options.timeout)
+        answer = await run.initialize(timeout=self.timeout)
         if not answer.ok:
             return None, f"initialize: {answer.describe()}"
         return dict_of(dict_of(answer.result).get("agentCapabilities")), ""
 
     async def _judge_sessions(self, make: MakeRun) -> None:
-        timeout = self.options.timeout
+        timeout = self.timeout
         owner = make("owner")
         caps, why = await self._start(owner)
         if caps is None:
@@ -410,9 +393,9 @@ class SecurityChecks:
         """``session/load`` or ``session/resume`` of ``session_id``, whichever is offered."""
         params: dict[str, Any] = {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []}
         if caps.get("loadSession") is True:
-            return await run.call("session/load", params, self.options.timeout)
+            return await run.call("session/load", params, self.timeout)
         if "resume" in dict_of(caps.get("sessionCapabilities")):
-            return await run.call("session/resume", params, self.options.timeout)
+            return await run.call("session/resume", params, self.timeout)
         return None
 
     async def _reattach(self, make: MakeRun, caps: dict[str, Any], session_id: str) -> None:
@@ -442,7 +425,7 @@ class SecurityChecks:
         caps, why = await self._start(other)
         if caps is None:
             return self.v.record(key, "skip", f"--token2: {why}")
-        timeout = self.options.timeout
+        timeout = self.timeout
         problems: list[str] = []
         if "list" in dict_of(caps.get("sessionCapabilities")):
             listed = await other.call("session/list", {}, timeout)
