@@ -1,4 +1,5 @@
-"""docs/check.md lists every check with its requirement ids, level and needs, as the code has them."""
+"""docs/check.md lists every check (agent and endpoint tables) with its requirement ids,
+level and needs, as the code has them."""
 
 from __future__ import annotations
 

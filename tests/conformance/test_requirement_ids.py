@@ -40,6 +40,27 @@ def test_every_spec_id_exists_in_the_full_requirement_list_with_the_same_level()
         assert full[r.id]["side"] == r.side, r.id
 
 
+def test_rules_from_outside_the_v1_spec_say_where_they_come_from() -> None:
+    """RFD-*, SEC-*, SSE-*, SANDBOX-* and CLIENT-* are marked apart from ACP's own rules."""
+    kinds = {
+        ("rfd", "server"): ("RFD-HTTP-", "RFD-WS-"),
+        ("security", "server"): ("SEC-",),
+        ("web", "server"): ("SSE-",),
+        ("security", "client"): ("SANDBOX-",),
+        ("project", "client"): ("CLIENT-",),
+    }
+    outside = tuple(p for prefixes in kinds.values() for p in prefixes)
+    for r in REQUIREMENTS:
+        if r.origin == "spec":
+            assert not r.id.startswith(outside), r.id
+            continue
+        assert r.id.startswith(kinds[(r.origin, r.side)]), r.id
+        if r.origin == "rfd":
+            assert r.source.startswith("RFD streamable-http-websocket-transport: "), r.id
+        if r.origin == "security":
+            assert r.source.startswith("docs/security.md"), r.id
+
+
 def test_only_accepts_check_names_and_requirement_ids() -> None:
     assert select_checks(["cancel"]) == {"cancel"}
     assert select_checks(["INIT-009"]) == {"version-newer", "version-unknown"}
@@ -47,19 +68,8 @@ def test_only_accepts_check_names_and_requirement_ids() -> None:
     with pytest.raises(ValueError, match="NOPE-1"):
         select_checks(["NOPE-1"])
     assert requirement("RPC-006").level == "MUST"
-
-
-def test_acpwire_expectations_are_marked_apart_from_the_spec_rules() -> None:
-    """SANDBOX-* and CLIENT-* are acpwire's expectations of clients, not ACP's rules."""
-    for r in REQUIREMENTS:
-        family = r.id.split("-")[0]
-        if family == "SANDBOX":
-            assert (r.origin, r.side) == ("security", "client"), r.id
-            assert r.source.startswith("docs/security.md"), r.id
-        elif family == "CLIENT":
-            assert (r.origin, r.side) == ("project", "client"), r.id
-        else:
-            assert r.origin == "spec", r.id
+    assert select_checks(["endpoint"]) == {c.key for c in CHECKS if c.target == "endpoint"}
+    assert select_checks(["RFD-WS-003"]) == {"ws-binary"}
 
 
 def test_only_selects_client_checks_by_name_id_or_kind() -> None:

@@ -1,14 +1,17 @@
-"""``acp check``: run the black-box conformance checks against a stdio agent or a client.
+"""``acp check``: run the black-box conformance checks against an agent, a client or an endpoint.
 
 ``acp check [--json] [--junit FILE] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT]
-[--tool-prompt TEXT]... -- AGENT ARGS...`` checks an agent; ``acp check --client
+[--tool-prompt TEXT]... -- AGENT ARGS...`` checks a stdio agent; ``acp check --client
 'COMMAND {agent}' [--client-prompt TEXT]`` checks a client, playing a scripted agent in
-its place. Both print a table (or, with ``--json``, one JSON document) of check results,
-each citing requirement ids of :mod:`acpwire.testing.requirements`; ``--junit FILE``
-also writes JUnit XML for CI. Exit status: 0 when no check failed at MUST level, 1 when
-one did, 3 when the target could not be checked past authentication (a client: past its
-start or its prompt), 2 for usage errors. The checks themselves live in
-:mod:`acpwire.testing.conformance`; this module only parses options and renders.
+its place; ``acp check --url URL [--header K:V]... [--token T] [--token2 T] [--origin O]
+[--via websocket|http]`` checks a remote endpoint (the Streamable HTTP and WebSocket RFD,
+docs/security.md) and the agent behind it. Each prints a table (or, with ``--json``, one
+JSON document) of check results, each citing requirement ids of
+:mod:`acpwire.testing.requirements`; ``--junit FILE`` also writes JUnit XML for CI. Exit
+status: 0 when no check failed at MUST level, 1 when one did, 3 when the target could not
+be checked past authentication (a client: past its start or its prompt), 2 for usage
+errors. The checks themselves live in :mod:`acpwire.testing.conformance`; this module
+only parses options and renders.
 """
 
 from __future__ import annotations
@@ -33,10 +36,11 @@ def add_check_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``check`` on the ``acp`` subparsers (argparse only; nothing heavy imported)."""
     parser: argparse.ArgumentParser = sub.add_parser(
         "check",
-        help="check an agent's conformance to ACP v1 (black box, over stdio)",
+        help="check an agent (over stdio) or a remote endpoint (--url) against ACP's rules",
         description=(
             "Start the agent, drive it as an editor would and report which ACP rules it "
-            "follows. Put the agent command after `--`."
+            "follows. Put the agent command after `--`. With --url, check a remote ACP "
+            "endpoint (Streamable HTTP and WebSocket RFD, security) and the agent behind it."
         ),
         epilog=(
             "exit status: 0 no check failed at MUST level, 1 one did, "
@@ -112,6 +116,46 @@ def add_check_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="TEXT",
         help="what {prompt} becomes (default: Hello from acp check)",
     )
+    remote = parser.add_argument_group("endpoints (--url)")
+    remote.add_argument(
+        "--url", default=None, help="check the ACP endpoint at this http(s) URL (e.g. .../acp)"
+    )
+    remote.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="send this header on every request (repeatable); Authorization and Cookie count "
+        "as credentials",
+    )
+    remote.add_argument(
+        "--token",
+        default=os.environ.get("ACP_TOKEN") or None,
+        help="bearer token for the endpoint (default: $ACP_TOKEN)",
+    )
+    remote.add_argument(
+        "--token2",
+        default=None,
+        metavar="TOKEN",
+        help="a second principal's token: enables the isolation checks",
+    )
+    remote.add_argument(
+        "--origin", default=None, help="an Origin the endpoint allows, sent on every request"
+    )
+    remote.add_argument(
+        "--via",
+        choices=("websocket", "http"),
+        default="websocket",
+        help="the transport the agent checks use through the endpoint (default: websocket)",
+    )
+    remote.add_argument("--cafile", default=None, help="trust these certificates (https URLs)")
+    remote.add_argument(
+        "--keepalive-wait",
+        type=float,
+        default=20.0,
+        metavar="S",
+        help="longest silence allowed on an idle SSE stream (default: 20; 0 skips the check)",
+    )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     parser.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     parser.set_defaults(handler=run_check)
@@ -131,6 +175,43 @@ def _list_checks(out: TextIO) -> int:
     return 0
 
 
+def _usage(message: str) -> int:
+    print(f"acp check: {message}", file=sys.stderr)
+    return 2
+
+
+def _headers(values: list[str]) -> dict[str, str]:
+    """``--header NAME:VALUE`` values; ``ValueError`` for one without a name."""
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, rest = value.partition(":")
+        name = name.strip()
+        if not sep or not name or any(c.isspace() for c in name):
+            raise ValueError(f"--header {value!r} is not NAME:VALUE")
+        headers[name] = rest.strip()
+    return headers
+
+
+def _endpoint(args: argparse.Namespace) -> Any:
+    """The ``--url`` target; ``ValueError`` for bad options."""
+    from acpwire.testing.conformance.endpoint import EndpointTarget
+
+    if args.cafile is not None and not os.path.isfile(args.cafile):
+        raise ValueError(f"--cafile {args.cafile!r} is not a file")
+    if args.keepalive_wait < 0:
+        raise ValueError("--keepalive-wait must not be negative")
+    return EndpointTarget(
+        args.url,
+        token=args.token,
+        token2=args.token2,
+        headers=_headers(args.header),
+        origin=args.origin,
+        cafile=args.cafile,
+        via=args.via,
+        keepalive_wait=args.keepalive_wait,
+    )
+
+
 def run_check(args: argparse.Namespace) -> int:
     """The ``acp check`` command; returns the exit status."""
     from acpwire.testing.conformance import CheckOptions, run_checks, select_checks
@@ -141,13 +222,19 @@ def run_check(args: argparse.Namespace) -> int:
     if agent and agent[0] == "--":
         agent = agent[1:]
     if args.client is not None:
-        if agent:
-            print("acp check: give either --client or an agent command, not both", file=sys.stderr)
-            return 2
+        if agent or args.url is not None:
+            return _usage("give one of --client, --url or an agent command, not both")
         return _run_client_check(args)
-    if not agent:
-        print("acp check: give the agent command after --", file=sys.stderr)
-        return 2
+    endpoint = None
+    if args.url is not None:
+        if agent:
+            return _usage("give either --url or an agent command, not both")
+        try:
+            endpoint = _endpoint(args)
+        except ValueError as exc:
+            return _usage(str(exc))
+    elif not agent:
+        return _usage("give the agent command after --, or --url URL")
     try:
         only = select_checks(args.only.split(",")) if args.only else None
     except ValueError as exc:
@@ -162,6 +249,7 @@ def run_check(args: argparse.Namespace) -> int:
         return 2
     options = CheckOptions(
         command=agent,
+        endpoint=endpoint,
         prompt=args.prompt,
         slow_prompt=args.slow_prompt,
         tool_prompts=tuple(args.tool_prompt),
@@ -283,6 +371,8 @@ def render_report(report: Any) -> Any:
 def _title(report: Any) -> str:
     info: dict[str, Any] = report.agent_info or {}
     name = " ".join(str(info.get(k)) for k in ("name", "version") if info.get(k)) or "unknown"
+    if report.command and "://" in report.command[0]:
+        return f"acp check: {report.command[0]}, agent {name}"
     kind = "client " if report.target == "client" else ""
     return f"acp check: {kind}{name} (protocol {report.protocol_version})"
 

@@ -3,13 +3,19 @@
 Each rule has the id used across acpwire's tests and docs, its level, the side that
 must comply, one sentence in our own words, the page it comes from and its *origin*:
 
-``spec``      the ACP v1 documentation (``docs/protocol/v1/``); the ids are those of the
-              workplace's full requirement list;
-``security``  what acpwire expects of a client that serves files and terminals to an
-              untrusted agent where the spec says nothing (docs/security.md, "The client
-              sandbox"), ids ``SANDBOX-*``;
+``spec``      the ACP v1 documentation (``docs/protocol/v1/``); the ids are those of
+              acpwire's full requirement list;
+``rfd``       the draft RFD "Streamable HTTP & WebSocket Transport"
+              (``docs/rfds/streamable-http-websocket-transport.mdx``), ids ``RFD-HTTP-*``
+              and ``RFD-WS-*``; ``source`` names the RFD section. Not part of ACP v1 yet;
+``security``  what acpwire expects where the spec says nothing: of a client that serves
+              files and terminals to an untrusted agent (docs/security.md, "The client
+              sandbox"), ids ``SANDBOX-*``; of any remote endpoint that runs an agent for
+              others (docs/security.md), ids ``SEC-*``;
 ``project``   acpwire's own rule for clients, tolerant in what they accept: survive any
-              agent output, never hang (docs/check.md, "Checking a client"), ids ``CLIENT-*``.
+              agent output, never hang (docs/check.md, "Checking a client"), ids ``CLIENT-*``;
+``web``       a web standard the endpoint relies on (``SSE-*``: the HTML Standard's
+              server-sent events).
 
 The sentences paraphrase; the sources are the authority. :mod:`acpwire.testing.conformance`
 cites these ids in every check, and a test proves each id here is checked by something and
@@ -25,8 +31,9 @@ from typing import Literal
 __all__ = ["BY_ID", "REQUIREMENTS", "Level", "Origin", "Requirement", "Side", "requirement"]
 
 Level = Literal["MUST", "SHOULD"]
-Side = Literal["agent", "client", "both"]
-Origin = Literal["spec", "security", "project"]
+Side = Literal["agent", "client", "both", "server"]
+"""``server``: the remote endpoint that hosts an agent (the RFD's and the security rules)."""
+Origin = Literal["spec", "rfd", "security", "project", "web"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +60,17 @@ def _project(id: str, level: Level, text: str, source: str = "") -> Requirement:
     return Requirement(
         id, level, "client", text, source or "docs/check.md#checking-a-client", "project"
     )
+
+
+_RFD = "RFD streamable-http-websocket-transport: "
+
+
+def _rfd(id: str, level: Level, text: str, section: str) -> Requirement:
+    return Requirement(id, level, "server", text, _RFD + section, "rfd")
+
+
+def _sec(id: str, level: Level, text: str, section: str) -> Requirement:
+    return Requirement(id, level, "server", text, section, "security")
 
 
 REQUIREMENTS: tuple[Requirement, ...] = (
@@ -863,6 +881,192 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         "CLIENT-012",
         "SHOULD",
         "Terminal calls naming a terminal the client does not have are answered with an error.",
+    ),
+    # The remote endpoint: the RFD's Streamable HTTP profile
+    _rfd(
+        "RFD-HTTP-001",
+        "MUST",
+        "POST initialize without Acp-Connection-Id is answered 200 with the JSON-RPC response "
+        "as a JSON body and the new Acp-Connection-Id in a header.",
+        "Unified Endpoint Routing; Streamable HTTP Message Flow",
+    ),
+    _rfd(
+        "RFD-HTTP-002",
+        "MUST",
+        "Every other POST (request, notification or response) is answered 202 Accepted at "
+        "once, with an empty body.",
+        "1. Adds an HTTP Transport; 6. Defines a unified routing model",
+    ),
+    _rfd(
+        "RFD-HTTP-003",
+        "MUST",
+        "GET with Accept: text/event-stream and a known Acp-Connection-Id opens an SSE stream.",
+        "6. Defines a unified routing model; Unified Endpoint Routing",
+    ),
+    _rfd(
+        "RFD-HTTP-004",
+        "MUST",
+        "The connection's one GET stream carries every server-to-client message: answers, "
+        "notifications and agent requests of all its sessions.",
+        "1. Adds an HTTP Transport; Connection and Session Model",
+    ),
+    _rfd(
+        "RFD-HTTP-005",
+        "MUST",
+        "A POST whose Content-Type is not application/json is answered 415.",
+        "Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-006",
+        "MUST",
+        "A GET whose Accept does not include text/event-stream is answered 406.",
+        "Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-007",
+        "MUST",
+        "A POST other than initialize, a GET or a DELETE without Acp-Connection-Id is "
+        "answered 400.",
+        "Unified Endpoint Routing",
+    ),
+    _rfd(
+        "RFD-HTTP-008",
+        "MUST",
+        "A POST or GET naming an unknown Acp-Connection-Id is answered 404.",
+        "Unified Endpoint Routing",
+    ),
+    _rfd(
+        "RFD-HTTP-009",
+        "MUST",
+        "A session-scoped POST without Acp-Session-Id is answered 400.",
+        "Unified Endpoint Routing; Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-010",
+        "MUST",
+        "A batch (a JSON array of messages) is answered 501.",
+        "Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-011",
+        "MUST",
+        "DELETE ends the connection: 202, its GET stream closes, and its id is unknown afterwards.",
+        "Unified Endpoint Routing; Connection Termination",
+    ),
+    _rfd(
+        "RFD-HTTP-012",
+        "MUST",
+        "Streamable HTTP is served over HTTP/2 (h2c with prior knowledge, or h2 by ALPN on TLS).",
+        "1. Adds an HTTP Transport; Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-013",
+        "SHOULD",
+        "Cookies the server sets are ones a client returns on its later requests to the endpoint.",
+        "5. Requires cookie support on HTTP transports",
+    ),
+    _rfd(
+        "RFD-HTTP-014",
+        "SHOULD",
+        "When SSE events carry ids, a stream reopened with Last-Event-ID goes on after that "
+        "event: nothing lost, nothing repeated.",
+        "Comparing to MCP Streamable HTTP (resumability: future work)",
+    ),
+    # The remote endpoint: the RFD's WebSocket profile
+    _rfd(
+        "RFD-WS-001",
+        "MUST",
+        "GET with Upgrade: websocket on the same endpoint is upgraded (101), with "
+        "Acp-Connection-Id in the 101 headers.",
+        "4. Adds WebSocket as a first-class upgrade; WebSocket Request Flow",
+    ),
+    _rfd(
+        "RFD-WS-002",
+        "MUST",
+        "Over WebSocket every JSON-RPC message is one text frame, initialize first.",
+        "WebSocket Request Flow: Bidirectional Messaging",
+    ),
+    _rfd(
+        "RFD-WS-003",
+        "MUST",
+        "Binary WebSocket frames are ignored: not answered, and the connection stays open.",
+        "WebSocket Request Flow: Bidirectional Messaging",
+    ),
+    # The remote endpoint: what acpwire expects of any endpoint that runs an agent for others
+    _sec(
+        "SEC-001",
+        "MUST",
+        "Without credentials, POST initialize and the WebSocket upgrade are refused with 401.",
+        "docs/security.md#authentication",
+    ),
+    _sec(
+        "SEC-002",
+        "MUST",
+        "A wrong bearer token is refused like a missing one (401), the WebSocket upgrade included.",
+        "docs/security.md#authentication",
+    ),
+    _sec(
+        "SEC-003",
+        "MUST",
+        "A 401 answer carries WWW-Authenticate naming the scheme to use.",
+        "docs/security.md#authentication; RFC 9110 section 15.5.2",
+    ),
+    _sec(
+        "SEC-004",
+        "MUST",
+        "A request with an Origin that is not allowed is refused (403), the WebSocket upgrade "
+        "included, even with valid credentials.",
+        "docs/security.md#origin-and-host-browsers-and-dns-rebinding",
+    ),
+    _sec(
+        "SEC-005",
+        "MUST",
+        "An endpoint on a loopback address refuses a Host that is not a loopback name (DNS "
+        "rebinding), on the WebSocket upgrade too.",
+        "docs/security.md#origin-and-host-browsers-and-dns-rebinding",
+    ),
+    _sec(
+        "SEC-006",
+        "MUST",
+        "Another principal's connection id is unknown (404 for POST, GET and DELETE), and the "
+        "connection goes on.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-007",
+        "MUST",
+        "Another principal cannot list, load, resume or prompt a session: it is not listed and "
+        "those requests fail.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-008",
+        "SHOULD",
+        "The principal that owns a session can attach it from another connection.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-009",
+        "MUST",
+        "Connection ids are all different and unguessable: at least 128 bits by length and "
+        "alphabet.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-010",
+        "SHOULD",
+        "A POST declaring a body above the endpoint's message limit is refused with 413 "
+        "before the body is sent.",
+        "docs/security.md#bounded-resources",
+    ),
+    Requirement(
+        "SSE-001",
+        "SHOULD",
+        "server",
+        "An idle SSE stream sends a comment or an event at least every 15 s or so, so that "
+        "proxies keep it open.",
+        "HTML Standard, server-sent events: authoring notes; docs/remote.md (liveness)",
+        "web",
     ),
 )
 

@@ -483,7 +483,11 @@ async def _slow_initialize(scene: Scene) -> None:
             f"{await scene.describe_gone()}",
         )
         return
-    new = await scene.open_session()
+
+    async def slow_session() -> None:
+        await scene.agent.wait_request("session/prompt", scene.options.slow_session)
+
+    new = await scene.open_session(early=slow_session)
     if new is None:
         return
     scene.ok("slow-initialize", f"waited {delay:g} s for initialize")

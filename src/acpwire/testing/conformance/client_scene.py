@@ -72,6 +72,10 @@ class ClientCheckOptions:
     grace: float = 5.0
     """Seconds for the client to end after its turn, or to notice a dead agent."""
     slow_initialize: float = 3.0
+    """Seconds the ``slow-initialize`` scenario waits before answering initialize."""
+    slow_session: float = 1.0
+    """Seconds the same scenario waits before answering session/new: a client that prompts
+    without waiting for that answer shows it then, surely early (PROMPT-001)."""
     oversize_bytes: int = 40_000_000
     huge_bytes: int = 20_000_000
     stderr_flood_bytes: int = 10_000_000

@@ -39,6 +39,7 @@ from .driver import (
     Answer,
     BareClient,
     FullClient,
+    Opener,
     Run,
 )
 from .registry import CHECKS, Status
@@ -151,6 +152,8 @@ class LiveChecks:
         """The first ``--prompt`` was answered with an error (so later ones are not judged)."""
         self.cancel_request_problems: list[str] | None = None
         """What the quick ``$/cancel_request`` probe found (None: it did not run)."""
+        self.opener: Opener | None = None
+        """Set when the agent is behind an endpoint: how each run connects to it."""
 
     # -- plumbing
 
@@ -190,6 +193,7 @@ class LiveChecks:
             (lambda: FullClient(root)) if full else BareClient,
             FULL_CAPABILITIES if full else BARE_CAPABILITIES,
             self.quick,
+            self.opener,
         )
 
     def blocked(self, where: str, init_result: dict[str, Any] | None = None) -> str:
@@ -301,7 +305,7 @@ class LiveChecks:
                     )
             else:
                 self.probe_answers[version] = answer
-            if answer.answered:
+            if answer.answered and not run.remote:
                 code = await run.close_stdin_and_wait(self.grace)
                 self.exits.append((f"after initialize ({run.label})", code))
         finally:
@@ -405,7 +409,7 @@ class LiveChecks:
         await self._load(run, caps, session_id if turn else None)
         await self._list(run, caps, session_id if turn else None)
         await self._unadvertised(run, caps)
-        if run.alive:
+        if run.alive and not run.remote:
             code = await run.close_stdin_and_wait(self.grace)
             self.exits.append(("with sessions open (main)", code))
 
@@ -1212,6 +1216,8 @@ class LiveChecks:
 
     async def _exit_during_turn(self, run: Run, session_id: str) -> None:
         slow = self.options.slow_prompt
+        if run.remote:
+            return  # no stdin to close (the runner says so in the report)
         if not run.alive:
             return self.skip(("shutdown-turn",), "the agent process had ended")
         if not slow:

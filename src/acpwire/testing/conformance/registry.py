@@ -1,9 +1,11 @@
 """Every check ``acp check`` knows: its key, the requirement ids it tests, what it needs.
 
-A check belongs to a *target kind*: ``agent`` (a program that speaks ACP on stdio) or
-``client`` (a command that starts an agent, played by the checker's scripted agent; see
-:mod:`.client_scenarios`); remote endpoints are a kind to come. It also belongs to a
-*stage*, the part of a run that gives its verdict:
+A check belongs to a *target kind*: ``agent`` (a program that speaks ACP, on stdio or
+behind an endpoint), ``client`` (a command that starts an agent, played by the checker's
+scripted agent; see :mod:`.client_scenarios`) or ``endpoint`` (a remote ``/acp`` endpoint
+after the Streamable HTTP and WebSocket RFD, and the security rules of docs/security.md).
+It also belongs to a *stage*, the part of a run that gives its verdict. For agents and
+clients:
 
 ``probe``     own short-lived agent processes (version negotiation, exit on end of input);
 ``main``      the main conversation, with a client that advertises no optional capability
@@ -11,6 +13,9 @@ A check belongs to a *target kind*: ``agent`` (a program that speaks ACP on stdi
 ``full``      a second conversation with every client capability, permissions granted;
 ``scenario``  (clients) one run of the client against one script of the scripted agent;
 ``wire``      the recording of all of them, read afterwards.
+
+For endpoints: ``http`` (the Streamable HTTP profile), ``websocket`` (the WebSocket
+profile) and ``security`` (who may reach the agent, and who may see what).
 
 A check's level is the strongest level among its requirements, but a failure states
 which of them it broke, and the failure's level follows those (a check citing a MUST
@@ -43,10 +48,10 @@ __all__ = [
 ]
 
 Status = Literal["pass", "fail", "skip", "n/a"]
-Target = Literal["agent", "client"]
-"""What a check is run against; ``endpoint`` is the kind to come."""
-TARGETS: tuple[Target, ...] = ("agent", "client")
-Stage = Literal["probe", "main", "full", "wire", "scenario"]
+Target = Literal["agent", "client", "endpoint"]
+"""What a check is run against."""
+TARGETS: tuple[Target, ...] = ("agent", "client", "endpoint")
+Stage = Literal["probe", "main", "full", "wire", "scenario", "http", "websocket", "security"]
 
 NEEDS: Mapping[str, str] = {
     "session": "session/new succeeds (after --auth-method if the agent needs authentication)",
@@ -65,6 +70,12 @@ NEEDS: Mapping[str, str] = {
     "client-fs-write": "the client advertises fs.writeTextFile",
     "client-terminal": "the client advertises terminal",
     "client-cancel": "the client sends session/cancel when interrupted (SIGINT during a turn)",
+    "attach": "the agent advertises loadSession or sessionCapabilities.resume",
+    "token": "a bearer token (--token, ACP_TOKEN or an Authorization: Bearer --header)",
+    "token2": "--token2: the token of a second principal",
+    "loopback": "the URL names a loopback address (127.0.0.1, ::1, localhost)",
+    "cookies": "the endpoint sets cookies",
+    "event-ids": "the endpoint's SSE events carry ids",
 }
 """What a check may need, by the short name used in :attr:`CheckSpec.needs` and the docs."""
 
@@ -96,6 +107,10 @@ def _c(key: str, title: str, ids: tuple[str, ...], stage: Stage, *needs: str) ->
 
 def _k(key: str, title: str, ids: tuple[str, ...], stage: Stage, *needs: str) -> CheckSpec:
     return CheckSpec(key, title, ids, stage, tuple(needs), "client")
+
+
+def _e(key: str, title: str, ids: tuple[str, ...], stage: Stage, *needs: str) -> CheckSpec:
+    return CheckSpec(key, title, ids, stage, tuple(needs), "endpoint")
 
 
 CHECKS: tuple[CheckSpec, ...] = (
@@ -732,6 +747,167 @@ CHECKS: tuple[CheckSpec, ...] = (
         ("SESS-019", "OVR-001"),
         "wire",
     ),
+    # endpoints: the Streamable HTTP profile
+    _e(
+        "http-initialize",
+        "POST initialize is answered 200 with its JSON-RPC response and Acp-Connection-Id",
+        ("RFD-HTTP-001",),
+        "http",
+    ),
+    _e(
+        "http-accepted",
+        "other POSTs (request, notification, response) are answered 202 with no body",
+        ("RFD-HTTP-002",),
+        "http",
+    ),
+    _e("http-stream", "GET with Acp-Connection-Id opens an SSE stream", ("RFD-HTTP-003",), "http"),
+    _e(
+        "http-routing",
+        "session/new's answer, a turn's updates and its answer come on the one GET stream",
+        ("RFD-HTTP-004",),
+        "http",
+        "turn",
+    ),
+    _e(
+        "http-content-type",
+        "a POST that is not application/json gets 415",
+        ("RFD-HTTP-005",),
+        "http",
+    ),
+    _e("http-accept", "a GET not accepting text/event-stream gets 406", ("RFD-HTTP-006",), "http"),
+    _e(
+        "http-missing-connection",
+        "POST, GET and DELETE without Acp-Connection-Id get 400",
+        ("RFD-HTTP-007",),
+        "http",
+    ),
+    _e(
+        "http-unknown-connection",
+        "POST and GET with an unknown Acp-Connection-Id get 404",
+        ("RFD-HTTP-008",),
+        "http",
+    ),
+    _e(
+        "http-session-header",
+        "a session-scoped POST without Acp-Session-Id gets 400",
+        ("RFD-HTTP-009",),
+        "http",
+        "session",
+    ),
+    _e("http-batch", "a JSON-RPC batch gets 501", ("RFD-HTTP-010",), "http"),
+    _e(
+        "http-delete",
+        "DELETE gets 202, ends the GET stream, and the id is unknown afterwards",
+        ("RFD-HTTP-011",),
+        "http",
+    ),
+    _e(
+        "http2",
+        "the endpoint speaks HTTP/2 (h2c prior knowledge, or ALPN h2 over TLS)",
+        ("RFD-HTTP-012",),
+        "http",
+    ),
+    _e(
+        "cookies",
+        "cookies the endpoint sets are returned by a client to the endpoint",
+        ("RFD-HTTP-013",),
+        "http",
+        "cookies",
+    ),
+    _e(
+        "stream-resume",
+        "a stream reopened with Last-Event-ID resumes: nothing lost, nothing repeated",
+        ("RFD-HTTP-014",),
+        "http",
+        "event-ids",
+    ),
+    _e(
+        "stream-keepalive",
+        "an idle SSE stream is never silent longer than --keepalive-wait (20 s)",
+        ("SSE-001",),
+        "http",
+    ),
+    # endpoints: the WebSocket profile
+    _e(
+        "ws-upgrade",
+        "GET with Upgrade: websocket is upgraded, Acp-Connection-Id in the 101",
+        ("RFD-WS-001",),
+        "websocket",
+    ),
+    _e(
+        "ws-messages",
+        "initialize, session/new and their answers travel as text frames",
+        ("RFD-WS-002",),
+        "websocket",
+    ),
+    _e(
+        "ws-binary",
+        "a binary frame is ignored and the socket stays open",
+        ("RFD-WS-003",),
+        "websocket",
+    ),
+    # endpoints: who may reach the agent, and who may see what
+    _e(
+        "auth-required",
+        "without credentials, initialize gets 401 and the WebSocket upgrade is refused",
+        ("SEC-001",),
+        "security",
+    ),
+    _e(
+        "auth-invalid-token",
+        "with a wrong bearer token, initialize gets 401 and the upgrade is refused",
+        ("SEC-002",),
+        "security",
+        "token",
+    ),
+    _e("auth-challenge", "a 401 carries WWW-Authenticate", ("SEC-003",), "security"),
+    _e(
+        "foreign-origin",
+        "a foreign Origin is refused on POST and on the WebSocket upgrade",
+        ("SEC-004",),
+        "security",
+    ),
+    _e(
+        "rebinding-host",
+        "a foreign Host (DNS rebinding) is refused on POST and on the WebSocket upgrade",
+        ("SEC-005",),
+        "security",
+        "loopback",
+    ),
+    _e(
+        "principal-connections",
+        "another principal's connection id is answered as an unknown one; it goes on",
+        ("SEC-006",),
+        "security",
+        "token2",
+    ),
+    _e(
+        "principal-sessions",
+        "another principal cannot list, load, resume or prompt a session",
+        ("SEC-007",),
+        "security",
+        "token2",
+        "session",
+    ),
+    _e(
+        "reattach",
+        "the owner attaches its session from a second connection",
+        ("SEC-008",),
+        "security",
+        "attach",
+    ),
+    _e(
+        "connection-ids",
+        "connection ids are all different, with at least 128 bits each",
+        ("SEC-009",),
+        "security",
+    ),
+    _e(
+        "body-limit",
+        "a POST declaring a 1 GiB body gets 413 before the body is sent",
+        ("SEC-010",),
+        "security",
+    ),
 )
 CHECKS_BY_KEY: Mapping[str, CheckSpec] = {c.key: c for c in CHECKS}
 
@@ -743,7 +919,7 @@ def checks_for(*targets: Target) -> tuple[CheckSpec, ...]:
 
 def select_checks(only: Sequence[str] | None) -> frozenset[str]:
     """Keys of the checks named by ``only`` (all when empty): check keys, requirement ids,
-    or a target kind (``agent``, ``client``) for all its checks.
+    or a target kind (``agent``, ``client``, ``endpoint``) for all its checks.
 
     Raises ``ValueError`` naming anything that is none of these.
     """

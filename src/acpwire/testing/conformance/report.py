@@ -42,6 +42,7 @@ class CheckResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "check": self.check.key,
+            "target": self.check.target,
             "title": self.check.title,
             "status": self.status,
             "level": self.level,
@@ -57,6 +58,7 @@ class Report:
     """Results in :data:`CHECKS` order, plus what the agent said about itself."""
 
     command: list[str]
+    """The agent's command, or ``[URL]`` for an endpoint."""
     results: list[CheckResult] = field(default_factory=list[CheckResult])
     agent_info: dict[str, Any] | None = None
     """What the checked program said about itself: agentInfo, or a client's clientInfo."""
@@ -155,7 +157,7 @@ class Verdicts:
     """The results of one run as the checks give them (first verdict per check wins).
 
     Only checks of the run's ``targets`` are reported: an agent run says nothing about
-    client checks.
+    client checks, nor about endpoint checks.
     """
 
     def __init__(
@@ -214,6 +216,9 @@ class Verdicts:
 
     def wants(self, *keys: str) -> bool:
         return any(k in self.selected for k in keys)
+
+    def wants_stage(self, *stages: Stage) -> bool:
+        return any(CHECKS_BY_KEY[k].stage in stages for k in self.selected)
 
     def done(self, key: str) -> bool:
         return key in self.results or key not in self.selected
