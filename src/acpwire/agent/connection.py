@@ -136,8 +136,8 @@ class Agent:
 
     async def set_session_title(
         self, params: s.SetSessionTitleRequest
-    ) -> s.SetSessionTitleResponse | None:
-        """``session/set_title`` (unstable)."""
+    ) -> s.SetSessionTitleResponse:
+        """``session/set_title`` (unstable): answers with the title the agent keeps."""
         raise MethodNotFound("session/set_title is not supported by this agent")
 
     async def list_providers(self, params: s.ListProvidersRequest) -> s.ListProvidersResponse:
@@ -365,6 +365,7 @@ class ClientPeer(Peer):
         await self._call(
             "proxy/successor",
             s.ProxySuccessorNotification(method=method, params=UNSET if params is None else params),
+            request=False,
         )
 
 

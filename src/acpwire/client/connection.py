@@ -470,6 +470,7 @@ class AgentPeer(Peer):
         await self._call(
             "proxy/successor",
             s.ProxySuccessorNotification(method=method, params=UNSET if params is None else params),
+            request=False,
         )
 
 

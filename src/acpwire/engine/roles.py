@@ -90,11 +90,11 @@ class Peer:
         """Whether this connection opted in to unstable ACP."""
         return self.table.unstable
 
-    def _spec(self, method: str) -> MethodSpec:
-        spec = self.table.get(method, self.side)
+    def _spec(self, method: str, request: bool | None = None) -> MethodSpec:
+        spec = self.table.get(method, self.side, request=request)
         if spec is not None:
             return spec
-        if V1_UNSTABLE.get(method, self.side) is not None:
+        if V1_UNSTABLE.get(method, self.side, request=request) is not None:
             own = "client" if self.side == "agent" else "agent"
             raise UnstableMethodError(
                 f"{method} is an unstable ACP method and this connection did not opt in; "
@@ -116,8 +116,10 @@ class Peer:
                 f"which {whose} did not advertise"
             )
 
-    async def _call(self, method: str, params: Any, mode: str | None = None) -> Any:
-        spec = self._spec(method)
+    async def _call(
+        self, method: str, params: Any, mode: str | None = None, *, request: bool | None = None
+    ) -> Any:
+        spec = self._spec(method, request)
         self._check(spec, mode)
         if spec.is_request:
             return await self.connection.request(method, params, spec.result)

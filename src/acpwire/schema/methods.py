@@ -44,8 +44,9 @@ class MethodTable:
     """The methods one connection routes and may send: a protocol version and its
     stability level.
 
-    Rows are keyed by (wire name, handling side); :meth:`find` looks one up from
-    what is on the wire instead (a name and whether the message has an id).
+    Rows are keyed by (wire name, handling side, request or notification);
+    :meth:`find` looks one up from what is on the wire instead (a name and whether
+    the message has an id).
     """
 
     def __init__(self, version: int, unstable: bool, methods: Iterable[MethodSpec]) -> None:
@@ -54,7 +55,7 @@ class MethodTable:
         self.methods: tuple[MethodSpec, ...] = tuple(
             m for m in methods if unstable or m.stability == "stable"
         )
-        self._by_side = {(m.name, m.handled_by): m for m in self.methods}
+        self._by_side = {(m.name, m.handled_by, m.is_request): m for m in self.methods}
         self._by_shape = {(m.name, m.is_request): m for m in self.methods}
         self.names: frozenset[str] = frozenset(m.name for m in self.methods)
 
@@ -69,9 +70,19 @@ class MethodTable:
         """The rows that ``side`` serves."""
         return tuple(m for m in self.methods if m.handled_by == side)
 
-    def get(self, method: str, handled_by: HandledBy) -> MethodSpec | None:
-        """The row of ``method`` as ``handled_by`` serves it, if this table has one."""
-        return self._by_side.get((method, handled_by))
+    def get(
+        self, method: str, handled_by: HandledBy, *, request: bool | None = None
+    ) -> MethodSpec | None:
+        """The row of ``method`` as ``handled_by`` serves it, if this table has one.
+
+        ``request`` picks the request or the notification row where a side serves
+        both (``proxy/successor``); by default the request row is preferred.
+        """
+        if request is not None:
+            return self._by_side.get((method, handled_by, request))
+        return self._by_side.get((method, handled_by, True)) or self._by_side.get(
+            (method, handled_by, False)
+        )
 
     def find(self, method: str, *, request: bool) -> MethodSpec | None:
         """The row a message on the wire belongs to: its method, and whether it has an id.
