@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ pytest.importorskip("mcp")
 from mcp.server.mcpserver import MCPServer
 
 from acpwire import schema as s
+from acpwire.agent.app import AgentApp, Turn
 from acpwire.agent.connection import Agent, AgentSideConnection
 from acpwire.agent.mcp import McpServerError, McpServers
 from acpwire.client.connection import Client, ClientSideConnection
@@ -343,3 +345,34 @@ async def test_servers_over_acp_need_the_opt_in_and_the_acp_capability() -> None
             assert "mcpCapabilities.acp" in mcp.failures["tools"]
     async with McpServers([declared]) as mcp:
         assert "the agent must opt in" in mcp.failures["tools"]
+
+
+async def test_an_agent_app_that_opted_in_calls_the_tools_a_client_offers_over_acp(
+    tmp_path: Path, unstable_schema_validator: SchemaValidator
+) -> None:
+    app = AgentApp("app-tools", unstable=True)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        result = await turn.call_mcp_tool("project-tools", "add", {"a": 20, "b": 22})
+        await turn.say(f"sum: {result.text}")
+
+    assert AgentApp("stable-app").agent_capabilities().mcp_capabilities.acp is s.UNSET
+    a, b = memory_pair()
+    agent_wire, client_wire = WireLog(), WireLog()
+    side = app.connect(RecordingTransport(a, agent_wire))
+    client = ToolClient()
+    conn = ClientSideConnection(client, RecordingTransport(b, client_wire))
+    try:
+        init = await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        assert init.agent_capabilities.mcp_capabilities.acp is True
+        tools = conn.agent.offer_mcp_server("project-tools", project_tools())
+        session = (await conn.agent.new_session(str(tmp_path), [tools])).session_id
+        answer = await asyncio.wait_for(conn.agent.prompt(session, "add them"), TIMEOUT)
+        assert answer.stop_reason == "end_turn"
+        assert client.texts == ["sum: 42"]
+    finally:
+        await conn.close()
+        await side.close()
+        await app.aclose()
+    Pair(side, conn, client, agent_wire, client_wire).validate(unstable_schema_validator)
