@@ -160,7 +160,7 @@ class Agent:
 
     async def mcp_message(self, params: s.MessageMcpNotification) -> None:
         """An MCP notification (unstable ``mcp/message``) for one of this agent's MCP
-        requests over ACP. Those sent with :meth:`ClientPeer.mcp_request` are handed to
+        requests over ACP. Those sent with :meth:`ClientPeer.mcp_message` are handed to
         their listener before this runs; ignored unless overridden."""
 
     async def initialize_proxy(self, params: s.InitializeRequest) -> s.InitializeResponse:

@@ -69,6 +69,10 @@ class McpCall:
     _peer: AgentPeer = field(repr=False)
     _done: bool = field(default=False, repr=False)
 
+    def finish(self) -> None:
+        """Mark the request answered: from now on :meth:`notify` drops what it is given."""
+        self._done = True
+
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send an MCP notification that belongs to this request (progress, ...).
         Dropped once the request is answered."""
@@ -173,7 +177,7 @@ class McpOffers:
             log.exception("MCP server %r failed on %s", offered.name, params.method)
             raise binding_error(BACKEND_FAILED, "MCP server handler failed") from None
         finally:
-            call._done = True  # pyright: ignore[reportPrivateUsage]
+            call.finish()
             offered.active.pop(rid, None)
             running.cancel()
         return s.MessageMcpResponse(result=result)

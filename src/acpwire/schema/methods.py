@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Literal
 
 from ._generated_methods import V1_METHODS
-from ._method_spec import CapabilityGate, MethodSpec
+from ._method_spec import CapabilityGate, HandledBy, MethodSpec
 
 __all__ = [
     "AGENT_METHODS",
@@ -36,8 +35,6 @@ __all__ = [
     "is_extension",
     "v1_table",
 ]
-
-HandledBy = Literal["agent", "client", "both"]
 
 
 class MethodTable:
@@ -57,14 +54,10 @@ class MethodTable:
         )
         self._by_side = {(m.name, m.handled_by, m.is_request): m for m in self.methods}
         self._by_shape = {(m.name, m.is_request): m for m in self.methods}
-        self.names: frozenset[str] = frozenset(m.name for m in self.methods)
 
     def __repr__(self) -> str:
         level = "unstable" if self.unstable else "stable"
         return f"<MethodTable v{self.version} {level}: {len(self.methods)} methods>"
-
-    def __contains__(self, method: object) -> bool:
-        return method in self.names
 
     def handled_by(self, side: HandledBy) -> tuple[MethodSpec, ...]:
         """The rows that ``side`` serves."""
