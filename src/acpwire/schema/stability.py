@@ -31,15 +31,19 @@ def _strip(value: object) -> object:
     if isinstance(value, AcpModel):
         unstable = UNSTABLE_FIELDS.get(type(value).__name__, frozenset())
         changes: dict[str, Any] = {}
-        for f in msgspec.structs.fields(value):
-            current = getattr(value, f.name)
-            if f.encode_name in unstable:
+        # The struct's own name tables (msgspec.structs.fields() would resolve the
+        # annotations on every call).
+        names: tuple[str, ...] = value.__struct_fields__
+        wire_names: tuple[str, ...] = value.__struct_encode_fields__
+        for name, wire in zip(names, wire_names, strict=True):
+            current = getattr(value, name)
+            if wire in unstable:
                 if current is not UNSET:
-                    changes[f.name] = UNSET
+                    changes[name] = UNSET
                 continue
             stripped = _strip(current)
             if stripped is not current:
-                changes[f.name] = stripped
+                changes[name] = stripped
         return msgspec.structs.replace(value, **changes) if changes else value
     if isinstance(value, list):
         items = cast("list[object]", value)
