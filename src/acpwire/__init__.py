@@ -21,6 +21,7 @@ from .protocol.errors import (
     RequestCancelled,
     RequestError,
     ResourceNotFound,
+    UnstableMethodError,
     VersionMismatchError,
 )
 from .protocol.version import PROTOCOL_VERSION
@@ -45,6 +46,7 @@ __all__ = [
     "RequestCancelled",
     "RequestError",
     "ResourceNotFound",
+    "UnstableMethodError",
     "VersionMismatchError",
     "__version__",
 ]

@@ -156,6 +156,10 @@ class CapabilityError(LocalProtocolError):
     """The peer did not advertise the capability a call needs."""
 
 
+class UnstableMethodError(LocalProtocolError):
+    """An unstable ACP method was called on a connection that did not opt in to unstable ACP."""
+
+
 class VersionMismatchError(LocalProtocolError):
     """The peer answered ``initialize`` with a protocol version this side does not speak."""
 
