@@ -139,6 +139,12 @@ async def test_tls_serves_https_and_wss(tmp_path: Path) -> None:
         assert serve.url.startswith("https://") and serve.ws_url.startswith("wss://")
         await initialize_over(await connect_websocket(serve.ws_url, token=serve.token, ssl=trusted))
         await initialize_over(await connect_http(serve.url, token=serve.token, verify=trusted))
+        # HTTP/2 by ALPN on the same port, with acpwire's client and with httpx's own.
+        await initialize_over(
+            await connect_http(serve.url, token=serve.token, verify=trusted, http2=True)
+        )
+        async with httpx.AsyncClient(http2=True, verify=trusted, timeout=TIMEOUT) as http:
+            assert (await http.post(serve.url, content=b"{}")).http_version == "HTTP/2"
         # A client that does not trust the certificate does not talk to it.
         with pytest.raises(ConnectionClosedError, match="CERTIFICATE_VERIFY_FAILED"):
             await connect_websocket(serve.ws_url, token=serve.token)

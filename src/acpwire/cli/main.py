@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve a stdio agent (or --demo) remotely over WebSocket and Streamable HTTP",
         description="Expose an ACP agent on http://HOST:PORT/acp. Put the agent command after `--`.",
     )
-    from . import serve as serve_command  # stdlib-only module; uvicorn is imported on use
+    from . import serve as serve_command  # stdlib-only module; the server is imported on use
 
     serve_command.add_arguments(serve)
     from .check import add_check_parser  # argparse-only modules; the work is imported on use

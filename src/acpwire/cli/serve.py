@@ -27,10 +27,11 @@ import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..server.core import AgentTarget
+    from ..server.runner import Tls
 
 __all__ = ["add_arguments", "run"]
 
@@ -79,6 +80,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--certfile", help="serve HTTPS/WSS with this certificate (PEM)")
     parser.add_argument("--keyfile", help="the certificate's private key (PEM)")
+    parser.add_argument(
+        "--websocket-compression",
+        action="store_true",
+        help="accept per-message deflate on WebSockets (default: off; it costs more CPU "
+        "than it saves bandwidth on fast links)",
+    )
     parser.add_argument(
         "--owners",
         metavar="FILE",
@@ -141,7 +148,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("acp serve: --max-message-size must be at least 1 (MiB)")
     if args.max_agents is not None and args.max_agents < 1:
         parser.error("acp serve: --max-agents must be at least 1")
-    missing = [m for m in ("uvicorn", "websockets") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("hypercorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
         return 1
@@ -227,7 +234,7 @@ async def _serve_target(
     args: argparse.Namespace,
     target: AgentTarget,
     auth: _Auth,
-    tls: dict[str, Any],
+    tls: Tls | None,
     owners_file: str | None,
 ) -> int:
     from ..server import Limits, SessionOwners, asgi_app
@@ -269,7 +276,7 @@ async def _serve_target(
         _say(f"cannot listen on {args.host}:{args.port}: {exc}")
         owners.close()
         return 1
-    url = url_of(sock, args.path, tls=bool(tls))
+    url = url_of(sock, args.path, tls=tls is not None)
     ws_url = ("wss" if tls else "ws") + "://" + url.split("://", 1)[1]
     _say(f"listening on {url} (WebSocket: {ws_url})")
     if auth.generated:
@@ -283,14 +290,14 @@ async def _serve_target(
             "WARNING: authentication is OFF (--no-auth): anyone who can connect can run "
             "the agent, read and write your files and run commands as you"
         )
-    if not tls and not _is_loopback(args.host):
+    if tls is None and not _is_loopback(args.host):
         _say(
             f"WARNING: listening on {args.host} without TLS: the token and every message "
             "(prompts, file contents, command output) cross the network in clear text and "
             "can be read or changed on the way. Use --certfile/--keyfile or a TLS reverse proxy"
         )
     try:
-        await serve(app, sock, **tls)
+        await serve(app, sock, tls=tls, websocket_compression=args.websocket_compression)
     finally:
         await app.aclose()
         sock.close()

@@ -4,7 +4,7 @@ Only the HTTP surface lives here (methods, headers, content negotiation, body
 reading, SSE framing, the ASGI websocket protocol); who may call is decided
 by :mod:`.security` before a request gets here, and every decision about
 connections, sessions and routing by :class:`~.core.RemoteHost`. Any ASGI
-server can run it; :mod:`.runner` uses uvicorn.
+server can run it; :mod:`.runner` uses hypercorn.
 """
 
 from __future__ import annotations
@@ -197,6 +197,11 @@ class AcpAsgiApp:
             )
         except _BodyRefused as refused:
             reply = refused.reply
+            if scope.get("http_version") in ("1.0", "1.1"):
+                # The rest of the body is not read: ask for the connection to be closed
+                # rather than have the server wait for it before the next request.
+                # (HTTP/2 ends just this stream; the header is not allowed there.)
+                reply.headers.append(("connection", "close"))
         except _ClientGone:
             return
         finally:

@@ -25,7 +25,9 @@ RFD leaves open and what we chose; docs/security.md the threat model):
   connection stream; responses to other requests go where the request was
   scoped; agent requests and notifications carrying ``sessionId`` go on that
   session's stream, the rest on the connection stream. Messages for a stream
-  no client has opened yet wait in its bounded queue. Over a WebSocket every
+  no client has opened yet wait in its bounded queue. A connection has at most
+  ``max_sessions_per_connection`` session streams; messages of further
+  sessions go on the connection stream. Over a WebSocket every
   message goes to the one socket, in order.
 * **Ordering.** Messages for one stream keep their order. The one cross-stream
   case that matters, ``session/load`` replay (session stream) before its
@@ -255,6 +257,8 @@ class RemoteConnection:
         """The connection stream (HTTP), or everything for the socket (WebSocket)."""
         self.sessions: dict[str, Outbox] = {}
         """Session streams (HTTP only)."""
+        self._shared: set[str] = set()
+        """Sessions opened here beyond the stream cap: they use the connection stream."""
         self._pending: dict[RequestId, _Pending] = {}
         self._out_pending: dict[RequestId, str | None] = {}
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
@@ -401,6 +405,20 @@ class RemoteConnection:
             box = self.sessions[session_id] = Outbox(self.limits)
         return box
 
+    def _stream_for(self, session_id: str, *, opening: bool = False) -> Outbox:
+        """A session's own stream, made on first use while the connection has fewer
+        than ``max_sessions_per_connection``; beyond that, the connection stream (the
+        client tells sessions apart by ``sessionId``, as the RFD's single-stream model has
+        it), so neither an HTTP/2 stream limit nor the cap strands a session."""
+        box = self.sessions.get(session_id)
+        if box is not None:
+            return box
+        if len(self.sessions) >= self.limits.max_sessions_per_connection:
+            if opening:
+                self._shared.add(session_id)
+            return self.stream
+        return self.session(session_id)
+
     def _target(self, pending: _Pending) -> Outbox:
         """Where the answer to a client request goes."""
         if self.mode == "websocket" or pending.session is None:
@@ -421,7 +439,7 @@ class RemoteConnection:
         if p.kind == "request" and p.id is not None:
             self._out_pending[p.id] = p.session_id
         if self.mode == "http" and p.session_id is not None:
-            await self.session(p.session_id).put(message)
+            await self._stream_for(p.session_id).put(message)
         else:
             await self.stream.put(message)
 
@@ -439,7 +457,7 @@ class RemoteConnection:
         message = self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
             if pending.method in SESSION_OPENING and p.session_id is not None:
-                self.session(p.session_id)
+                self._stream_for(p.session_id, opening=True)
             if pending.method in SESSION_ATTACHING and pending.session is not None:
                 box = self.sessions.get(pending.session)
                 if box is not None and p.is_error and not box.attached and not len(box.queue):
@@ -513,7 +531,7 @@ class RemoteConnection:
                 return _error_reply(400, f"{SESSION_HEADER} header required for this message")
             if session_header != session:
                 return _error_reply(400, f"{SESSION_HEADER} does not match the message's session")
-            if session not in self.sessions:
+            if session not in self.sessions and session not in self._shared:
                 if p.method not in SESSION_ATTACHING:
                     return _error_reply(404, "unknown session for this connection")
                 if self.host.owners.allows(self.principal, session):

@@ -182,7 +182,9 @@ class HttpTransport:
                     raise ConnectionClosedError(
                         f"event stream answered HTTP {response.status_code}", broken=True
                     )
-                log.warning("session %s stream answered HTTP %d", session, response.status_code)
+                # 429: the server keeps no more session streams for this connection and
+                # sends this session's messages on the connection stream instead.
+                log.info("session %s stream answered HTTP %d", session, response.status_code)
                 return
             self._streams[session] = asyncio.ensure_future(self._read(response, session))
 
@@ -306,13 +308,22 @@ async def connect_http(
     ``ToolkitClient.connect(...)``.
     """
     httpx = _httpx()
-    client = httpx.AsyncClient(
-        headers=auth_headers(token, headers),
-        http2=http2,
-        verify=verify,
-        timeout=httpx.Timeout(request_timeout),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
-    )
+    common: dict[str, Any] = {
+        "headers": auth_headers(token, headers),
+        "timeout": httpx.Timeout(request_timeout),
+    }
+    if http2:
+        # Our own HTTP/2 transport (see ._h2 for why not httpx's): h2c with prior
+        # knowledge on http://, ALPN h2 on https://, one TCP connection.
+        from ._h2 import Http2Transport
+
+        client = httpx.AsyncClient(transport=Http2Transport(verify=verify), **common)
+    else:
+        client = httpx.AsyncClient(
+            verify=verify,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
+            **common,
+        )
     return HttpTransport(
         url, client, max_message_size=max_message_size, request_timeout=request_timeout
     )
