@@ -168,3 +168,41 @@ async def test_websocket_compression_is_off_unless_the_server_turns_it_on(
         transport = await connect_websocket(served.ws_url, compression=True)
         assert "sec-websocket-extensions" in heads.seen[-1].headers
         await transport.close()
+
+
+@pytest.mark.parametrize("http2", [False, True], ids=["http1", "http2"])
+async def test_the_client_returns_the_cookie_the_server_sets_over_http(http2: bool) -> None:
+    heads = Heads()
+    app = asgi_app(Agents(), auth=heads, cookie="acp_worker=w7")
+    async with serve_in_background(app) as served:
+        transport = await connect_http(served.url, http2=http2)
+        conn = ClientSideConnection(RecordingClient(), transport)
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)
+        assert transport.cookies.get("acp_worker") == "w7"
+        first, *later = heads.seen
+        assert "cookie" not in first.headers  # initialize set it...
+        assert later and all(
+            h.headers.get("cookie") == "acp_worker=w7" for h in later
+        )  # ...then always
+        await conn.close()
+
+
+async def test_the_websocket_upgrade_returns_the_cookie_the_server_set() -> None:
+    heads = Heads()
+    app = asgi_app(Agents(), auth=heads, cookie="acp_worker=w7")
+    async with serve_in_background(app) as served:
+        first = await connect_websocket(served.ws_url)
+        assert "cookie" not in heads.seen[-1].headers
+        assert first.cookies.get("acp_worker") == "w7"
+        await first.close()
+        # A reconnect shares the jar: the load balancer sees the worker's cookie.
+        again = await connect_websocket(served.ws_url, cookies=first.cookies)
+        assert heads.seen[-1].headers.get("cookie") == "acp_worker=w7"
+        await again.close()
+
+
+def test_a_cookie_that_is_not_name_equals_value_is_refused() -> None:
+    for bad in ["no-equals", "a=b; Path=/", "a b=c", "a=b,c"]:
+        with pytest.raises(ValueError, match="NAME=VALUE"):
+            asgi_app(Agents(), auth=[TOKEN], cookie=bad)

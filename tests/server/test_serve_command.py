@@ -152,3 +152,30 @@ async def test_tls_serves_https_and_wss(tmp_path: Path) -> None:
         async with httpx.AsyncClient(timeout=TIMEOUT) as http:
             with pytest.raises(httpx.HTTPError):
                 await http.post(plain, content=b"{}")
+
+
+async def test_a_worker_cookie_is_set_and_comes_back() -> None:
+    async with acp_serve(
+        "--worker-cookie", "acp_worker=blue", "--", sys.executable, str(PROGRAM)
+    ) as serve:
+        transport = await connect_websocket(serve.ws_url, token=serve.token)
+        assert transport.cookies.get("acp_worker") == "blue"
+        await initialize_over(transport)
+        http = await connect_http(serve.url, token=serve.token)
+        await initialize_over(http)
+        assert http.cookies.get("acp_worker") == "blue"
+
+
+async def test_a_bad_worker_cookie_is_a_usage_error() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "acpwire.cli.main",
+        "serve",
+        "--worker-cookie",
+        "a b",
+        "--demo",
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert proc.returncode == 2 and b"NAME=VALUE" in err

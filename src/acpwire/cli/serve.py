@@ -81,6 +81,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--certfile", help="serve HTTPS/WSS with this certificate (PEM)")
     parser.add_argument("--keyfile", help="the certificate's private key (PEM)")
     parser.add_argument(
+        "--worker-cookie",
+        metavar="NAME=VALUE",
+        help="set this cookie on every answer; clients send it back, so a load balancer "
+        "can keep each client on the worker the cookie names",
+    )
+    parser.add_argument(
         "--websocket-compression",
         action="store_true",
         help="accept per-message deflate on WebSockets (default: off; it costs more CPU "
@@ -148,6 +154,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("acp serve: --max-message-size must be at least 1 (MiB)")
     if args.max_agents is not None and args.max_agents < 1:
         parser.error("acp serve: --max-agents must be at least 1")
+    if args.worker_cookie is not None:
+        from ..server.asgi import check_cookie
+
+        try:
+            check_cookie(args.worker_cookie)
+        except ValueError as exc:
+            parser.error(f"acp serve: --worker-cookie: {exc}")
     missing = [m for m in ("hypercorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
@@ -269,6 +282,7 @@ async def _serve_target(
             allowed_origins=args.allow_origin,
             limits=limits,
             owners=owners,
+            cookie=args.worker_cookie,
         )
     try:
         sock = bind(args.host, args.port)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import cast
@@ -35,6 +36,7 @@ from .security import (
     PRINCIPAL_KEY,
     Authenticator,
     BearerTokens,
+    Message,
     Receive,
     Scope,
     SecurityMiddleware,
@@ -60,6 +62,16 @@ _SSE_BROKEN = (
 )
 """The last event of a stream whose agent failed (docs/remote.md): not a JSON-RPC
 message, so a client that ignores event types cannot take it for one."""
+
+
+_COOKIE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+=[!#-+\--:<-\[\]-~]*$")
+
+
+def check_cookie(cookie: str) -> str:
+    """``NAME=VALUE`` for ``Set-Cookie``, checked against RFC 6265's syntax."""
+    if not _COOKIE.match(cookie):
+        raise ValueError(f"not a NAME=VALUE cookie (RFC 6265): {cookie!r}")
+    return cookie
 
 
 class NoAuthenticationWarning(UserWarning):
@@ -126,10 +138,20 @@ class AcpAsgiApp:
     """ASGI app serving one ACP endpoint behind :class:`~.security.SecurityMiddleware`;
     see :func:`asgi_app`."""
 
-    def __init__(self, host: RemoteHost, security: SecuritySettings, *, path: str = "/acp") -> None:
+    def __init__(
+        self,
+        host: RemoteHost,
+        security: SecuritySettings,
+        *,
+        path: str = "/acp",
+        cookie: str | None = None,
+    ) -> None:
         self.host = host
         self.security = security
         self.path = path
+        self.cookie = check_cookie(cookie) if cookie is not None else None
+        """``NAME=VALUE`` set on every answer of the endpoint (RFD: clients return
+        cookies; a load balancer keeps a client on the worker its cookie names)."""
         self._guarded = SecurityMiddleware(self._endpoint, security)
 
     async def aclose(self) -> None:
@@ -146,11 +168,26 @@ class AcpAsgiApp:
             return
         await self._guarded(scope, receive, send)
 
+    def _with_cookie(self, scope: Scope, send: Send) -> Send:
+        if self.cookie is None:
+            return send
+        secure = "; Secure" if scope.get("scheme") in ("https", "wss") else ""
+        value = f"{self.cookie}; Path={self.path}; HttpOnly; SameSite=Strict{secure}"
+        header = (b"set-cookie", value.encode("latin-1"))
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] in ("http.response.start", "websocket.accept"):
+                message = {**message, "headers": [*message.get("headers", ()), header]}
+            await send(message)
+
+        return send_with_cookie
+
     async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get(PRINCIPAL_KEY)
         if not isinstance(principal, str):  # not through the middleware: fail closed
             await refuse(scope, receive, send, 401, "Unauthorized")
             return
+        send = self._with_cookie(scope, send)
         if scope["type"] == "websocket":
             await self._websocket(receive, send, principal, _peer(scope))
             return
@@ -449,6 +486,7 @@ def asgi_app(
     limits: Limits | None = None,
     owners: SessionOwners | None = None,
     keepalive: float | None = 15.0,
+    cookie: str | None = None,
 ) -> AcpAsgiApp:
     """An ASGI app serving ``agent`` on ``path`` over Streamable HTTP and WebSocket.
 
@@ -465,7 +503,8 @@ def asgi_app(
     are the DNS-rebinding and cross-site checks of :class:`~.security.SecuritySettings`;
     ``limits`` every resource bound; ``owners`` the session ownership map
     (default: in memory; with one principal, sessions it has not seen yet are
-    that principal's).
+    that principal's). ``cookie`` (``NAME=VALUE``) is set on every answer, for
+    load balancers that keep a client on one worker by cookie.
     """
     authenticate = _authenticator(auth)
     if authenticate is None:
@@ -485,7 +524,7 @@ def asgi_app(
     if owners is None:
         owners = SessionOwners(default_owner=_sole_principal(authenticate))
     host = RemoteHost(agent, limits=limits, owners=owners, keepalive=keepalive)
-    return AcpAsgiApp(host, security, path=path)
+    return AcpAsgiApp(host, security, path=path, cookie=cookie)
 
 
 def _sole_principal(authenticate: Authenticator | None) -> str | None:

@@ -71,6 +71,8 @@ class HttpTransport:
         self.connection_id: str | None = None
         """The server's ``Acp-Connection-Id``, once ``initialize`` has been answered."""
         self.max_message_size = max_message_size
+        self.cookies: Any = client.cookies
+        """The cookie jar (``httpx.Cookies``): what the server set, sent back on every request."""
         self._client = client
         self._httpx = _httpx()
         self._timeout = request_timeout
@@ -297,13 +299,16 @@ async def connect_http(
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     request_timeout: float = 120.0,
     verify: bool | ssl.SSLContext = True,
+    cookies: Any = None,
 ) -> HttpTransport:
     """A transport to ``url`` (``http(s)://host:port/acp``); the connection starts with ``initialize``.
 
     ``token`` is sent as ``Authorization: Bearer TOKEN`` (what ``acp serve``
     expects); ``headers`` go on every request (another authentication scheme,
     say). ``verify`` is ``False`` or an :class:`ssl.SSLContext` trusting a
-    private CA. Use the result with
+    private CA. Cookies the server sets are kept in ``transport.cookies`` (an
+    ``httpx.Cookies``; pass one as ``cookies`` to start from it, or to share it
+    with a later connection) and sent back on every request (RFD). Use the result with
     :class:`~acpwire.client.connection.ClientSideConnection` or
     ``ToolkitClient.connect(...)``.
     """
@@ -311,6 +316,7 @@ async def connect_http(
     common: dict[str, Any] = {
         "headers": auth_headers(token, headers),
         "timeout": httpx.Timeout(request_timeout),
+        "cookies": cookies,
     }
     if http2:
         # Our own HTTP/2 transport (see ._h2 for why not httpx's): h2c with prior

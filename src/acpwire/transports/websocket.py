@@ -35,10 +35,14 @@ def _websockets() -> Any:
 class WebSocketTransport:
     """A :class:`~acpwire.transports.base.Transport` over an open WebSocket."""
 
-    def __init__(self, websocket: Any, *, connection_id: str | None = None) -> None:
+    def __init__(
+        self, websocket: Any, *, connection_id: str | None = None, cookies: Any = None
+    ) -> None:
         self._ws = websocket
         self.connection_id = connection_id
         """The server's ``Acp-Connection-Id`` for this connection, if it sent one."""
+        self.cookies: Any = cookies
+        """The cookie jar (``httpx.Cookies``) the upgrade answer's cookies went into."""
         self._closed = False
         _, self._errors = _websockets()
 
@@ -94,6 +98,7 @@ async def connect_websocket(
     open_timeout: float | None = 30.0,
     ssl: ssl_module.SSLContext | None = None,
     compression: bool = False,
+    cookies: Any = None,
 ) -> WebSocketTransport:
     """Open ``url`` (``ws://host:port/acp`` or ``wss://``) and return its transport.
 
@@ -101,16 +106,24 @@ async def connect_websocket(
     (what ``acp serve`` expects); ``headers`` go there too (another scheme,
     say); ``ssl`` is a context trusting a private CA for ``wss://``.
     ``compression=True`` offers per-message deflate; it is off by default
-    because it costs more CPU per ACP message than it saves on fast links. Use the
+    because it costs more CPU per ACP message than it saves on fast links.
+    Cookies in ``cookies`` (an ``httpx.Cookies``, shared with a later upgrade
+    to return what this one set) go on the upgrade request, and the cookies
+    the server sets in its answer are added to it (RFD). Use the
     result with :class:`~acpwire.client.connection.ClientSideConnection` or
     ``ToolkitClient.connect(...)``; send ``initialize`` first.
     """
     client, errors = _websockets()
     options: dict[str, Any] = {} if ssl is None else {"ssl": ssl}
+    jar = cookie_jar(cookies)
+    upgrade = auth_headers(token, headers)
+    cookie = cookie_header(jar, url)
+    if cookie:
+        upgrade["Cookie"] = cookie
     try:
         ws = await client.connect(
             url,
-            additional_headers=auth_headers(token, headers),
+            additional_headers=upgrade,
             max_size=max_message_size,
             open_timeout=open_timeout,
             compression="deflate" if compression else None,
@@ -120,4 +133,37 @@ async def connect_websocket(
         raise ConnectionClosedError(f"cannot connect to {url}: {exc}", broken=True) from exc
     response = ws.response
     connection_id = response.headers.get("Acp-Connection-Id") if response is not None else None
-    return WebSocketTransport(ws, connection_id=connection_id)
+    if response is not None:
+        keep_cookies(jar, url, response.headers.raw_items())
+    return WebSocketTransport(ws, connection_id=connection_id, cookies=jar)
+
+
+def _http_url(url: str) -> str:
+    """The http(s) URL cookies are scoped to for a ws(s) URL (``wss`` is secure)."""
+    scheme, _, rest = url.partition("://")
+    return {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme) + "://" + rest
+
+
+def cookie_jar(cookies: Any = None) -> Any:
+    """``cookies`` if given, else a new ``httpx.Cookies``."""
+    import httpx
+
+    return cookies if cookies is not None else httpx.Cookies()
+
+
+def cookie_header(jar: Any, url: str) -> str | None:
+    """The ``Cookie`` header ``jar`` sends to ``url`` (domain, path, expiry, Secure applied)."""
+    import httpx
+
+    request = httpx.Request("GET", _http_url(url))
+    jar.set_cookie_header(request)
+    value: str | None = request.headers.get("cookie")
+    return value
+
+
+def keep_cookies(jar: Any, url: str, headers: Any) -> None:
+    """Add the cookies of an upgrade answer (its header pairs) to ``jar``."""
+    import httpx
+
+    request = httpx.Request("GET", _http_url(url))
+    jar.extract_cookies(httpx.Response(101, headers=list(headers), request=request))
