@@ -290,6 +290,11 @@ class _Connection:
                 await self._reader_task
 
 
+def _origin(request: httpx.Request) -> tuple[str, str, int]:
+    url = request.url
+    return url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)
+
+
 def _request_headers(request: httpx.Request) -> list[tuple[bytes, bytes]]:
     url = request.url
     headers = [
@@ -342,32 +347,53 @@ class _Body(httpx.AsyncByteStream):
             self._connection.cancel(self._stream_id)
 
 
+class NotHttp2(httpx.ConnectError):
+    """The server does not speak HTTP/2 (no ALPN ``h2``, or h2c prior knowledge refused)."""
+
+
 class Http2Transport(httpx.AsyncBaseTransport):
-    """An httpx transport speaking HTTP/2 only (h2c on ``http://``, ALPN ``h2`` on ``https://``).
+    """An httpx transport speaking HTTP/2 (h2c on ``http://``, ALPN ``h2`` on ``https://``).
 
     One TCP connection per origin, opened on the first request and again after
-    it broke.
+    it broke. With ``fallback`` (an HTTP/1.1 transport), an origin that turns
+    out not to speak HTTP/2 is served by it from then on; without, such a
+    request raises :class:`NotHttp2`.
     """
 
-    def __init__(self, *, verify: bool | ssl.SSLContext = True) -> None:
+    def __init__(
+        self,
+        *,
+        verify: bool | ssl.SSLContext = True,
+        fallback: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self._verify = verify
+        self._fallback = fallback
+        self._http1: set[tuple[str, str, int]] = set()
         self._connections: dict[tuple[str, str, int], _Connection] = {}
         self._opening = asyncio.Lock()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        connection = await self._connection(request)
+        if self._fallback is not None and _origin(request) in self._http1:
+            return await self._fallback.handle_async_request(request)
+        try:
+            connection = await self._connection(request)
+        except NotHttp2:
+            if self._fallback is None:
+                raise
+            self._http1.add(_origin(request))
+            return await self._fallback.handle_async_request(request)
         return await connection.request(request)
 
     async def _connection(self, request: httpx.Request) -> _Connection:
+        key = _origin(request)
+        _, host, port = key
         url = request.url
-        port = url.port or (443 if url.scheme == "https" else 80)
-        key = (url.scheme, url.host, port)
         async with self._opening:
             connection = self._connections.get(key)
             if connection is not None and connection.usable:
                 return connection
             timeouts: dict[str, Any] = request.extensions.get("timeout", {})
-            connection = await self._open(url.scheme, url.host, port, timeouts.get("connect"))
+            connection = await self._open(url.scheme, host, port, timeouts.get("connect"))
             self._connections[key] = connection
             return connection
 
@@ -397,19 +423,24 @@ class Http2Transport(httpx.AsyncBaseTransport):
             ssl_object = writer.get_extra_info("ssl_object")
             if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":
                 writer.close()
-                raise httpx.ConnectError(f"{host}:{port} does not offer HTTP/2 (ALPN h2)")
+                raise NotHttp2(f"{host}:{port} does not offer HTTP/2 (ALPN h2)")
         connection = _Connection(reader, writer)
         try:
             await asyncio.wait_for(connection.start(), timeout)
         except asyncio.TimeoutError:
             await connection.aclose()
             raise httpx.ConnectTimeout(f"{host}:{port} did not start HTTP/2 in time") from None
+        except httpx.TransportError as exc:
+            await connection.aclose()
+            raise NotHttp2(f"{host}:{port} does not speak HTTP/2: {exc}") from exc
         return connection
 
     async def aclose(self) -> None:
         connections, self._connections = list(self._connections.values()), {}
         for connection in connections:
             await connection.aclose()
+        if self._fallback is not None:
+            await self._fallback.aclose()
 
     @property
     def connections(self) -> int:

@@ -8,8 +8,9 @@ agent sends arrives on GET SSE streams: one for the connection and one per
 session, which this transport opens as soon as it learns a session id. DELETE
 ends the connection. Cookies set by the server are kept and returned.
 
-Uses ``httpx`` (the ``remote`` extra), imported on first use. ``http2=True``
-needs the ``h2`` package and a server that speaks HTTP/2.
+Uses ``httpx`` (the ``remote`` extra), imported on first use; HTTP/2 (``http2=True``,
+or ``None`` to fall back to HTTP/1.1) uses acpwire's own transport on the ``h2``
+package (:mod:`._h2`).
 """
 
 from __future__ import annotations
@@ -295,7 +296,7 @@ async def connect_http(
     *,
     token: str | None = None,
     headers: Mapping[str, str] | None = None,
-    http2: bool = False,
+    http2: bool | None = False,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     request_timeout: float = 120.0,
     verify: bool | ssl.SSLContext = True,
@@ -306,7 +307,9 @@ async def connect_http(
     ``token`` is sent as ``Authorization: Bearer TOKEN`` (what ``acp serve``
     expects); ``headers`` go on every request (another authentication scheme,
     say). ``verify`` is ``False`` or an :class:`ssl.SSLContext` trusting a
-    private CA. Cookies the server sets are kept in ``transport.cookies`` (an
+    private CA. ``http2``: ``False`` HTTP/1.1, ``True`` HTTP/2 only (h2c on
+    ``http://``, ALPN on ``https://``), ``None`` HTTP/2 with a fallback to
+    HTTP/1.1. Cookies the server sets are kept in ``transport.cookies`` (an
     ``httpx.Cookies``; pass one as ``cookies`` to start from it, or to share it
     with a later connection) and sent back on every request (RFD). Use the result with
     :class:`~acpwire.client.connection.ClientSideConnection` or
@@ -318,18 +321,21 @@ async def connect_http(
         "timeout": httpx.Timeout(request_timeout),
         "cookies": cookies,
     }
-    if http2:
+    h1_options: dict[str, Any] = {
+        "verify": verify,
+        "limits": httpx.Limits(max_connections=None, max_keepalive_connections=20),
+    }
+    if http2 is False:
+        client = httpx.AsyncClient(**h1_options, **common)
+    else:
         # Our own HTTP/2 transport (see ._h2 for why not httpx's): h2c with prior
-        # knowledge on http://, ALPN h2 on https://, one TCP connection.
+        # knowledge on http://, ALPN h2 on https://, one TCP connection. ``None``:
+        # HTTP/1.1 for a server that turns out not to speak HTTP/2.
         from ._h2 import Http2Transport
 
-        client = httpx.AsyncClient(transport=Http2Transport(verify=verify), **common)
-    else:
-        client = httpx.AsyncClient(
-            verify=verify,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
-            **common,
-        )
+        fallback = httpx.AsyncHTTPTransport(**h1_options) if http2 is None else None
+        transport = Http2Transport(verify=verify, fallback=fallback)
+        client = httpx.AsyncClient(transport=transport, **common)
     return HttpTransport(
         url, client, max_message_size=max_message_size, request_timeout=request_timeout
     )

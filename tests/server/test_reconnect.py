@@ -1,0 +1,113 @@
+"""Reconnect with session re-attach (docs/remote.md, "Reconnect"): the server process is
+killed and started again in the middle of a session; the client goes on with the same
+session id and nothing the server had committed is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import pytest
+
+from acpwire.client.toolkit import open_agent
+from acpwire.protocol.errors import ConnectionLost
+from acpwire.transports.remote import Reconnected
+
+from ._serve import Serve, acp_serve
+
+TIMEOUT = 30
+TOKEN = "reconnect-token-0123456789abcdef"
+
+
+def _port(serve: Serve) -> str:
+    return serve.url.rsplit(":", 1)[1].split("/")[0]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    return folder
+
+
+def _serving(data_dir: Path, port: str = "0") -> object:
+    env = {"ACPWIRE_DATA_DIR": str(data_dir), "ACP_SERVE_TOKEN": TOKEN}
+    return acp_serve("--demo", env=env, port=port)
+
+
+async def _killed(serve: Serve) -> None:
+    serve.proc.send_signal(signal.SIGKILL)
+    await asyncio.wait_for(serve.proc.wait(), TIMEOUT)
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
+async def test_a_session_goes_on_after_the_server_is_killed_and_started_again(
+    data_dir: Path, tmp_path: Path, http: bool
+) -> None:
+    events: list[Reconnected] = []
+    reconnected = asyncio.Event()
+
+    def on_reconnect(event: Reconnected) -> None:
+        events.append(event)
+        reconnected.set()
+
+    async with _serving(data_dir) as first:  # type: ignore[attr-defined]
+        port = _port(first)
+        async with open_agent(
+            url=first.url if http else first.ws_url,
+            token=TOKEN,
+            http=http,
+            on_reconnect=on_reconnect,
+        ) as client:
+            state = await asyncio.wait_for(client.new_session(tmp_path), TIMEOUT)
+            sid = state.session_id
+            result = await asyncio.wait_for(client.prompt(sid, "stream 3"), TIMEOUT)
+            assert result.stop_reason == "end_turn"
+            turn = asyncio.ensure_future(client.prompt(sid, "slow 30"))
+            await _until(lambda: state.turn_running and len(state.messages) >= 4)
+            await _killed(first)
+            async with _serving(data_dir, port) as second:  # type: ignore[attr-defined]
+                # The turn in flight fails with an error of its own kind, after the re-attach.
+                with pytest.raises(ConnectionLost) as lost:
+                    await asyncio.wait_for(turn, TIMEOUT)
+                assert lost.value.message == "connection lost; session re-attached"
+                assert lost.value.data == {"sessionReattached": True}
+                await asyncio.wait_for(reconnected.wait(), TIMEOUT)
+                (event,) = events
+                assert event.reattached == (sid,) and not event.lost
+                assert client.reconnections == events
+                # Same session id, same agent history: it goes on.
+                result = await asyncio.wait_for(client.prompt(sid, "stream 2"), TIMEOUT)
+                assert result.stop_reason == "end_turn"
+                assert "chunk 2 of 2" in state.messages[-1].text
+                # A fresh client loading the session sees every committed turn.
+                async with open_agent(url=second.ws_url, token=TOKEN, reconnect=False) as other:
+                    loaded = await asyncio.wait_for(other.load_session(sid, tmp_path), TIMEOUT)
+                    texts = [m.text for m in loaded.messages]
+                    assert "stream 3" in texts[0] and "chunk 3 of 3" in texts[1]
+                    assert texts[-2] == "stream 2" and "chunk 2 of 2" in texts[-1]
+
+
+async def _until(condition: object) -> None:
+    async def wait() -> None:
+        while not condition():  # type: ignore[operator]
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(wait(), TIMEOUT)
+
+
+async def test_a_refused_token_is_not_retried(data_dir: Path) -> None:
+    async with _serving(data_dir) as serve:  # type: ignore[attr-defined]
+        with pytest.raises(Exception, match="401"):
+            async with open_agent(url=serve.ws_url, token="wrong-token-0123456789"):
+                pass
+
+
+def test_open_agent_needs_a_command_or_a_url() -> None:
+    async def both() -> None:
+        async with open_agent(["x"], url="ws://127.0.0.1:1/acp"):
+            pass
+
+    with pytest.raises(ValueError, match="either"):
+        asyncio.run(both())
