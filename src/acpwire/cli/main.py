@@ -1,6 +1,7 @@
 """The ``acp`` command.
 
-``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
+``acp connect URL`` bridges stdio to a remote agent (WebSocket, or Streamable HTTP
+with ``--http``). ``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
 talks to an agent (the built-in demo agent when no command is given): one turn with
 ``--prompt``, else the interactive Textual app. ``acp demo-agent [--store PATH]`` runs
 the demo agent over stdio (its options are the demo's own). ``acp --version``.
@@ -85,10 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve_command.add_arguments(serve)
     from .check import add_check_parser  # argparse-only modules; the work is imported on use
+    from .connect import add_connect_parser
     from .inspect import add_inspect_parser
 
     add_check_parser(sub)
     add_inspect_parser(sub)
+    add_connect_parser(sub)
     return parser
 
 
@@ -175,7 +178,7 @@ def _run(argv: list[str]) -> int:
         from .serve import run as run_serve
 
         code = run_serve(args, parser)
-    elif args.command in ("check", "inspect"):
+    elif args.command in ("check", "inspect", "connect"):
         code = args.handler(args)
     else:
         parser.print_help()

@@ -94,8 +94,9 @@ class HttpTransport:
             raise ConnectionClosedError("the server ended the connection")
         try:
             p = peek(message)
-        except NotAMessage as exc:
-            raise ConnectionClosedError(f"not a JSON-RPC message: {exc}") from exc
+        except NotAMessage:
+            await self._post_unparsed(message)
+            return
         if self.connection_id is None:
             if p.method != "initialize" or p.id is None:
                 raise ConnectionClosedError("initialize must be the first message over HTTP")
@@ -129,6 +130,23 @@ class HttpTransport:
             await self._inbox.put(
                 msgspec.json.encode({"jsonrpc": "2.0", "id": p.id, "error": error})
             )
+
+    async def _post_unparsed(self, message: bytes) -> None:
+        """POST what is not a JSON-RPC message anyway (a bridge forwards what it gets): the
+        server's JSON-RPC parse error comes back as the answer, as over stdio."""
+        if self.connection_id is None:
+            raise ConnectionClosedError("initialize must be the first message over HTTP")
+        headers = {"content-type": "application/json", CONNECTION_HEADER: self.connection_id}
+        response = await self._post(message, headers)
+        if response.status_code in (200, 202):
+            return
+        try:
+            answer = peek(response.content)
+        except NotAMessage:
+            log.warning("POST of a non-JSON-RPC message answered %d", response.status_code)
+            return
+        if answer.kind == "response" and answer.id is None:
+            await self._inbox.put(response.content)
 
     async def _post(self, message: bytes, headers: Mapping[str, str]) -> Any:
         try:

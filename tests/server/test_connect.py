@@ -1,0 +1,134 @@
+"""`acp connect URL`: the stdio <-> remote bridge editors spawn as their agent command.
+Real processes: `acp serve --demo`, `acp connect`, and `acp check` driving it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from acpwire import schema as s
+from acpwire.client.toolkit import ToolkitClient
+from acpwire.protocol.errors import ConnectionLost
+from acpwire.transports.subprocess import spawn
+
+from ._serve import ROOT, acp_serve
+
+TIMEOUT = 30
+TOKEN = "connect-token-0123456789abcdef"
+ACP = [sys.executable, "-m", "acpwire.cli.main"]
+ENV = {"PYTHONPATH": str(ROOT / "src"), "ACP_SERVE_TOKEN": ""}
+
+
+def _serving(data_dir: Path, port: str = "0") -> object:
+    return acp_serve(
+        "--demo", env={"ACPWIRE_DATA_DIR": str(data_dir), "ACP_SERVE_TOKEN": TOKEN}, port=port
+    )
+
+
+async def _check(agent: list[str], data_dir: Path) -> dict[str, str]:
+    """``acp check --json -- AGENT``: check name -> status."""
+    proc = await asyncio.create_subprocess_exec(
+        *ACP,
+        "check",
+        "--json",
+        "--",
+        *agent,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, **ENV, "ACP_TOKEN": TOKEN, "ACPWIRE_DATA_DIR": str(data_dir)},
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    report = json.loads(out)
+    return {r["check"]: r["status"] for r in report["results"]}
+
+
+@pytest.mark.slow
+async def test_acp_check_through_acp_connect_finds_what_it_finds_over_stdio(
+    tmp_path: Path,
+) -> None:
+    local = await _check([*ACP, "demo-agent"], tmp_path / "local")
+    assert "fail" not in local.values() and list(local.values()).count("pass") > 20
+    async with _serving(tmp_path / "remote") as serve:  # type: ignore[attr-defined]
+        over_ws = await _check([*ACP, "connect", serve.url], tmp_path)
+        over_http = await _check([*ACP, "connect", "--http", serve.url], tmp_path)
+    assert over_ws == local
+    assert over_http == local
+
+
+async def test_only_protocol_reaches_stdout_and_stdin_closing_ends_it(tmp_path: Path) -> None:
+    async with _serving(tmp_path) as serve:  # type: ignore[attr-defined]
+        proc = await asyncio.create_subprocess_exec(
+            *ACP,
+            "connect",
+            "-v",  # logs go to stderr, never stdout
+            serve.url,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, **ENV, "ACP_TOKEN": TOKEN},
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+        proc.stdin.write(init + b"not json\n")
+        await proc.stdin.drain()
+        answer = json.loads(await asyncio.wait_for(proc.stdout.readline(), TIMEOUT))
+        assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+        parse_error = json.loads(await asyncio.wait_for(proc.stdout.readline(), TIMEOUT))
+        assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
+        proc.stdin.close()
+        out, _ = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+        assert proc.returncode == 0
+        assert out == b""  # nothing after the two answers
+
+
+async def test_a_refused_token_exits_1_with_the_reason_on_stderr(tmp_path: Path) -> None:
+    async with _serving(tmp_path) as serve:  # type: ignore[attr-defined]
+        proc = await asyncio.create_subprocess_exec(
+            *ACP,
+            "connect",
+            "--token",
+            "wrong-token-0123456789",
+            "--header",
+            "X-Extra: 1",
+            serve.url,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, **ENV},
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+        assert proc.returncode == 1 and out == b"" and b"401" in err
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
+async def test_the_bridge_reattaches_the_session_when_the_server_restarts(
+    tmp_path: Path, http: bool
+) -> None:
+    data = tmp_path / "data"
+    async with _serving(data) as first:  # type: ignore[attr-defined]
+        port = first.url.rsplit(":", 1)[1].split("/")[0]
+        args = ["connect", *(["--http"] if http else []), first.url]
+        transport = await spawn(ACP[0], [*ACP[1:], *args], env={**ENV, "ACP_TOKEN": TOKEN})
+        client = ToolkitClient()
+        client.connect(transport)
+        await asyncio.wait_for(client.initialize(), TIMEOUT)
+        state = await asyncio.wait_for(client.new_session(tmp_path), TIMEOUT)
+        turn = asyncio.ensure_future(client.prompt(state.session_id, "slow 30"))
+        while not state.turn_running or not state.messages:
+            await asyncio.sleep(0.02)
+        first.proc.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(first.proc.wait(), TIMEOUT)
+        async with _serving(data, port):
+            with pytest.raises(ConnectionLost, match="session re-attached"):
+                await asyncio.wait_for(turn, TIMEOUT)
+            result = await asyncio.wait_for(
+                client.prompt(state.session_id, [s.TextContent(text="stream 2")]), TIMEOUT
+            )
+            assert result.stop_reason == "end_turn"
+            await client.close()
+        assert transport.returncode == 0
