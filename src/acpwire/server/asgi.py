@@ -119,10 +119,19 @@ def _text(status: int, text: str) -> Reply:
     return Reply(status, text.encode(), "text/plain")
 
 
-def _sse_event(message: bytes) -> bytes:
+def _sse_event(message: bytes, event_id: int) -> bytes:
     # A JSON text may contain raw newlines between tokens; SSE joins data lines with \n.
     lines = message.split(b"\n")
-    return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    data = b"".join(b"data: " + line + b"\n" for line in lines)
+    return b"id: %d\nevent: message\n%s\n" % (event_id, data)
+
+
+def _last_event_id(scope: Scope) -> int | None:
+    """The ``Last-Event-ID`` header as an event id; ``-1`` when it is not one."""
+    value = _header(scope, "last-event-id")
+    if value is None:
+        return None
+    return int(value) if value.isdigit() and len(value) < 19 else -1
 
 
 class _ClientGone(Exception):
@@ -189,7 +198,7 @@ class AcpAsgiApp:
             return
         send = self._with_cookie(scope, send)
         if scope["type"] == "websocket":
-            await self._websocket(receive, send, principal, _peer(scope))
+            await self._websocket(scope, receive, send, principal)
             return
         method = scope.get("method", "GET")
         if method == "POST":
@@ -290,6 +299,10 @@ class AcpAsgiApp:
         if connection_id is None:
             await _respond(send, _text(400, "Acp-Connection-Id header required"))
             return
+        last = _last_event_id(scope)
+        if last == -1:
+            await _respond(send, _text(400, "Last-Event-ID must be an event id of this stream"))
+            return
         conn = self.host.lookup(connection_id, principal)
         if conn is None or conn.mode != "http":
             await _respond(send, _text(404, "unknown connection"))
@@ -298,10 +311,18 @@ class AcpAsgiApp:
         if box is None:
             await _respond(send, _text(404, "unknown session"))
             return
-        if box.attached:
+        replay: list[tuple[int, bytes]] = []
+        if last is not None:
+            found = box.replay_after(last)
+            if found is None:
+                await _respond(send, _text(410, "this stream can no longer be resumed from there"))
+                return
+            replay = found
+        # A client that resumes takes the stream over from a request whose client is gone
+        # but not yet noticed; a second plain GET is refused.
+        if not await box.attach(take_over=last is not None, timeout=self.host.limits.close_timeout):
             await _respond(send, _text(409, "this stream is already open"))
             return
-        box.attached = True
         conn.touch()
         try:
             await send(
@@ -316,12 +337,14 @@ class AcpAsgiApp:
                     ],
                 }
             )
-            await self._stream(box, receive, send)
+            await self._stream(box, receive, send, replay)
         finally:
-            box.attached = False
+            box.detach()
             conn.touch()
 
-    async def _stream(self, box: Outbox, receive: Receive, send: Send) -> None:
+    async def _stream(
+        self, box: Outbox, receive: Receive, send: Send, replay: list[tuple[int, bytes]]
+    ) -> None:
         async def client_gone() -> None:
             while (await receive())["type"] != "http.disconnect":
                 pass
@@ -330,6 +353,9 @@ class AcpAsgiApp:
             keepalive = self.host.keepalive
             # Opening bytes let the client see the stream is live before any event.
             await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
+            for event_id, old in replay:
+                body = _sse_event(old, event_id)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
             while True:
                 try:
                     message = await asyncio.wait_for(box.queue.get(), keepalive)
@@ -343,19 +369,20 @@ class AcpAsgiApp:
                             {"type": "http.response.body", "body": _SSE_BROKEN, "more_body": True}
                         )
                     return
-                await send(
-                    {"type": "http.response.body", "body": _sse_event(message), "more_body": True}
-                )
+                body = _sse_event(message, box.take(message))
+                await send({"type": "http.response.body", "body": body, "more_body": True})
                 box.sent()
 
         watcher = asyncio.ensure_future(client_gone())
         writer = asyncio.ensure_future(write())
+        taken = asyncio.ensure_future(box.taken_over())
+        tasks = (watcher, writer, taken)
         try:
-            await asyncio.wait({watcher, writer}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (watcher, writer):
+            for task in tasks:
                 task.cancel()
-            for task in (watcher, writer):
+            for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
         if writer.done() and not writer.cancelled() and writer.exception() is None:
@@ -364,7 +391,13 @@ class AcpAsgiApp:
 
     # -- WebSocket ---------------------------------------------------------------------
 
-    async def _websocket(self, receive: Receive, send: Send, principal: str, peer: str) -> None:
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
+        peer = _peer(scope)
+        last = _last_event_id(scope)
+        resume_id = _header(scope, CONNECTION_HEADER)
+        if resume_id is not None:
+            await self._resume_websocket(scope, receive, send, principal, resume_id, last)
+            return
         first = await receive()
         if first["type"] != "websocket.connect":
             return
@@ -376,12 +409,68 @@ class AcpAsgiApp:
             await send({"type": "websocket.close", "code": WS_TRY_AGAIN_LATER, "reason": refusal})
             return
         conn = host.open("websocket", principal, peer)
+        # A client that sends Last-Event-ID (0 on a new connection) keeps count of what it
+        # received and can resume: its connection outlives a dropped socket for a while.
+        conn.resumable = last is not None
+        await conn.stream.attach(take_over=False, timeout=0)
         await send(
             {
                 "type": "websocket.accept",
                 "headers": [(CONNECTION_HEADER.encode(), conn.id.encode())],
             }
         )
+        await self._socket(conn, receive, send, fresh=True, replay=[])
+
+    async def _resume_websocket(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        principal: str,
+        connection_id: str,
+        last: int | None,
+    ) -> None:
+        """A client re-attaching a dropped WebSocket to its connection (docs/remote.md)."""
+        conn = self.host.lookup(connection_id, principal)
+        if conn is None or conn.mode != "websocket" or not conn.resumable or conn.ended:
+            await refuse(scope, receive, send, 404, "unknown connection")
+            return
+        replay = conn.stream.replay_after(last) if last is not None and last >= 0 else None
+        if replay is None:
+            await refuse(scope, receive, send, 410, "this connection can no longer be resumed")
+            return
+        if not await conn.stream.attach(take_over=True, timeout=self.host.limits.close_timeout):
+            await refuse(scope, receive, send, 409, "the connection is still in use")
+            return
+        if (await receive())["type"] != "websocket.connect":
+            conn.stream.detach()
+            return
+        conn.resumed()
+        log.info("connection %s resumed after event %d (%d to replay)", conn.id, last, len(replay))
+        await send(
+            {
+                "type": "websocket.accept",
+                "headers": [
+                    (CONNECTION_HEADER.encode(), conn.id.encode()),
+                    (b"last-event-id", str(conn.frames_in).encode()),
+                ],
+            }
+        )
+        await self._socket(conn, receive, send, fresh=False, replay=replay)
+
+    async def _socket(
+        self,
+        conn: RemoteConnection,
+        receive: Receive,
+        send: Send,
+        *,
+        fresh: bool,
+        replay: list[tuple[int, bytes]],
+    ) -> None:
+        """Pump one accepted socket of ``conn`` until the client leaves, the connection
+        ends, or a resuming socket takes over."""
+        host = self.host
+        principal = conn.principal
         refused: list[tuple[int, str]] = []
 
         async def frames() -> tuple[Peeked | None, bytes] | None:
@@ -400,57 +489,84 @@ class AcpAsgiApp:
                     return None, body  # the agent answers it with a parse error
 
         async def from_client() -> None:
-            try:
-                first_frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
-            except asyncio.TimeoutError:
-                refused.append((WS_POLICY, "initialize expected"))
-                return
-            if first_frame is None:
-                return
-            p, body = first_frame
-            if p is None or p.kind != "request" or p.method != "initialize":
-                refused.append((WS_POLICY, "initialize must be the first message"))
-                return
-            why = host.refusal(principal, agent=True)
-            if why is not None:
-                refused.append((WS_TRY_AGAIN_LATER, why))
-                return
-            conn.start_agent()
+            if fresh:
+                try:
+                    first_frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
+                except asyncio.TimeoutError:
+                    refused.append((WS_POLICY, "initialize expected"))
+                    return
+                if first_frame is None:
+                    return
+                p, body = first_frame
+                if p is None or p.kind != "request" or p.method != "initialize":
+                    refused.append((WS_POLICY, "initialize must be the first message"))
+                    return
+                why = host.refusal(principal, agent=True)
+                if why is not None:
+                    refused.append((WS_TRY_AGAIN_LATER, why))
+                    return
+                conn.start_agent()
+            else:
+                frame = await frames()
+                if frame is None:
+                    return
+                p, body = frame
             while True:
                 try:
                     await conn.from_client(p, body)
                 except ConnectionClosedError:
                     return
+                conn.frames_in += 1
                 frame = await frames()
                 if frame is None:
                     return
                 p, body = frame
 
         async def to_client() -> None:
+            for _, old in replay:
+                await send({"type": "websocket.send", "text": old.decode("utf-8", "replace")})
+            box = conn.stream
             while True:
-                message = await conn.stream.queue.get()
+                message = await box.queue.get()
                 if message is None:
                     return
+                box.take(message)
                 await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
-                conn.stream.sent()
+                box.sent()
 
         reader = asyncio.ensure_future(from_client())
         writer = asyncio.ensure_future(to_client())
+        taken = asyncio.ensure_future(conn.stream.taken_over())
+        tasks = (reader, writer, taken)
+        lingering = False
         try:
-            await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
-            # The client left or was refused, or the connection ended on the server's side
-            # (then this keeps the reason it ended with).
-            await conn.terminate("closed" if refused else "client gone")
-            # Let the writer flush what is left (the last answers), if the client still reads.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(writer), host.limits.close_timeout)
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if taken.done():
+                lingering = True  # another socket resumed this connection
+            elif reader.done() and not refused and conn.resumable and not conn.ended:
+                # The socket dropped: keep the connection for the client to resume.
+                lingering = True
+                conn.linger()
+            else:
+                # The client left or was refused, or the connection ended on the server's
+                # side (then this keeps the reason it ended with).
+                await conn.terminate("closed" if refused else "client gone")
+                # Let the writer flush what is left (the last answers), if the client reads.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(writer), host.limits.close_timeout)
         finally:
-            for task in (reader, writer):
+            for task in tasks:
                 task.cancel()
-            for task in (reader, writer):
+            for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
-            await conn.terminate()
+            conn.stream.detach()
+            if not lingering:
+                await conn.terminate()
+        if lingering:
+            with contextlib.suppress(Exception):
+                await send({"type": "websocket.close", "code": WS_NORMAL, "reason": "resumed"})
+            return
         code, reason = refused[0] if refused else self._close_code(conn)
         with contextlib.suppress(Exception):
             await send({"type": "websocket.close", "code": code, "reason": reason})
