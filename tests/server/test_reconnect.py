@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from acpwire import schema as s
 from acpwire.client.toolkit import open_agent
 from acpwire.protocol.errors import ConnectionLost
 from acpwire.transports.remote import Reconnected
@@ -111,3 +112,41 @@ def test_open_agent_needs_a_command_or_a_url() -> None:
 
     with pytest.raises(ValueError, match="either"):
         asyncio.run(both())
+
+
+async def test_without_resume_the_session_is_loaded_again_and_its_replay_kept_back() -> None:
+    from engine.test_behaviour import RecordingClient
+
+    from acpwire.client.connection import ClientSideConnection
+    from acpwire.server import asgi_app, serve_in_background
+    from acpwire.transports.remote import connect_remote
+
+    from ._agents import LoadingAgent
+
+    shelf: dict[str, list[str]] = {}
+    events: list[Reconnected] = []
+    back = asyncio.Event()
+
+    def on_reconnect(event: Reconnected) -> None:
+        events.append(event)
+        back.set()
+
+    def app() -> object:
+        return asgi_app(lambda: LoadingAgent(shelf), auth=[TOKEN])
+
+    async with serve_in_background(app()) as first:  # type: ignore[arg-type]
+        port = int(first.url.rsplit(":", 1)[1].split("/")[0])
+        transport = await connect_remote(first.ws_url, token=TOKEN, on_reconnect=on_reconnect)
+        handler = RecordingClient()
+        conn = ClientSideConnection(handler, transport)
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
+        await asyncio.wait_for(conn.agent.prompt(sid, [s.TextContent(text="stream 3")]), TIMEOUT)
+    # The server is gone (a clean shutdown); another one comes up on the same port.
+    async with serve_in_background(app(), port=port):  # type: ignore[arg-type]
+        await asyncio.wait_for(back.wait(), TIMEOUT)
+        assert events[0].reattached == (sid,)
+        assert handler.texts() == ["chunk 0", "chunk 1", "chunk 2"]  # no replay of them
+        await asyncio.wait_for(conn.agent.prompt(sid, [s.TextContent(text="stream 1")]), TIMEOUT)
+        assert handler.texts() == ["chunk 0", "chunk 1", "chunk 2", "chunk 0"]
+        await conn.close()

@@ -67,6 +67,7 @@ class HttpTransport:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         inbox_size: int = 256,
         request_timeout: float = 120.0,
+        resume_within: float = 30.0,
     ) -> None:
         self.url = url
         self.connection_id: str | None = None
@@ -84,6 +85,11 @@ class HttpTransport:
         self._incoming: dict[str | int, str | None] = {}
         self._closed = False
         self._eof = False
+        self._resume_within = resume_within
+        self.resumes = 0
+        """How many times a broken event stream was resumed (``Last-Event-ID``)."""
+        self._last_ids: dict[str | None, int] = {}
+        """Per stream, the id of the last event delivered."""
 
     # -- sending ---------------------------------------------------------------------
 
@@ -148,16 +154,29 @@ class HttpTransport:
         if answer.kind == "response" and answer.id is None:
             await self._inbox.put(response.content)
 
-    async def _post(self, message: bytes, headers: Mapping[str, str]) -> Any:
-        try:
-            return await self._client.post(
-                self.url, content=message, headers=headers, timeout=self._timeout
-            )
-        except self._httpx.HTTPError as exc:
-            raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
+    async def _post(self, message: bytes, headers: Mapping[str, str], *, retry: bool = True) -> Any:
+        """POST ``message``; a network failure is retried for ``resume_within`` seconds
+        (the server drops a repeat of a request it already has in flight)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._resume_within
+        delay = 0.1
+        while True:
+            try:
+                return await self._client.post(
+                    self.url, content=message, headers=headers, timeout=self._timeout
+                )
+            except self._httpx.TransportError as exc:
+                if not retry or self._closed or loop.time() >= deadline:
+                    raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
+                log.info("POST failed (%s); retrying", exc)
+                await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+                delay = min(delay * 2, 2.0)
+            except self._httpx.HTTPError as exc:
+                raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
 
     async def _initialize(self, message: bytes) -> None:
-        response = await self._post(message, {"content-type": "application/json"})
+        # Not retried: a repeat could make a second connection.
+        response = await self._post(message, {"content-type": "application/json"}, retry=False)
         if response.status_code != 200:
             raise ConnectionClosedError(
                 f"initialize answered HTTP {response.status_code}: {response.text[:200]}",
@@ -174,26 +193,29 @@ class HttpTransport:
 
     # -- streams ---------------------------------------------------------------------
 
+    async def _open_stream(self, session: str | None, last: int | None) -> Any:
+        """GET the connection stream (``None``) or a session's; resume after event ``last``."""
+        assert self.connection_id is not None
+        headers = {"accept": "text/event-stream", CONNECTION_HEADER: self.connection_id}
+        if session is not None:
+            headers[SESSION_HEADER] = session
+        if last is not None:
+            headers["last-event-id"] = str(last)
+        httpx = self._httpx
+        request = self._client.build_request(
+            "GET", self.url, headers=headers, timeout=httpx.Timeout(self._timeout, read=None)
+        )
+        return await self._client.send(request, stream=True)
+
     async def _ensure_stream(self, session: str | None) -> None:
         """Open the connection stream (``None``) or a session's stream, once."""
         async with self._stream_lock:
             task = self._streams.get(session)
             if task is not None and not task.done():
                 return
-            assert self.connection_id is not None
-            headers = {"accept": "text/event-stream", CONNECTION_HEADER: self.connection_id}
-            if session is not None:
-                headers[SESSION_HEADER] = session
-            httpx = self._httpx
-            request = self._client.build_request(
-                "GET",
-                self.url,
-                headers=headers,
-                timeout=httpx.Timeout(self._timeout, read=None),
-            )
             try:
-                response = await self._client.send(request, stream=True)
-            except httpx.HTTPError as exc:
+                response = await self._open_stream(session, None)
+            except self._httpx.HTTPError as exc:
                 raise ConnectionClosedError(
                     f"cannot open event stream: {exc}", broken=True
                 ) from exc
@@ -209,55 +231,102 @@ class HttpTransport:
                 return
             self._streams[session] = asyncio.ensure_future(self._read(response, session))
 
+    async def _resume_stream(self, session: str | None, last: int) -> Any:
+        """The stream again, from after event ``last``; ``None`` if the server cannot
+        resume it (it restarted, or the gap outgrew its log) or is gone for too long."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._resume_within
+        delay = 0.1
+        while not self._closed and loop.time() < deadline:
+            try:
+                response = await self._open_stream(session, last)
+            except self._httpx.TransportError as exc:
+                log.info("resuming an event stream failed (%s); retrying", exc)
+                await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+                delay = min(delay * 2, 2.0)
+                continue
+            if response.status_code == 200:
+                self.resumes += 1
+                return response
+            await response.aclose()
+            log.info("the server refused to resume an event stream: HTTP %d", response.status_code)
+            return None
+        return None
+
     async def _read(self, response: Any, session: str | None) -> None:
+        """Read one stream to its end, resuming it (``Last-Event-ID``) when it breaks."""
         ended: _Broken | None = None
-        try:
-            data: list[str] = []
-            size = 0
-            event = "message"
-            async for line in response.aiter_lines():
-                if not line:
-                    if event == "error":
-                        # The server's way of saying the connection broke (its agent
-                        # failed): not a clean end (docs/remote.md). It comes on every
-                        # stream; the connection stream's, after the last answers, is
-                        # the one that ends the transport.
-                        if session is None:
-                            reason = "\n".join(data)[:200]
-                            ended = _Broken(
-                                ConnectionClosedError(f"the server reported: {reason}", broken=True)
-                            )
-                        break
-                    if data:
-                        payload = "\n".join(data)
-                        data.clear()
-                        if size > self.max_message_size:
-                            await self._inbox.put(Oversize(size))
-                        else:
-                            await self._deliver(payload.encode("utf-8"), session)
-                        size = 0
-                    event = "message"
-                    continue
-                if line.startswith(":"):
-                    continue
-                name, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if name == "event":
-                    event = value
-                elif name == "data":
-                    size += len(value) + 1
-                    if size <= self.max_message_size:
-                        data.append(value)
-        except self._httpx.HTTPError as exc:
-            if not self._closed:
+        while True:
+            try:
+                ended = await self._events(response, session)
+                break  # the server ended the stream (cleanly, or saying why)
+            except self._httpx.HTTPError as exc:
+                if self._closed:
+                    break
                 ended = _Broken(ConnectionClosedError(f"event stream broke: {exc}", broken=True))
-        finally:
-            with contextlib.suppress(Exception):
-                await response.aclose()
+            finally:
+                with contextlib.suppress(Exception):
+                    await response.aclose()
+            last = self._last_ids.get(session)
+            if last is None:
+                break  # a server that sends no event ids cannot resume the stream
+            again = await self._resume_stream(session, last)
+            if again is None:
+                break
+            response = again
         if session is None and not self._closed:
             await self._inbox.put(ended)  # None: the server ended the connection cleanly
         elif ended is not None and not self._closed:
             await self._inbox.put(ended)
+
+    async def _events(self, response: Any, session: str | None) -> _Broken | None:
+        """Deliver the events of one response until it ends: ``None`` for a clean end, the
+        server's ``event: error`` as a broken end; a broken stream raises ``HTTPError``."""
+        data: list[str] = []
+        size = 0
+        event = "message"
+        event_id: int | None = None
+        async for line in response.aiter_lines():
+            if not line:
+                if event == "error":
+                    # The server's way of saying the connection broke (its agent
+                    # failed): not a clean end (docs/remote.md). It comes on every
+                    # stream; the connection stream's, after the last answers, is
+                    # the one that ends the transport.
+                    if session is None:
+                        reason = "\n".join(data)[:200]
+                        error = ConnectionClosedError(f"the server reported: {reason}", broken=True)
+                        return _Broken(error)
+                    return None
+                if data:
+                    payload = "\n".join(data)
+                    data.clear()
+                    last = self._last_ids.get(session)
+                    if event_id is not None and last is not None and event_id <= last:
+                        pass  # already delivered before the stream was resumed
+                    elif size > self.max_message_size:
+                        await self._inbox.put(Oversize(size))
+                    else:
+                        await self._deliver(payload.encode("utf-8"), session)
+                    if event_id is not None:
+                        self._last_ids[session] = max(event_id, last or 0)
+                    size = 0
+                event = "message"
+                event_id = None
+                continue
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "event":
+                event = value
+            elif name == "id":
+                event_id = int(value) if value.isdigit() else None
+            elif name == "data":
+                size += len(value) + 1
+                if size <= self.max_message_size:
+                    data.append(value)
+        return None
 
     async def _deliver(self, message: bytes, session: str | None) -> None:
         try:

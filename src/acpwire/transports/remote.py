@@ -493,6 +493,7 @@ async def connect_remote(
                 ssl=ssl,
                 cookies=cookies,
                 max_message_size=max_message_size,
+                resume=reconnect,
             )
         from .http import connect_http
 
