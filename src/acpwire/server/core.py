@@ -25,9 +25,9 @@ RFD leaves open and what we chose; docs/security.md the threat model):
   connection stream; responses to other requests go where the request was
   scoped; agent requests and notifications carrying ``sessionId`` go on that
   session's stream, the rest on the connection stream. Messages for a stream
-  no client has opened yet wait in its bounded queue. A connection has at most
-  ``max_sessions_per_connection`` session streams; messages of further
-  sessions go on the connection stream. Over a WebSocket every
+  the client has not opened go on the connection stream (the RFD's single
+  stream; clients demultiplex by ``sessionId``). A connection has at most
+  ``max_sessions_per_connection`` session streams. Over a WebSocket every
   message goes to the one socket, in order.
 * **Ordering.** Messages for one stream keep their order. The one cross-stream
   case that matters, ``session/load`` replay (session stream) before its
@@ -197,6 +197,8 @@ class Outbox:
     def __init__(self, limits: Limits, budget: ReplayBudget) -> None:
         self.queue = MessageQueue(limits.queue_messages, limits.queue_bytes)
         self.attached = False
+        self.opened = False
+        """A client has opened this stream: its session's messages come here from now on."""
         self.broken = False
         """The stream ended because the agent failed, not by choice."""
         self.last_id = 0
@@ -266,7 +268,7 @@ class Outbox:
                 await asyncio.wait_for(self._released.wait(), timeout)
             except asyncio.TimeoutError:
                 return False
-        self.attached = True
+        self.attached = self.opened = True
         self._released.clear()
         self._take_over.clear()
         return True
@@ -328,8 +330,8 @@ class RemoteConnection:
         """The connection stream (HTTP), or everything for the socket (WebSocket)."""
         self.sessions: dict[str, Outbox] = {}
         """Session streams (HTTP only)."""
-        self._shared: set[str] = set()
-        """Sessions opened here beyond the stream cap: they use the connection stream."""
+        self._known: set[str] = set()
+        """Sessions opened on this connection (new, load, resume, fork), stream or not."""
         self._pending: dict[RequestId, _Pending] = {}
         self._out_pending: dict[RequestId, str | None] = {}
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
@@ -494,19 +496,14 @@ class RemoteConnection:
             box = self.sessions[session_id] = Outbox(self.limits, self.replay_budget)
         return box
 
-    def _stream_for(self, session_id: str, *, opening: bool = False) -> Outbox:
-        """A session's own stream, made on first use while the connection has fewer
-        than ``max_sessions_per_connection``; beyond that, the connection stream (the
-        client tells sessions apart by ``sessionId``, as the RFD's single-stream model has
-        it), so neither an HTTP/2 stream limit nor the cap strands a session."""
+    def _stream_for(self, session_id: str) -> Outbox:
+        """A session's messages go on its own stream once the client has opened it
+        (GET with ``Acp-Session-Id``), else on the connection stream, where the client
+        tells sessions apart by ``sessionId`` (the RFD's single-stream model). So a
+        client need not open a stream per session, and neither an HTTP/2 stream limit
+        nor ``max_sessions_per_connection`` strands a session."""
         box = self.sessions.get(session_id)
-        if box is not None:
-            return box
-        if len(self.sessions) >= self.limits.max_sessions_per_connection:
-            if opening:
-                self._shared.add(session_id)
-            return self.stream
-        return self.session(session_id)
+        return box if box is not None and box.opened else self.stream
 
     def _target(self, pending: _Pending) -> Outbox:
         """Where the answer to a client request goes."""
@@ -514,7 +511,7 @@ class RemoteConnection:
             return self.stream
         if pending.method in SESSION_ATTACHING:
             return self.stream
-        return self.sessions.get(pending.session, self.stream)
+        return self._stream_for(pending.session)
 
     def expect_initialize(self, request_id: RequestId) -> asyncio.Future[bytes]:
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
@@ -545,8 +542,8 @@ class RemoteConnection:
             return
         message = self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
-            if pending.method in SESSION_OPENING and p.session_id is not None:
-                self._stream_for(p.session_id, opening=True)
+            if pending.method in SESSION_OPENING and p.session_id is not None and not p.is_error:
+                self._known.add(p.session_id)
             if pending.method in SESSION_ATTACHING and pending.session is not None:
                 box = self.sessions.get(pending.session)
                 if box is not None and p.is_error and not box.attached and not len(box.queue):
@@ -620,7 +617,7 @@ class RemoteConnection:
                 return _error_reply(400, f"{SESSION_HEADER} header required for this message")
             if session_header != session:
                 return _error_reply(400, f"{SESSION_HEADER} does not match the message's session")
-            if session not in self.sessions and session not in self._shared:
+            if session not in self.sessions and session not in self._known:
                 if p.method not in SESSION_ATTACHING:
                     return _error_reply(404, "unknown session for this connection")
                 if self.host.owners.allows(self.principal, session):
@@ -641,7 +638,7 @@ class RemoteConnection:
         box = self.sessions.get(session_id)
         if (
             box is None
-            and self.host.owners.owner(session_id) == self.principal
+            and (session_id in self._known or self.host.owners.owner(session_id) == self.principal)
             and len(self.sessions) < self.limits.max_sessions_per_connection
         ):
             box = self.session(session_id)

@@ -145,7 +145,11 @@ def _no_unasked_compression() -> None:
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """A listening TCP socket on ``host:port`` (``0``: any free port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    # sockets that say they are TCP, and accepted sockets inherit the listener's proto.
+    # With Nagle on, a response written in two parts (HTTP/2 HEADERS, then DATA) waits
+    # for the client's delayed ACK: 40 ms per request.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     # Listening now lets clients queue in the backlog until the server accepts them.

@@ -26,7 +26,7 @@ import msgspec
 
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
-from ..protocol.peek import SESSION_ATTACHING, SESSION_OPENING, NotAMessage, peek
+from ..protocol.peek import SESSION_ATTACHING, NotAMessage, peek
 
 log = logging.getLogger("acpwire.transports.http")
 
@@ -81,7 +81,6 @@ class HttpTransport:
         self._inbox: asyncio.Queue[bytes | Oversize | _Broken | None] = asyncio.Queue(inbox_size)
         self._streams: dict[str | None, asyncio.Task[None]] = {}
         self._stream_lock = asyncio.Lock()
-        self._outgoing: dict[str | int, str] = {}
         self._incoming: dict[str | int, str | None] = {}
         self._closed = False
         self._eof = False
@@ -90,6 +89,8 @@ class HttpTransport:
         """How many times a broken event stream was resumed (``Last-Event-ID``)."""
         self._last_ids: dict[str | None, int] = {}
         """Per stream, the id of the last event delivered."""
+        self._no_stream: set[str] = set()
+        """Sessions whose stream the server refused (their messages come on the connection's)."""
 
     # -- sending ---------------------------------------------------------------------
 
@@ -115,13 +116,13 @@ class HttpTransport:
         headers = {"content-type": "application/json", CONNECTION_HEADER: self.connection_id}
         if session is not None:
             headers[SESSION_HEADER] = session
-        if p.kind == "request" and p.id is not None and p.method is not None:
-            self._outgoing[p.id] = p.method
+            if p.method not in SESSION_ATTACHING:
+                await self._session_stream(session)
         response = await self._post(message, headers)
         status = response.status_code
         if status in (200, 202):
             if p.method in SESSION_ATTACHING and session is not None:
-                await self._ensure_stream(session)
+                await self._session_stream(session)
             return
         if status == 404 and session is None:
             self._eof = True
@@ -129,7 +130,6 @@ class HttpTransport:
         text = response.text[:200]
         log.warning("POST answered %d: %s", status, text)
         if p.kind == "request" and p.id is not None:
-            self._outgoing.pop(p.id, None)
             # 404 for a session-scoped message: the session is unknown on this connection.
             code = ErrorCode.RESOURCE_NOT_FOUND if status == 404 else ErrorCode.INTERNAL_ERROR
             error = {"code": int(code), "message": f"HTTP {status} from the ACP endpoint: {text}"}
@@ -207,6 +207,18 @@ class HttpTransport:
         )
         return await self._client.send(request, stream=True)
 
+    async def _session_stream(self, session: str) -> None:
+        """Open the session's stream before the first message about it goes out (the
+        TypeScript SDK's server sends its updates there only; acpwire's sends them on the
+        connection stream until then). Opened lazily, so that making a session costs
+        one request, not two."""
+        if session in self._streams or session in self._no_stream:
+            return
+        try:
+            await self._ensure_stream(session)
+        except ConnectionClosedError as exc:
+            log.warning("cannot open the stream of session %s: %s", session, exc)
+
     async def _ensure_stream(self, session: str | None) -> None:
         """Open the connection stream (``None``) or a session's stream, once."""
         async with self._stream_lock:
@@ -225,9 +237,10 @@ class HttpTransport:
                     raise ConnectionClosedError(
                         f"event stream answered HTTP {response.status_code}", broken=True
                     )
-                # 429: the server keeps no more session streams for this connection and
-                # sends this session's messages on the connection stream instead.
+                # The server keeps no more session streams for this connection (or does
+                # not know the session yet): its messages come on the connection stream.
                 log.info("session %s stream answered HTTP %d", session, response.status_code)
+                self._no_stream.add(session)
                 return
             self._streams[session] = asyncio.ensure_future(self._read(response, session))
 
@@ -336,13 +349,6 @@ class HttpTransport:
             return
         if p.kind == "request" and p.id is not None:
             self._incoming[p.id] = p.session_id if p.session_id is not None else session
-        elif p.kind == "response" and p.id is not None:
-            method = self._outgoing.pop(p.id, None)
-            if method in SESSION_OPENING and p.session_id is not None:
-                try:
-                    await self._ensure_stream(p.session_id)
-                except ConnectionClosedError as exc:
-                    log.warning("cannot open the stream of session %s: %s", p.session_id, exc)
         await self._inbox.put(message)
 
     # -- the contract ----------------------------------------------------------------
