@@ -252,7 +252,9 @@ async def run(plan_name: str, rounds: int | None) -> dict[str, Any]:
             for n in range(rounds):
                 log(f"{name} round {n + 1}/{rounds}")
                 if client == "acpwire":
-                    result = await run_plan(lambda url=url: RemoteDriver(url, transport), plan)
+                    result = await run_plan(
+                        lambda url=url, transport=transport: RemoteDriver(url, transport), plan
+                    )
                 else:
                     result = await ts_client(url, transport, plan)
                 results.append(figures(result))
@@ -282,7 +284,7 @@ def render(report: dict[str, Any]) -> str:
     for transport in TRANSPORTS:
         for key, label in rows:
 
-            def get(name: str) -> float | None:
+            def get(name: str, transport: str = transport, key: str = key) -> float | None:
                 entry = pairs.get(f"{name}/{transport}")
                 return None if entry is None else float(entry["median"][key])
 

@@ -74,6 +74,10 @@ def check_cookie(cookie: str) -> str:
     return cookie
 
 
+_SSE_BATCH_BYTES = 64 * 1024
+"""Queued events joined into one write, up to about this size."""
+
+
 class NoAuthenticationWarning(UserWarning):
     """``asgi_app(auth=None)``: anyone who can reach the endpoint runs the agent."""
 
@@ -356,22 +360,37 @@ class AcpAsgiApp:
             for event_id, old in replay:
                 body = _sse_event(old, event_id)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
+            queue = box.queue
             while True:
-                try:
-                    message = await asyncio.wait_for(box.queue.get(), keepalive)
-                except asyncio.TimeoutError:
-                    chunk = b": keepalive\n\n"
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    continue
+                if len(queue):
+                    message = await queue.get()  # at once: no timer needed
+                else:
+                    try:
+                        message = await asyncio.wait_for(queue.get(), keepalive)
+                    except asyncio.TimeoutError:
+                        chunk = b": keepalive\n\n"
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                        continue
                 if message is None:
                     if box.broken:
                         await send(
                             {"type": "http.response.body", "body": _SSE_BROKEN, "more_body": True}
                         )
                     return
-                body = _sse_event(message, box.take(message))
+                # Whatever else is already queued goes out in the same write: one ASGI
+                # message and one socket write for a burst of updates, not one each.
+                events = [_sse_event(message, box.take(message))]
+                size = len(events[0])
+                while len(queue) and size < _SSE_BATCH_BYTES:
+                    more = await queue.get()
+                    if more is None:
+                        break
+                    events.append(_sse_event(more, box.take(more)))
+                    size += len(events[-1])
+                body = b"".join(events)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
-                box.sent()
+                for _ in events:
+                    box.sent()
 
         watcher = asyncio.ensure_future(client_gone())
         writer = asyncio.ensure_future(write())
