@@ -132,3 +132,50 @@ async def test_the_bridge_reattaches_the_session_when_the_server_restarts(
             assert result.stop_reason == "end_turn"
             await client.close()
         assert transport.returncode == 0
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
+async def test_acp_chat_talks_to_a_remote_agent_by_url(tmp_path: Path, http: bool) -> None:
+    async with _serving(tmp_path / "data") as serve:  # type: ignore[attr-defined]
+        proc = await asyncio.create_subprocess_exec(
+            *ACP,
+            "chat",
+            "--url",
+            serve.url,
+            *(["--http"] if http else []),
+            "--cwd",
+            str(tmp_path),
+            "--json",
+            "--prompt",
+            "stream 2",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, **ENV, "ACP_TOKEN": TOKEN},
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+        assert proc.returncode == 0, err.decode()
+        lines = [json.loads(line) for line in out.decode().splitlines()]
+        texts = [
+            line["update"]["content"]["text"]
+            for line in lines
+            if line.get("update", {}).get("sessionUpdate") == "agent_message_chunk"
+        ]
+        assert "chunk 2 of 2" in "".join(texts)
+        assert lines[-1] == {"stopReason": "end_turn"}
+
+
+async def test_acp_chat_with_a_url_and_a_command_is_a_usage_error() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        *ACP,
+        "chat",
+        "--url",
+        "ws://127.0.0.1:1/acp",
+        "--prompt",
+        "x",
+        "--",
+        "agent",
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **ENV},
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert proc.returncode == 2 and b"either --url or an agent command" in err

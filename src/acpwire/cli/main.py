@@ -1,9 +1,10 @@
 """The ``acp`` command.
 
-``acp connect URL`` bridges stdio to a remote agent (WebSocket, or Streamable HTTP
-with ``--http``). ``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
-talks to an agent (the built-in demo agent when no command is given): one turn with
-``--prompt``, else the interactive Textual app. ``acp demo-agent [--store PATH]`` runs
+``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
+talks to an agent (the built-in demo agent when no command is given; a remote one with
+``--url URL [--token T] [--http]``): one turn with ``--prompt``, else the interactive
+Textual app. ``acp connect URL`` bridges stdio to a remote agent (WebSocket, or
+Streamable HTTP with ``--http``). ``acp demo-agent [--store PATH]`` runs
 the demo agent over stdio (its options are the demo's own). ``acp --version``.
 
 Rich and Textual (the ``cli`` extra) are imported only when a subcommand needs them,
@@ -69,6 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --prompt: print each session/update as a JSON line, then the stop reason",
     )
+    chat.add_argument(
+        "--url",
+        default=None,
+        help="talk to a remote agent (the address `acp serve` prints) instead of a command",
+    )
+    chat.add_argument(
+        "--token",
+        default=None,
+        help="with --url: send 'Authorization: Bearer TOKEN' (default: $ACP_TOKEN)",
+    )
+    chat.add_argument(
+        "--http", action="store_true", help="with --url: Streamable HTTP instead of WebSocket"
+    )
     chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     # Listed for --help only: main() hands everything after `demo-agent` to the demo's
     # own parser (argparse cannot pass `--store PATH` through a REMAINDER positional).
@@ -112,6 +126,10 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--cwd {args.cwd!r} is not a directory")
     if args.json and args.prompt is None:
         parser.error("--json needs --prompt (the interactive app has no JSON output)")
+    if args.url is not None and agent:
+        parser.error("give either --url or an agent command, not both")
+    if args.url is None and (args.token is not None or args.http):
+        parser.error("--token and --http go with --url")
     if not _need_cli_extra():
         return 1
     from .chat.oneshot import run_once  # lazily: needs Rich
@@ -123,7 +141,10 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         prompt=args.prompt,
         policy=args.policy,
         json=args.json,
-        default_agent=not agent,
+        default_agent=not agent and args.url is None,
+        url=args.url,
+        token=args.token or os.environ.get("ACP_TOKEN", "").strip() or None,
+        http=args.http,
     )
     if args.prompt is not None:
         return run_once(options)
