@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..agent.app import AgentApp
     from ..server.core import AgentTarget
     from ..server.runner import Tls
 
@@ -223,15 +224,14 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
         return 2
     if any(len(t) < 16 for t in auth.tokens):
         _say("warning: a token shorter than 16 characters can be guessed")
-    store = None
+    demo = None
     target: AgentTarget
     owners_file = args.owners
     if args.demo:
-        from ..demo import build_app
         from ..demo.agent import default_store_path
 
-        store = build_app()
-        target = store
+        demo = _demo_app()
+        target = demo
         if owners_file is None:
             owners_file = str(default_store_path().with_name("acpwire-demo-owners.jsonl"))
     else:
@@ -239,8 +239,22 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
     try:
         return await _serve_target(args, target, auth, tls, owners_file)
     finally:
-        if store is not None:
-            await store.aclose()
+        if demo is not None:
+            await demo.aclose()
+
+
+def _demo_app() -> AgentApp:
+    """The demo agent ``acp serve --demo`` hosts, its sessions in the demo's SQLite file.
+
+    Hook for ``acp serve --store URL``: once the store package offers
+    ``open_store(url)``, add the option in :func:`add_arguments`, give this function
+    the URL and build ``build_app(open_store(url))``. Sessions then survive a restart
+    in whatever store the URL names, as tests/server/test_reconnect.py shows for the
+    default file (it kills and restarts ``acp serve --demo`` mid-session).
+    """
+    from ..demo import build_app
+
+    return build_app()
 
 
 async def _serve_target(
