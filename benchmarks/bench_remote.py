@@ -44,10 +44,10 @@ ROOT = HERE.parent
 NPM_DIR = Path(os.environ.get("ACPWIRE_NPM_DIR", ROOT / ".cache" / "npm"))
 sys.path.insert(0, str(HERE))
 
-from _scenario import CWD, DriverBase, run_plan  # noqa: E402
+from _scenario import run_plan  # noqa: E402
+from acpwire_client import AcpwireDriver, BenchClient  # noqa: E402
 
-from acpwire import schema as s  # noqa: E402
-from acpwire.client.connection import Client, ClientSideConnection  # noqa: E402
+from acpwire.client.connection import ClientSideConnection  # noqa: E402
 
 PLANS: dict[str, dict[str, Any]] = {
     "full": {
@@ -80,22 +80,13 @@ def log(message: str) -> None:
 # -- the acpwire client -------------------------------------------------------------------
 
 
-class _Counter(Client):
-    def __init__(self, driver: DriverBase) -> None:
-        self.driver = driver
-
-    async def session_update(self, params: s.SessionNotification) -> None:
-        self.driver.on_update()
-
-
-class RemoteDriver(DriverBase):
-    """acpwire's client over WebSocket or Streamable HTTP (HTTP/1.1 or h2c)."""
+class RemoteDriver(AcpwireDriver):
+    """acpwire's client (as ``acpwire_client.py``) over WebSocket or Streamable HTTP."""
 
     def __init__(self, url: str, transport: str) -> None:
         super().__init__()
         self.url = url
         self.transport = transport
-        self.conn: ClientSideConnection | None = None
 
     async def start(self) -> None:
         if self.transport == "websocket":
@@ -106,23 +97,7 @@ class RemoteDriver(DriverBase):
             from acpwire.transports.http import connect_http
 
             opened = await connect_http(self.url, http2=self.transport == "http2")
-        self.conn = ClientSideConnection(_Counter(self), opened)
-
-    async def initialize(self) -> None:
-        assert self.conn is not None
-        await self.conn.initialize()
-
-    async def new_session(self) -> str:
-        assert self.conn is not None
-        return (await self.conn.agent.new_session(CWD)).session_id
-
-    async def prompt(self, session_id: str, text: str) -> None:
-        assert self.conn is not None
-        await self.conn.agent.prompt(session_id, text)
-
-    async def close(self) -> None:
-        if self.conn is not None:
-            await self.conn.close()
+        self.conn = ClientSideConnection(BenchClient(self), opened)
 
 
 # -- servers and the TypeScript client ----------------------------------------------------

@@ -120,12 +120,10 @@ def run_connect(args: argparse.Namespace) -> int:
 
 async def _bridge(args: argparse.Namespace, token: str | None, headers: dict[str, str]) -> int:
     from ..protocol.errors import ConnectionClosedError
-    from ..protocol.framing import Oversize
-    from ..transports.base import Transport
+    from ..server.bridge import copy_messages
     from ..transports.remote import Reconnected, connect_remote
     from ..transports.stdio import stdio_transport
 
-    log = logging.getLogger("acpwire.cli.connect")
     editor = await stdio_transport()
 
     def reconnected(event: Reconnected) -> None:
@@ -152,18 +150,8 @@ async def _bridge(args: argparse.Namespace, token: str | None, headers: dict[str
         await editor.close()
         return 1
 
-    async def copy(source: Transport, target: Transport, what: str) -> None:
-        while True:
-            message = await source.receive()
-            if message is None:
-                return
-            if isinstance(message, Oversize):
-                log.warning("dropped an oversize message (%d bytes) %s", message.size, what)
-                continue
-            await target.send(message)
-
-    up = asyncio.ensure_future(copy(editor, remote, "from the editor"))
-    down = asyncio.ensure_future(copy(remote, editor, "from the agent"))
+    up = asyncio.ensure_future(copy_messages(editor, remote, "from the editor"))
+    down = asyncio.ensure_future(copy_messages(remote, editor, "from the agent"))
     status = 0
     try:
         await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
