@@ -5,8 +5,14 @@ RFD streamable-http-websocket-transport: ``initialize`` is POSTed without
 connection id in a header. Every later message is POSTed with that header (and
 ``Acp-Session-Id`` when it concerns a session) and answered ``202``; what the
 agent sends arrives on GET SSE streams: one for the connection and one per
-session, which this transport opens as soon as it learns a session id. DELETE
-ends the connection. Cookies set by the server are kept and returned.
+session, which this transport opens before its first message about the session.
+DELETE ends the connection. Cookies set by the server are kept and returned.
+
+Resuming (docs/remote.md): SSE events carry ids; a stream that breaks is opened
+again with ``Last-Event-ID`` (events already delivered are skipped), and a POST
+that fails on the network is sent again, for ``resume_within`` seconds. Past
+that, or when the server cannot resume (``410``, or ``404`` after a restart),
+the transport ends broken.
 
 Uses ``httpx`` (the ``remote`` extra), imported on first use; HTTP/2 (``http2=True``,
 or ``None`` to fall back to HTTP/1.1) uses acpwire's own transport on the ``h2``
