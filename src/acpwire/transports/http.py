@@ -300,52 +300,77 @@ class HttpTransport:
 
     async def _events(self, response: Any, session: str | None) -> _Broken | None:
         """Deliver the events of one response until it ends: ``None`` for a clean end, the
-        server's ``event: error`` as a broken end; a broken stream raises ``HTTPError``."""
-        data: list[str] = []
-        size = 0
-        event = "message"
-        event_id: int | None = None
-        async for line in response.aiter_lines():
-            if not line:
-                if event == "error":
-                    # The server's way of saying the connection broke (its agent
-                    # failed): not a clean end (docs/remote.md). It comes on every
-                    # stream; the connection stream's, after the last answers, is
-                    # the one that ends the transport.
-                    if session is None:
-                        reason = "\n".join(data)[:200]
-                        error = ConnectionClosedError(f"the server reported: {reason}", broken=True)
-                        return _Broken(error)
-                    return None
-                if data:
-                    payload = "\n".join(data)
-                    data.clear()
-                    last = self._last_ids.get(session)
-                    if event_id is not None and last is not None and event_id <= last:
-                        pass  # already delivered before the stream was resumed
-                    elif size > self.max_message_size:
-                        await self._inbox.put(Oversize(size))
-                    else:
-                        await self._deliver(payload.encode("utf-8"), session)
-                    if event_id is not None:
-                        self._last_ids[session] = max(event_id, last or 0)
-                    size = 0
-                event = "message"
-                event_id = None
-                continue
-            if line.startswith(":"):
-                continue
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "event":
-                event = value
-            elif name == "id":
-                event_id = int(value) if value.isdigit() else None
-            elif name == "data":
-                size += len(value) + 1
-                if size <= self.max_message_size:
-                    data.append(value)
+        server's ``event: error`` as a broken end; a broken stream raises ``HTTPError``.
+
+        The SSE text is cut into events on bytes (a blank line ends one), not decoded
+        line by line: a burst of updates arrives as one chunk of many events."""
+        buffer = b""
+        skipped = 0
+        """Bytes of an event too large to keep, dropped as they come."""
+        limit = self.max_message_size + 4096  # room for the field names of one event
+        async for chunk in response.aiter_bytes():
+            buffer += chunk
+            if b"\r" in buffer:  # CRLF or CR line ends (SSE allows them); keep a lone
+                # trailing CR, which may be the first half of a CRLF still on its way
+                tail = b"\r" if buffer.endswith(b"\r") else b""
+                body = buffer[:-1] if tail else buffer
+                buffer = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + tail
+            while True:
+                end = buffer.find(b"\n\n")
+                if end < 0:
+                    break
+                block, buffer = buffer[:end], buffer[end + 2 :]
+                if skipped:
+                    await self._inbox.put(Oversize(skipped + len(block)))
+                    skipped = 0
+                    continue
+                ended, broken = await self._event(block, session)
+                if ended:
+                    return broken
+            if len(buffer) > limit:
+                skipped += len(buffer)
+                buffer = b""
         return None
+
+    async def _event(self, block: bytes, session: str | None) -> tuple[bool, _Broken | None]:
+        """One SSE event: (the stream ended, how it broke if it did; see :meth:`_events`)."""
+        data: list[bytes] = []
+        event = b"message"
+        event_id: int | None = None
+        for line in block.split(b"\n"):
+            if not line or line.startswith(b":"):
+                continue
+            name, _, value = line.partition(b":")
+            if value.startswith(b" "):
+                value = value[1:]
+            if name == b"data":
+                data.append(value)
+            elif name == b"id":
+                event_id = int(value) if value.isdigit() else None
+            elif name == b"event":
+                event = value
+        if event == b"error":
+            # The server's way of saying the connection broke (its agent failed): not a
+            # clean end (docs/remote.md). It comes on every stream; the connection
+            # stream's, after the last answers, is the one that ends the transport.
+            if session is None:
+                reason = b"\n".join(data)[:200].decode("utf-8", "replace")
+                error = ConnectionClosedError(f"the server reported: {reason}", broken=True)
+                return True, _Broken(error)
+            return True, None
+        if not data:
+            return False, None
+        last = self._last_ids.get(session)
+        if event_id is not None:
+            if last is not None and event_id <= last:
+                return False, None  # already delivered before the stream was resumed
+            self._last_ids[session] = event_id
+        payload = data[0] if len(data) == 1 else b"\n".join(data)
+        if len(payload) > self.max_message_size:
+            await self._inbox.put(Oversize(len(payload)))
+        else:
+            await self._deliver(payload, session)
+        return False, None
 
     async def _deliver(self, message: bytes, session: str | None) -> None:
         try:
