@@ -25,15 +25,13 @@ import contextlib
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import h2.config
-import h2.connection
-import h2.errors
-import h2.events
-import h2.exceptions
-import h2.settings
-import httpx
+# httpx and h2 come with the remote extra: imported where used, so that this module
+# (like every module outside the CLI) imports without it.
+if TYPE_CHECKING:
+    import h2.events
+    import httpx
 
 _READ_SIZE = 65536
 _CONNECTION_WINDOW = 16 * 1024 * 1024
@@ -69,6 +67,10 @@ class _Connection:
     """One TCP connection: a reader task, the h2 state, and the streams on it."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        import h2.config
+        import h2.connection
+        import h2.settings
+
         self._reader = reader
         self._writer = writer
         config = h2.config.H2Configuration(client_side=True, header_encoding=None)
@@ -109,6 +111,8 @@ class _Connection:
     # -- the socket ------------------------------------------------------------------
 
     async def _flush(self) -> None:
+        import httpx
+
         data = self._h2.data_to_send()
         if not data:
             return
@@ -122,6 +126,9 @@ class _Connection:
                 raise error from exc
 
     async def _read_loop(self) -> None:
+        import h2.exceptions
+        import httpx
+
         try:
             while True:
                 data = await self._reader.read(_READ_SIZE)
@@ -142,6 +149,9 @@ class _Connection:
             self._settled.set()
 
     def _dispatch(self, event: h2.events.Event) -> None:
+        import h2.events
+        import httpx
+
         if isinstance(event, h2.events.ResponseReceived):
             stream = self._streams.get(event.stream_id)
             if stream is not None and not stream.headers.done():
@@ -198,6 +208,8 @@ class _Connection:
     # -- requests --------------------------------------------------------------------
 
     async def request(self, request: httpx.Request) -> httpx.Response:
+        import httpx
+
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         body = await request.aread()
         while self._h2.open_outbound_streams >= self._h2.remote_settings.max_concurrent_streams:
@@ -222,7 +234,8 @@ class _Connection:
         return httpx.Response(
             status,
             headers=headers,
-            stream=_Body(self, stream_id, stream, timeouts.get("read")),
+            # An async iterator: httpx wraps it, and its aclose() ends the stream.
+            content=_body(self, stream_id, stream, timeouts.get("read")),
             extensions={"http_version": b"HTTP/2", "stream_id": stream_id},
             request=request,
         )
@@ -242,6 +255,9 @@ class _Connection:
 
     def cancel(self, stream_id: int) -> None:
         """Forget a stream the caller no longer reads; reset it if it is still open."""
+        import h2.errors
+        import h2.exceptions
+
         stream = self._streams.pop(stream_id, None)
         if stream is None:
             return
@@ -268,6 +284,9 @@ class _Connection:
         task.add_done_callback(self._flushes.discard)
 
     async def consumed(self, stream_id: int, amount: int) -> None:
+        import h2.exceptions
+        import httpx
+
         if amount and self.error is None:
             with contextlib.suppress(h2.exceptions.ProtocolError, KeyError):
                 self._h2.acknowledge_received_data(amount, stream_id)
@@ -279,6 +298,8 @@ class _Connection:
         self._changed.set()
 
     async def aclose(self) -> None:
+        import httpx
+
         if self.error is None:
             with contextlib.suppress(Exception):
                 self._h2.close_connection()
@@ -310,48 +331,43 @@ def _request_headers(request: httpx.Request) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-class _Body(httpx.AsyncByteStream):
-    def __init__(
-        self, connection: _Connection, stream_id: int, stream: _Stream, timeout: float | None
-    ) -> None:
-        self._connection = connection
-        self._stream_id = stream_id
-        self._stream = stream
-        self._timeout = timeout
+async def _body(
+    connection: _Connection, stream_id: int, stream: _Stream, timeout: float | None
+) -> AsyncIterator[bytes]:
+    """A response body, chunk by chunk, each acknowledged to the server as it is taken."""
+    import httpx
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        stream = self._stream
+    try:
         while not stream.ended:
             while not stream.chunks:
                 stream.readable.clear()
                 try:
-                    await asyncio.wait_for(stream.readable.wait(), self._timeout)
+                    await asyncio.wait_for(stream.readable.wait(), timeout)
                 except asyncio.TimeoutError:
                     raise httpx.ReadTimeout("no HTTP/2 data in time") from None
             item = stream.chunks.popleft()
             if item is None:
                 stream.ended = True
-                self._connection.finished(self._stream_id)
+                connection.finished(stream_id)
                 return
             if isinstance(item, BaseException):
                 stream.ended = True
                 raise item
             data, amount = item
-            await self._connection.consumed(self._stream_id, amount)
+            await connection.consumed(stream_id, amount)
             if data:
                 yield data
+    finally:
+        if not stream.ended:  # closed before its end: reset the stream
+            stream.ended = True
+            connection.cancel(stream_id)
 
-    async def aclose(self) -> None:
-        if not self._stream.ended:
-            self._stream.ended = True
-            self._connection.cancel(self._stream_id)
 
-
-class NotHttp2(httpx.ConnectError):
+class NotHttp2(Exception):
     """The server does not speak HTTP/2 (no ALPN ``h2``, or h2c prior knowledge refused)."""
 
 
-class Http2Transport(httpx.AsyncBaseTransport):
+class Http2Transport:
     """An httpx transport speaking HTTP/2 (h2c on ``http://``, ALPN ``h2`` on ``https://``).
 
     One TCP connection per origin, opened on the first request and again after
@@ -373,13 +389,16 @@ class Http2Transport(httpx.AsyncBaseTransport):
         self._opening = asyncio.Lock()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """The httpx transport interface (duck-typed: httpx calls only this and aclose)."""
+        import httpx
+
         if self._fallback is not None and _origin(request) in self._http1:
             return await self._fallback.handle_async_request(request)
         try:
             connection = await self._connection(request)
-        except NotHttp2:
+        except NotHttp2 as exc:
             if self._fallback is None:
-                raise
+                raise httpx.ConnectError(str(exc)) from exc
             self._http1.add(_origin(request))
             return await self._fallback.handle_async_request(request)
         return await connection.request(request)
@@ -398,6 +417,8 @@ class Http2Transport(httpx.AsyncBaseTransport):
             return connection
 
     async def _open(self, scheme: str, host: str, port: int, timeout: float | None) -> _Connection:
+        import httpx
+
         context: ssl.SSLContext | None = None
         if scheme == "https":
             if isinstance(self._verify, ssl.SSLContext):
