@@ -191,7 +191,7 @@ class Outbox:
     stream (1, 2, ...) and is kept in the log, the last ``resume_messages`` of them
     within the connection's :class:`ReplayBudget`. A client that comes back saying
     the last id it received gets the rest from the log; if the log no longer reaches
-    back that far, the stream cannot be resumed (docs/remote.md, "Resumable streams").
+    back that far, the stream cannot be resumed (docs/remote.md, "Reconnect and resume").
     """
 
     def __init__(self, limits: Limits, budget: ReplayBudget) -> None:
@@ -578,6 +578,7 @@ class RemoteConnection:
             owners.claim(pending.session, self.principal)
         elif method == "session/delete" and pending.session is not None:
             owners.forget(pending.session)
+            self._known.discard(pending.session)
         elif method == "session/list":
             return self._visible_sessions(message)
         return message
