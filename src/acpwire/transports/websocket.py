@@ -198,6 +198,12 @@ class WebSocketTransport:
             await self._ws.close()
         except Exception:  # the socket may already be gone
             pass
+        # When the server closed the TCP connection first (hypercorn does, after the
+        # close handshake), Python 3.10's TLS transport is never marked closed and
+        # warns when collected; closing it again is harmless.
+        transport = getattr(self._ws, "transport", None)
+        if transport is not None:
+            transport.close()
 
 
 async def connect_websocket(
