@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from acpwire.client.toolkit import ToolkitClient
 from acpwire.protocol.errors import ConnectionLost
 from acpwire.transports.subprocess import spawn
 
-from ._serve import ROOT, acp_serve
+from ._serve import ROOT, Serve, acp_serve
 
 TIMEOUT = 30
 TOKEN = "connect-token-0123456789abcdef"
@@ -25,7 +26,7 @@ ACP = [sys.executable, "-m", "acpwire.cli.main"]
 ENV = {"PYTHONPATH": str(ROOT / "src"), "ACP_SERVE_TOKEN": ""}
 
 
-def _serving(data_dir: Path, port: str = "0") -> object:
+def _serving(data_dir: Path, port: str = "0") -> AbstractAsyncContextManager[Serve]:
     return acp_serve(
         "--demo", env={"ACPWIRE_DATA_DIR": str(data_dir), "ACP_SERVE_TOKEN": TOKEN}, port=port
     )
@@ -53,7 +54,7 @@ async def test_acp_check_through_acp_connect_finds_what_it_finds_over_stdio(
 ) -> None:
     local = await _check([*ACP, "demo-agent"], tmp_path / "local")
     assert list(local.values()).count("pass") > 20
-    async with _serving(tmp_path / "remote") as serve:  # type: ignore[attr-defined]
+    async with _serving(tmp_path / "remote") as serve:
         over_ws = await _check([*ACP, "connect", serve.url], tmp_path)
         over_http = await _check([*ACP, "connect", "--http", serve.url], tmp_path)
     assert over_ws == local
@@ -61,7 +62,7 @@ async def test_acp_check_through_acp_connect_finds_what_it_finds_over_stdio(
 
 
 async def test_only_protocol_reaches_stdout_and_stdin_closing_ends_it(tmp_path: Path) -> None:
-    async with _serving(tmp_path) as serve:  # type: ignore[attr-defined]
+    async with _serving(tmp_path) as serve:
         proc = await asyncio.create_subprocess_exec(
             *ACP,
             "connect",
@@ -87,7 +88,7 @@ async def test_only_protocol_reaches_stdout_and_stdin_closing_ends_it(tmp_path: 
 
 
 async def test_a_refused_token_exits_1_with_the_reason_on_stderr(tmp_path: Path) -> None:
-    async with _serving(tmp_path) as serve:  # type: ignore[attr-defined]
+    async with _serving(tmp_path) as serve:
         proc = await asyncio.create_subprocess_exec(
             *ACP,
             "connect",
@@ -110,7 +111,7 @@ async def test_the_bridge_reattaches_the_session_when_the_server_restarts(
     tmp_path: Path, http: bool
 ) -> None:
     data = tmp_path / "data"
-    async with _serving(data) as first:  # type: ignore[attr-defined]
+    async with _serving(data) as first:
         port = first.url.rsplit(":", 1)[1].split("/")[0]
         args = ["connect", *(["--http"] if http else []), first.url]
         transport = await spawn(ACP[0], [*ACP[1:], *args], env={**ENV, "ACP_TOKEN": TOKEN})
@@ -136,7 +137,7 @@ async def test_the_bridge_reattaches_the_session_when_the_server_restarts(
 
 @pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
 async def test_acp_chat_talks_to_a_remote_agent_by_url(tmp_path: Path, http: bool) -> None:
-    async with _serving(tmp_path / "data") as serve:  # type: ignore[attr-defined]
+    async with _serving(tmp_path / "data") as serve:
         proc = await asyncio.create_subprocess_exec(
             *ACP,
             "chat",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
@@ -32,7 +34,7 @@ def data_dir(tmp_path: Path) -> Path:
     return folder
 
 
-def _serving(data_dir: Path, port: str = "0") -> object:
+def _serving(data_dir: Path, port: str = "0") -> AbstractAsyncContextManager[Serve]:
     env = {"ACPWIRE_DATA_DIR": str(data_dir), "ACP_SERVE_TOKEN": TOKEN}
     return acp_serve("--demo", env=env, port=port)
 
@@ -53,7 +55,7 @@ async def test_a_session_goes_on_after_the_server_is_killed_and_started_again(
         events.append(event)
         reconnected.set()
 
-    async with _serving(data_dir) as first:  # type: ignore[attr-defined]
+    async with _serving(data_dir) as first:
         port = _port(first)
         async with open_agent(
             url=first.url if http else first.ws_url,
@@ -68,7 +70,7 @@ async def test_a_session_goes_on_after_the_server_is_killed_and_started_again(
             turn = asyncio.ensure_future(client.prompt(sid, "slow 30"))
             await _until(lambda: state.turn_running and len(state.messages) >= 4)
             await _killed(first)
-            async with _serving(data_dir, port) as second:  # type: ignore[attr-defined]
+            async with _serving(data_dir, port) as second:
                 # The turn in flight fails with an error of its own kind, after the re-attach.
                 with pytest.raises(ConnectionLost) as lost:
                     await asyncio.wait_for(turn, TIMEOUT)
@@ -90,16 +92,16 @@ async def test_a_session_goes_on_after_the_server_is_killed_and_started_again(
                     assert texts[-2] == "stream 2" and "chunk 2 of 2" in texts[-1]
 
 
-async def _until(condition: object) -> None:
+async def _until(condition: Callable[[], bool]) -> None:
     async def wait() -> None:
-        while not condition():  # type: ignore[operator]
+        while not condition():
             await asyncio.sleep(0.02)
 
     await asyncio.wait_for(wait(), TIMEOUT)
 
 
 async def test_a_refused_token_is_not_retried(data_dir: Path) -> None:
-    async with _serving(data_dir) as serve:  # type: ignore[attr-defined]
+    async with _serving(data_dir) as serve:
         with pytest.raises(Exception, match="401"):
             async with open_agent(url=serve.ws_url, token="wrong-token-0123456789"):
                 pass
@@ -118,7 +120,7 @@ async def test_without_resume_the_session_is_loaded_again_and_its_replay_kept_ba
     from engine.test_behaviour import RecordingClient
 
     from acpwire.client.connection import ClientSideConnection
-    from acpwire.server import asgi_app, serve_in_background
+    from acpwire.server import AcpAsgiApp, asgi_app, serve_in_background
     from acpwire.transports.remote import connect_remote
 
     from ._agents import LoadingAgent
@@ -131,10 +133,10 @@ async def test_without_resume_the_session_is_loaded_again_and_its_replay_kept_ba
         events.append(event)
         back.set()
 
-    def app() -> object:
+    def app() -> AcpAsgiApp:
         return asgi_app(lambda: LoadingAgent(shelf), auth=[TOKEN])
 
-    async with serve_in_background(app()) as first:  # type: ignore[arg-type]
+    async with serve_in_background(app()) as first:
         port = int(first.url.rsplit(":", 1)[1].split("/")[0])
         transport = await connect_remote(first.ws_url, token=TOKEN, on_reconnect=on_reconnect)
         handler = RecordingClient()
@@ -143,7 +145,7 @@ async def test_without_resume_the_session_is_loaded_again_and_its_replay_kept_ba
         sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
         await asyncio.wait_for(conn.agent.prompt(sid, [s.TextContent(text="stream 3")]), TIMEOUT)
     # The server is gone (a clean shutdown); another one comes up on the same port.
-    async with serve_in_background(app(), port=port):  # type: ignore[arg-type]
+    async with serve_in_background(app(), port=port):
         await asyncio.wait_for(back.wait(), TIMEOUT)
         assert events[0].reattached == (sid,)
         assert handler.texts() == ["chunk 0", "chunk 1", "chunk 2"]  # no replay of them

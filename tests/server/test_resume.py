@@ -85,7 +85,7 @@ async def test_a_dropped_network_mid_turn_loses_and_repeats_nothing(
     result = await asyncio.wait_for(turn, TIMEOUT)
     assert result.stop_reason == "end_turn"
     assert client.texts() == [f"d{i}" for i in range(200)]  # all of them, once, in order
-    assert transport.resumes >= 2  # type: ignore[attr-defined]
+    assert getattr(transport, "resumes", 0) >= 2
     # The same server connection all along: resumed, not replaced.
     assert list(served.app.host.connections.values()) == [remote]
     assert proxy.accepted >= 3

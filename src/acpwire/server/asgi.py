@@ -248,15 +248,38 @@ class AcpAsgiApp:
         except _BodyRefused as refused:
             reply = refused.reply
             if scope.get("http_version") in ("1.0", "1.1"):
-                # The rest of the body is not read: ask for the connection to be closed
-                # rather than have the server wait for it before the next request.
-                # (HTTP/2 ends just this stream; the header is not allowed there.)
+                # The rest of the body is not kept: the connection closes after the answer
+                # rather than make the server wait for it before a next request. (HTTP/2
+                # ends just this stream; the header is not allowed there.)
                 reply.headers.append(("connection", "close"))
+                await _respond(send, reply)
+                await self._discard_body(receive)
+                return
         except _ClientGone:
             return
         finally:
             host.body_bytes_in_flight -= held
         await _respond(send, reply)
+
+    async def _discard_body(self, receive: Receive) -> None:
+        """Read and drop what is left of a refused body, for a bounded time and size.
+
+        Closing a socket with unread data in it sends a reset, which can reach the
+        client before it has read the refusal (a 413 then looks like a network error);
+        a client still sending gets to finish first. An idle or endless one is cut off.
+        """
+        limits = self.host.limits
+
+        async def drain() -> None:
+            budget = 2 * limits.max_message_size
+            while budget > 0:
+                message = await receive()
+                if message["type"] != "http.request" or not message.get("more_body"):
+                    return
+                budget -= len(message.get("body", b""))
+
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(drain(), limits.close_timeout)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         """The whole body, within the size limit, the time limit and the endpoint's budget.
