@@ -271,7 +271,7 @@ class AcpAsgiApp:
         limits = self.host.limits
 
         async def drain() -> None:
-            budget = 2 * limits.max_message_size
+            budget = 4 * limits.max_message_size
             while budget > 0:
                 message = await receive()
                 if message["type"] != "http.request" or not message.get("more_body"):
