@@ -38,6 +38,7 @@ class ChatHost(Protocol):
 
     async def action_quit(self) -> None: ...
 
+
 KEYS_HELP = """Keys: Enter send | Ctrl+J newline | Tab complete /command | Esc or Ctrl+C cancel the turn
 (Ctrl+C again or while idle: quit) | F2 agent stderr log | Ctrl+P command palette | Ctrl+Q quit.
 Mention files with @path (sent as resource links, or embedded when the agent accepts it)."""
