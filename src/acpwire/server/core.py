@@ -554,10 +554,11 @@ class RemoteConnection:
         if pending is None:
             await self.stream.put(message)
             return
-        answered = self._answered
-        answered[p.id] = None
-        if len(answered) > ANSWERED_KEPT:
-            del answered[next(iter(answered))]
+        if p.id is not None:
+            answered = self._answered
+            answered[p.id] = None
+            if len(answered) > ANSWERED_KEPT:
+                del answered[next(iter(answered))]
         message = self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
             if pending.method in SESSION_OPENING and p.session_id is not None and not p.is_error:
