@@ -7,9 +7,10 @@ method, handling side and kind (``mcp/message`` is a request the agent sends
 and a notification the client sends), each marked ``stable`` or ``unstable``.
 
 A connection speaks one :class:`MethodTable`: :data:`V1` (stable ACP v1, the
-default) or :data:`V1_UNSTABLE` (stable plus the unstable methods, for
-applications that opt in; see ``docs/protocol-currency.md``). The module-level
-views (:data:`METHODS`, :data:`BY_NAME`, ...) are those of :data:`V1`.
+default), :data:`V1_UNSTABLE` (stable plus the unstable methods, for
+applications that opt in) or, once ``initialize`` chose it, :data:`V2` (the v2
+draft, opt-in; see ``docs/protocol-currency.md``). The module-level views
+(:data:`METHODS`, :data:`BY_NAME`, ...) are those of :data:`V1`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from types import MappingProxyType
 
 from ._generated_methods import V1_METHODS
 from ._method_spec import CapabilityGate, HandledBy, MethodSpec
+from .v2._generated_methods import V2_METHODS
 
 __all__ = [
     "AGENT_METHODS",
@@ -29,6 +31,9 @@ __all__ = [
     "V1",
     "V1_METHODS",
     "V1_UNSTABLE",
+    "V2",
+    "V2_ALL",
+    "V2_METHODS",
     "CapabilityGate",
     "MethodSpec",
     "MethodTable",
@@ -92,6 +97,15 @@ V1 = MethodTable(1, False, V1_METHODS)
 V1_UNSTABLE = MethodTable(1, True, V1_METHODS)
 """ACP v1 with its unstable methods (``session/fork``, ``providers/*``, ``mcp/message``,
 ...): for applications that opt in. They may change in any release of the protocol."""
+
+
+V2 = MethodTable(2, False, V2_METHODS)
+"""The ACP v2 draft's stable methods: what a connection routes once ``initialize``
+chose version 2 (opt-in; the draft may change in any release of the schema)."""
+
+V2_ALL = MethodTable(2, True, V2_METHODS)
+"""Every v2 draft method, unstable ones included: what a v2 message is checked
+against (acpwire routes only :data:`V2`)."""
 
 
 def v1_table(unstable: bool) -> MethodTable:
