@@ -209,7 +209,7 @@ TARGETS = (
         OUT_DIR / "v2",
         V2_GATES,
         V2_PYTHON_NAMES,
-        "from . import _generated_models as m",
+        "from .. import v2 as m",
         "..",
         "acpwire.schema.v2",
         V2_VARIANT_NAMES,

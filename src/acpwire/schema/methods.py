@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ._generated_methods import V1_METHODS
 from ._method_spec import CapabilityGate, HandledBy, MethodSpec
-from .v2._generated_methods import V2_METHODS
 
 __all__ = [
     "AGENT_METHODS",
@@ -99,13 +99,29 @@ V1_UNSTABLE = MethodTable(1, True, V1_METHODS)
 ...): for applications that opt in. They may change in any release of the protocol."""
 
 
-V2 = MethodTable(2, False, V2_METHODS)
-"""The ACP v2 draft's stable methods: what a connection routes once ``initialize``
-chose version 2 (opt-in; the draft may change in any release of the schema)."""
+if TYPE_CHECKING:
+    V2_METHODS: tuple[MethodSpec, ...]
+    V2: MethodTable
+    """The ACP v2 draft's stable methods: what a connection routes once ``initialize``
+    chose version 2 (opt-in; the draft may change in any release of the schema)."""
+    V2_ALL: MethodTable
+    """Every v2 draft method, unstable ones included: what a v2 message is checked
+    against (acpwire routes only :data:`V2`)."""
 
-V2_ALL = MethodTable(2, True, V2_METHODS)
-"""Every v2 draft method, unstable ones included: what a v2 message is checked
-against (acpwire routes only :data:`V2`)."""
+
+def __getattr__(name: str) -> object:
+    # The v2 tables (and the v2 models they name) load on first use: a v1 application
+    # never pays for them at start-up.
+    if name in ("V2", "V2_ALL", "V2_METHODS"):
+        from .v2._generated_methods import V2_METHODS
+
+        globals().update(
+            V2_METHODS=V2_METHODS,
+            V2=MethodTable(2, False, V2_METHODS),
+            V2_ALL=MethodTable(2, True, V2_METHODS),
+        )
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def v1_table(unstable: bool) -> MethodTable:

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from . import _generated_models as m
+from .. import v2 as m
 from .._method_spec import CapabilityGate, MethodSpec
 
 V2_METHODS: tuple[MethodSpec, ...] = (
