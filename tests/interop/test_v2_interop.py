@@ -30,6 +30,7 @@ except ImportError:  # rootdir-less "prepend" import mode
 
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection
+from acpwire.client.toolkit import ToolkitClient, open_agent
 from acpwire.client.v2 import ClientV2
 from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.schema import v2
@@ -189,3 +190,21 @@ async def test_the_typescript_v2_only_agent_refuses_a_v1_client_with_the_version
             await within(conn.initialize())
         assert caught.value.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
         assert caught.value.data == {"requested": 1, "supported": [2]}
+
+
+async def test_the_toolkit_client_offering_v2_chats_with_the_typescript_v2_agent() -> None:
+    """ToolkitClient(protocol=2), as `acp chat --protocol 2` uses it: a v2 turn reads as v1."""
+    client = ToolkitClient(protocol=2)
+    async with open_agent(
+        [sdk_install.node_executable() or "node", str(PEERS / "ts_v2_agent.mjs")], client=client
+    ):
+        answer = client.agent.initialize_response
+        assert answer is not None and answer.protocol_version == 2
+        state = await within(client.new_session(str(Path.cwd())))
+        result = await within(client.prompt(state.session_id, "echo hi there\ntool"))
+        assert result.stop_reason == "end_turn"
+        assert [(m.role, m.text) for m in state.messages] == [
+            ("user", "echo hi there\ntool"),
+            ("agent", "hi there"),
+        ]
+        assert [v.status for v in state.tool_calls.values()] == ["completed"]

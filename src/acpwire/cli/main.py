@@ -1,6 +1,6 @@
 """The ``acp`` command.
 
-``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
+``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [--protocol 1|2] [-- AGENT ARGS...]``
 talks to an agent (the built-in demo agent when no command is given): one turn with
 ``--prompt``, else the interactive Textual app. ``acp demo-agent [--store URL]`` runs
 the demo agent over stdio (its options are the demo's own). ``acp --version``.
@@ -26,6 +26,8 @@ from importlib import metadata
 __all__ = ["build_parser", "main"]
 
 INSTALL_HINT = "acp chat needs the cli extra: pip install 'acpwire[cli]'"
+PROTOCOL_ENV = "ACP_PROTOCOL"
+"""``acp chat``'s environment switch for ``--protocol`` (2 offers the v2 draft)."""
 
 
 def _version() -> str:
@@ -68,6 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --prompt: print each session/update as a JSON line, then the stop reason",
     )
+    chat.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        default=None,
+        help="highest ACP version to offer: 1, or 2 for the v2 draft, falling back to 1 "
+        "when the agent answers 1 (default: $ACP_PROTOCOL or 1)",
+    )
     chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     # Listed for --help only: main() hands everything after `demo-agent` to the demo's
     # own parser (argparse cannot pass `--store URL` through a REMAINDER positional).
@@ -109,6 +119,12 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--cwd {args.cwd!r} is not a directory")
     if args.json and args.prompt is None:
         parser.error("--json needs --prompt (the interactive app has no JSON output)")
+    protocol = args.protocol
+    if protocol is None:
+        env = os.environ.get(PROTOCOL_ENV, "").strip()
+        if env not in ("", "1", "2"):
+            parser.error(f"{PROTOCOL_ENV}={env!r}: the ACP version to offer is 1 or 2")
+        protocol = int(env or 1)
     if not _need_cli_extra():
         return 1
     from .chat.oneshot import run_once  # lazily: needs Rich
@@ -121,6 +137,7 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         policy=args.policy,
         json=args.json,
         default_agent=not agent,
+        protocol=protocol,
     )
     if args.prompt is not None:
         return run_once(options)

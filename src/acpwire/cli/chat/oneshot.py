@@ -35,7 +35,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from rich.console import Console, RenderableType
 from rich.text import Text
@@ -45,6 +45,9 @@ from ...client.auth import AuthOption, auth_options
 from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
 from ...client.state import SessionState
 from ...client.toolkit import open_agent
+
+if TYPE_CHECKING:
+    from ...schema import v2
 from ...protocol.errors import ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
@@ -144,7 +147,7 @@ class _Run:
     def agent_said(self, line: str) -> None:
         self.say(Text(line, style="dim"))
 
-    def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
+    def on_update(self, session_id: str, update: s.SessionUpdate | v2.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
 
     def _end_line(self) -> None:
@@ -408,6 +411,7 @@ class _Run:
             permissions=self.policy(),
             terminal_auth=True,
             on_update=self.on_update if options.json else None,
+            protocol=options.protocol,
         )
         async with contextlib.AsyncExitStack() as stack:
             try:
