@@ -42,6 +42,12 @@ from ..protocol.errors import VersionMismatchError
 from ..protocol.version import V2_DRAFT
 from ..schema import UNSET, UnsetType, v2
 from ..schema.methods import MethodSpec
+from ..schema.v2.shapes import (
+    auth_method_to_v1,
+    command_to_v1,
+    config_options_to_v1,
+    tool_content_to_v1,
+)
 from .connection import AgentPeer
 from .v2 import AgentPeerV2, ClientV2
 
@@ -103,26 +109,8 @@ def v1_initialize_view(answer: v2.InitializeResponse) -> s.InitializeResponse:
                 else UNSET,
             ),
         )
-    methods: list[s.AuthMethod] = []
-    for method in answer.auth_methods if not isinstance(answer.auth_methods, UnsetType) else ():
-        if isinstance(method, v2.AuthMethodAgent):
-            methods.append(
-                s.AuthMethodAgent(
-                    id=method.method_id, name=method.name, description=method.description
-                )
-            )
-        elif isinstance(method, v2.AuthMethodTerminal):
-            methods.append(
-                s.AuthMethodTerminal(
-                    id=method.method_id,
-                    name=method.name,
-                    description=method.description,
-                    args=method.args,
-                    env=UNSET
-                    if isinstance(method.env, UnsetType)
-                    else {e.name: e.value for e in method.env},
-                )
-            )
+    given = answer.auth_methods if not isinstance(answer.auth_methods, UnsetType) else []
+    methods = [m for m in map(auth_method_to_v1, given) if m is not None]
     info = answer.info
     return s.InitializeResponse(
         protocol_version=V2_DRAFT,
@@ -293,7 +281,7 @@ def _servers(servers: Sequence[s.McpServer]) -> list[v2.McpServer]:
 def _options(options: Any) -> list[s.SessionConfigOption] | UnsetType:
     if isinstance(options, UnsetType) or options is None:
         return UNSET
-    return [_to(s.SessionConfigOption, o) for o in options]  # type: ignore[arg-type]
+    return config_options_to_v1(options)
 
 
 # ---------------------------------------------------------------------- the handler
@@ -407,23 +395,13 @@ def _block(block: v2.ContentBlock) -> s.ContentBlock:
     return _to(s.ContentBlock, block)  # type: ignore[arg-type]
 
 
-def _tool_content(item: v2.ToolCallContent) -> s.ToolCallContent:
-    raw = s.to_json(item)
-    try:
-        return s.convert(raw, s.ToolCallContent)  # type: ignore[arg-type]
-    except msgspec.ValidationError:
-        # A v2 diff names paths and carries no text: kept whole, as v1 keeps what it
-        # does not know.
-        return s.UnknownToolCallContent(raw.get("type"), raw)
-
-
 def _tool_call(update: v2.ToolCallUpdate) -> s.ToolCallUpdate:
     raw = s.to_json(update)
     content = raw.pop("content", UNSET)
     raw.pop("sessionUpdate", None)
     call = s.convert(raw, s.ToolCallUpdate)
     if isinstance(content, list) and not isinstance(update.content, UnsetType):
-        items = [_tool_content(i) for i in update.content or []]
+        items = [tool_content_to_v1(i) for i in update.content or []]
         call = msgspec.structs.replace(call, content=items)
     elif content is None:
         call = msgspec.structs.replace(call, content=None)
@@ -451,18 +429,20 @@ def fold(state: SessionState, update: v2.SessionUpdate) -> bool:
     if isinstance(update, v2.ToolCallProgress):
         state.apply(s.ToolCallProgress(**_fields(_tool_call(update))))
     elif isinstance(update, v2.ToolCallContentChunk):
-        state.append_tool_call_content(update.tool_call_id, _tool_content(update.content))
+        state.append_tool_call_content(update.tool_call_id, tool_content_to_v1(update.content))
     elif isinstance(update, v2.PlanUpdate) and isinstance(update.plan, v2.PlanItems):
         state.apply(s.PlanUpdate(entries=[_to(s.PlanEntry, e) for e in update.plan.entries]))
     elif isinstance(update, v2.AvailableCommandsUpdate):
         state.apply(
             s.AvailableCommandsUpdate(
-                available_commands=[_command(c) for c in update.available_commands]
+                available_commands=[command_to_v1(c) for c in update.available_commands]
             )
         )
-    elif isinstance(
-        update, (v2.ConfigOptionUpdate, v2.SessionInfoUpdate, v2.UsageUpdate, v2.Notice)
-    ):
+    elif isinstance(update, v2.ConfigOptionUpdate):
+        state.apply(
+            s.ConfigOptionUpdate(config_options=config_options_to_v1(update.config_options))
+        )
+    elif isinstance(update, (v2.SessionInfoUpdate, v2.UsageUpdate, v2.Notice)):
         state.apply(_to(s.SessionUpdate, update))  # type: ignore[arg-type]
     elif isinstance(update, v2.UnknownSessionUpdate):
         state.apply(s.UnknownSessionUpdate(update.tag, update.raw))
@@ -473,15 +453,3 @@ def fold(state: SessionState, update: v2.SessionUpdate) -> bool:
 
 def _fields(call: s.ToolCallUpdate) -> dict[str, Any]:
     return {f: getattr(call, f) for f in call.__struct_fields__}
-
-
-def _command(command: v2.AvailableCommand) -> s.AvailableCommand:
-    """v2 commands type their input (``{"type": "text", "hint"}``); v1's is the bare hint."""
-    raw: dict[str, Any] = s.to_json(command)
-    given: object = raw.get("input")
-    hint = cast("dict[str, object]", given).get("hint") if isinstance(given, dict) else None
-    return s.AvailableCommand(
-        name=str(raw.get("name", "")),
-        description=str(raw.get("description", "")),
-        input=s.UnstructuredCommandInput(hint=hint) if isinstance(hint, str) else UNSET,
-    )
