@@ -33,6 +33,10 @@ class ErrorCode(IntEnum):
     RESOURCE_NOT_FOUND = -32002
     UNSUPPORTED_PROTOCOL_VERSION = -32022
     """v2 draft (``ErrorCode`` of schema/v2): no version served at or below the requested one."""
+    CONNECTION_LOST = -32099
+    """acpwire's own, from the implementation-defined range: a reconnecting client
+    transport answers a request that was in flight when the connection broke
+    (transports/remote.py). Never sent to an agent."""
 
 
 class AcpError(Exception):
@@ -144,6 +148,16 @@ class UnsupportedProtocolVersion(RequestError):
     default_message = "Unsupported protocol version"
 
 
+class ConnectionLost(RequestError):
+    """The connection broke while this request was in flight; a reconnecting transport
+    answered it. ``data["sessionReattached"]`` says whether its session is attached
+    again (then the next request on it goes to the agent as usual); what the agent did
+    with the request itself is unknown."""
+
+    default_code = ErrorCode.CONNECTION_LOST
+    default_message = "connection lost"
+
+
 _BY_CODE: dict[int, type[RequestError]] = {
     cls.default_code: cls
     for cls in (
@@ -156,6 +170,7 @@ _BY_CODE: dict[int, type[RequestError]] = {
         AuthRequired,
         ResourceNotFound,
         UnsupportedProtocolVersion,
+        ConnectionLost,
     )
 }
 

@@ -45,13 +45,12 @@ from .endpoint import (
     random_id,
     rpc,
 )
+from .options import CheckOptions
 from .report import Report, Verdicts
 from .wire import as_dict, dict_of, short
 
 if TYPE_CHECKING:
     import httpx
-
-    from .runner import CheckOptions
 
 __all__ = ["NOT_OFFERED", "EndpointStage", "TransportChecks"]
 

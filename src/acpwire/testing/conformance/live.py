@@ -27,9 +27,8 @@ import secrets
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...agent.turn import STOP_REASONS
 from ...protocol.errors import ErrorCode
@@ -42,14 +41,12 @@ from .driver import (
     Opener,
     Run,
 )
+from .options import CheckOptions
 from .registry import CHECKS, Status
 from .report import Report, Verdicts
 from .wire import Wire, WireEntry, as_dict, as_list, dict_of, dicts, short
 
-if TYPE_CHECKING:
-    from .runner import CheckOptions
-
-__all__ = ["LiveChecks", "TURN_CONTENT_UPDATES", "walk_config_options"]
+__all__ = ["LiveChecks", "TURN_CONTENT_UPDATES"]
 
 TURN_CONTENT_UPDATES = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
@@ -105,22 +102,6 @@ def select_values(option: dict[str, Any]) -> list[Any]:
             if "value" in sub:
                 values.append(sub["value"])
     return values
-
-
-def walk_config_options(value: Any) -> Iterator[Any]:
-    """Every config option inside ``value`` (results, notifications), found by key."""
-    obj = as_dict(value)
-    array = as_list(value)
-    if obj is not None:
-        for key, item in obj.items():
-            options = as_list(item) if key == "configOptions" else None
-            if options is not None:
-                yield from options
-            else:
-                yield from walk_config_options(item)
-    elif array is not None:
-        for item in array:
-            yield from walk_config_options(item)
 
 
 class LiveChecks:

@@ -23,7 +23,7 @@ import math
 import secrets
 import string
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .driver import BARE_CAPABILITIES, PING_METHOD, Answer, BareClient, Run
 from .endpoint import (
@@ -38,11 +38,9 @@ from .endpoint import (
     websocket_upgrade_headers,
 )
 from .endpoint_checks import NOT_OFFERED, EndpointStage, TransportChecks
+from .options import CheckOptions
 from .report import Report, Verdicts
 from .wire import Wire, dict_of, dicts
-
-if TYPE_CHECKING:
-    from .runner import CheckOptions
 
 __all__ = ["SecurityChecks", "id_bits"]
 
