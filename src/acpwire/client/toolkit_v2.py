@@ -293,7 +293,9 @@ class ToolkitV2(ClientV2):
 
     def __init__(self, toolkit: ToolkitClient) -> None:
         self.toolkit = toolkit
-        self._turns: dict[str, asyncio.Future[str | None]] = {}
+        self._turns: dict[str, list[asyncio.Future[str | None]]] = {}
+        """Session id -> the prompts waiting for its turn to end (a refused second prompt
+        must not take the running turn's end away from the first)."""
         self._permissions = 0
 
     def capabilities(self) -> v2.ClientCapabilities:
@@ -302,20 +304,28 @@ class ToolkitV2(ClientV2):
     def expect_turn_end(self, session_id: str) -> asyncio.Future[str | None]:
         """A future the next end of ``session_id``'s turn resolves with its stop reason."""
         ended: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self._turns[session_id] = ended
+        self._turns.setdefault(session_id, []).append(ended)
         return ended
 
     def forget_turn(self, session_id: str, ended: asyncio.Future[str | None]) -> None:
-        if self._turns.get(session_id) is ended:
-            del self._turns[session_id]
+        waiting = self._turns.get(session_id, [])
+        if ended in waiting:
+            waiting.remove(ended)
+        if not waiting:
+            self._turns.pop(session_id, None)
 
     async def session_update(self, params: v2.UpdateSessionNotification) -> None:
         update = params.update
         state = self.toolkit._state_for(params.session_id)  # pyright: ignore[reportPrivateUsage]
-        if fold(state, update) and isinstance(update, v2.SessionStateUpdate):
-            ended = self._turns.get(params.session_id)
-            if ended is not None and not ended.done():
-                ended.set_result(_opt(update.stop_reason))
+        ends = fold(state, update)
+        if isinstance(update, v2.SessionStateUpdate) and (
+            ends or (update.state == "idle" and isinstance(update.stop_reason, str))
+        ):
+            # (A stop reason ends the turn even when a refused second prompt already
+            # marked the state's turn over.)
+            for ended in self._turns.get(params.session_id, []):
+                if not ended.done():
+                    ended.set_result(_opt(update.stop_reason))
         await self.toolkit.v2_update_folded(params)
 
     async def request_permission(

@@ -37,8 +37,11 @@ __all__ = [
     "command_to_v2",
     "config_options_to_v1",
     "config_options_to_v2",
+    "plan_to_v2",
+    "session_update_to_v2",
     "to_v1",
     "to_v2",
+    "tool_call_to_v2",
     "tool_content_to_v1",
     "tool_content_to_v2",
 ]
@@ -166,3 +169,58 @@ def auth_method_to_v2(method: s.AuthMethod) -> v2.AuthMethod | None:
             else [v2.EnvVariable(name=k, value=v) for k, v in env.items()],
         )
     return None  # v1's env-var methods (unstable) have no v2 form
+
+
+def plan_to_v2(plan: s.Plan, plan_id: str) -> v2.PlanUpdate:
+    """A v1 plan (the whole list, each time) as v2's ``plan_update`` of one plan id."""
+    entries = [to_v2(e, v2.PlanEntry) for e in plan.entries]
+    return v2.PlanUpdate(plan=v2.PlanItems(plan_id=plan_id, entries=entries))
+
+
+def tool_call_to_v2(update: s.ToolCallUpdate | s.ToolCall) -> v2.ToolCallProgress:
+    """A v1 ``tool_call`` or ``tool_call_update`` as v2's ``tool_call_update`` (which
+    creates the tool call when its id is new)."""
+    raw: dict[str, Any] = s.to_json(update)
+    raw.pop("sessionUpdate", None)
+    content = raw.pop("content", UNSET)
+    call = s.convert(raw, v2.ToolCallProgress)
+    if isinstance(content, list) and isinstance(update.content, list):
+        items = [tool_content_to_v2(i) for i in update.content]
+        call = msgspec.structs.replace(call, content=items)
+    elif content is None:
+        call = msgspec.structs.replace(call, content=None)
+    return call
+
+
+def session_update_to_v2(update: s.SessionUpdate, message_id: str) -> v2.SessionUpdate | None:
+    """A v1 update as v2 says it, or None where v2 has no such update (``current_mode_update``:
+    v2 has modes only as the ``mode`` config option, which acpwire's apps mirror) or the
+    update is one acpwire does not know.
+
+    ``message_id`` is used for a message chunk that carries none (v2 requires one).
+    """
+    if isinstance(update, (s.UserMessageChunk, s.AgentMessageChunk, s.AgentThoughtChunk)):
+        given = update.message_id
+        mid = given if isinstance(given, str) else message_id
+        content = to_v2(update.content, v2.ContentBlock)
+        if isinstance(update, s.UserMessageChunk):
+            return v2.UserMessageChunk(message_id=mid, content=content, meta=update.meta)
+        if isinstance(update, s.AgentMessageChunk):
+            return v2.AgentMessageChunk(message_id=mid, content=content, meta=update.meta)
+        return v2.AgentThoughtChunk(message_id=mid, content=content, meta=update.meta)
+    if isinstance(update, (s.ToolCallStart, s.ToolCallProgress)):
+        return tool_call_to_v2(update)
+    if isinstance(update, s.PlanUpdate):
+        return plan_to_v2(update, "plan")
+    if isinstance(update, s.AvailableCommandsUpdate):
+        return v2.AvailableCommandsUpdate(
+            available_commands=[command_to_v2(c) for c in update.available_commands]
+        )
+    if isinstance(update, s.ConfigOptionUpdate):
+        return v2.ConfigOptionUpdate(config_options=config_options_to_v2(update.config_options))
+    if isinstance(update, (s.CurrentModeUpdate, s.UnknownSessionUpdate)):
+        return None  # nothing unknown goes out: strict in what we send
+    try:  # same shape in both: session info, usage, notices, ...
+        return cast("v2.SessionUpdate", s.convert(s.to_json(update), v2.SessionUpdate))  # type: ignore[arg-type]
+    except msgspec.ValidationError:
+        return None
