@@ -91,3 +91,49 @@ def test_a_protocol_switch_that_is_not_1_or_2_is_a_usage_error(tmp_path: Path) -
     out = chat(tmp_path, "--prompt", "x", agent=TOOLKIT_AGENT, env={"ACP_PROTOCOL": "3"})
     assert out.returncode == EXIT_USAGE
     assert "ACP_PROTOCOL" in out.stderr
+
+
+DEMO_AGENT = [sys.executable, "-m", "acpwire.demo", "--store", "memory:"]
+
+
+def test_the_demo_agent_answers_v2_when_offered_and_its_tools_work_over_v2(tmp_path: Path) -> None:
+    out = chat(
+        tmp_path,
+        "--protocol",
+        "2",
+        "--policy",
+        "allow",
+        "--json",
+        "--prompt",
+        "write notes.txt hello from v2",
+        agent=DEMO_AGENT,
+    )
+    assert out.returncode == EXIT_OK, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    updates = [e["update"] for e in events if "update" in e]
+    kinds = [u["sessionUpdate"] for u in updates]
+    assert "user_message" in kinds
+    assert kinds.index("user_message") < kinds.index("state_update")
+    states = [u["state"] for u in updates if u["sessionUpdate"] == "state_update"]
+    assert states[0] == "running" and states[-1] == "idle"
+    assert "requires_action" in states  # the edit asked for permission
+    assert "tool_call" not in kinds and "tool_call_update" in kinds
+    diff = next(
+        c
+        for u in updates
+        if u["sessionUpdate"] == "tool_call_update"
+        for c in u.get("content") or []
+        if c["type"] == "diff"
+    )
+    assert diff["changes"] == [{"operation": "add", "path": str(tmp_path / "notes.txt")}]
+    assert "+hello from v2" in diff["patch"]["text"]
+    assert (tmp_path / "notes.txt").read_text() == "hello from v2\n"
+    assert events[-1] == {"stopReason": "end_turn"}
+
+
+def test_the_demo_agent_still_answers_v1_to_a_v1_client(tmp_path: Path) -> None:
+    out = chat(tmp_path, "--json", "--prompt", "think hmm", agent=DEMO_AGENT)
+    assert out.returncode == EXIT_OK, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    kinds = {e["update"]["sessionUpdate"] for e in events if "update" in e}
+    assert "agent_thought_chunk" in kinds and "state_update" not in kinds
