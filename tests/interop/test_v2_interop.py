@@ -5,8 +5,8 @@ pairing                             client                              agent
 ==================================  ==================================  ==============================
 acpwire->ts-v2                      acpwire ClientSideConnection here   peers/ts_v2_agent.mjs
 acpwire->ts-router (v2 and v1)      acpwire ClientSideConnection here   peers/ts_v2_agent.mjs --router
-ts-v2->acpwire                      peers/ts_v2_client.mjs              acpwire agents (low tier,
-                                                                        demo, AgentApp)
+ts-v2->acpwire-demo                 peers/ts_v2_client.mjs              peers/acpwire_demo_v2_agent.py
+                                                                        (the demo AgentApp, v2=True)
 ==================================  ==================================  ==============================
 
 Every message on the wire, both directions, is validated against the schema of the
@@ -16,6 +16,10 @@ version the connection chose (``v2/schema.json`` or ``v1/schema.json``).
 from __future__ import annotations
 
 import asyncio
+import json
+import shlex
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -208,3 +212,71 @@ async def test_the_toolkit_client_offering_v2_chats_with_the_typescript_v2_agent
             ("agent", "hi there"),
         ]
         assert [v.status for v in state.tool_calls.values()] == ["completed"]
+
+
+def run_ts_v2_client(tmp_path: Path, *args: str) -> tuple[list[dict[str, Any]], WireLog]:
+    """The TypeScript SDK's v2 client against the demo agent; its events and the wire as
+    acpwire saw it."""
+    wire_path = tmp_path / "agent-wire.jsonl"
+    agent = [sys.executable, str(PEERS / "acpwire_demo_v2_agent.py"), "--wire-log", str(wire_path)]
+    cmd = [
+        sdk_install.node_executable() or "node",
+        str(PEERS / "ts_v2_client.mjs"),
+        "--agent",
+        shlex.join(agent),
+        "--cwd",
+        str(tmp_path),
+        *args,
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, f"ts_v2_client failed:\n{proc.stderr}"
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert events and events[-1] == {"event": "done"}, proc.stdout + proc.stderr
+    wire = WireLog()
+    for line in wire_path.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        direction = "sent" if item["dir"] == "out" else "received"
+        wire.entries.append((direction, json.loads(item["line"])))
+    return events, wire
+
+
+def test_the_typescript_v2_client_runs_turns_on_the_acpwire_demo_agent(
+    tmp_path: Path, official_v2_schema: dict[str, Any]
+) -> None:
+    events, wire = run_ts_v2_client(
+        tmp_path,
+        "--prompt",
+        "think hmm",
+        "--prompt",
+        "write notes.txt from ts",
+        "--cancel",
+        "slow 20",
+        "--set",
+        "model=smart",
+    )
+    steps = {e["step"]: e for e in events if e["event"] in ("response", "error")}
+    assert all(e["event"] == "response" for e in steps.values()), steps
+    init = steps["initialize"]["result"]
+    assert init["protocolVersion"] == 2 and init["info"]["name"] == "acpwire-demo"
+    assert "session" in init["capabilities"]
+    stops = {e["step"]: e["stopReason"] for e in events if e["event"] == "stop"}
+    assert stops == {
+        "prompt 1": "end_turn",
+        "prompt 2": "end_turn",
+        "prompt cancelled": "cancelled",
+    }
+    updates = [e["update"] for e in events if e["event"] == "update"]
+    # Each prompt's answer names the user message the agent then inserts.
+    inserted = [u["messageId"] for u in updates if u["sessionUpdate"] == "user_message"]
+    answered = [steps[f"prompt {i}"]["result"]["messageId"] for i in (1, 2)]
+    assert inserted[:2] == answered
+    assert any(u["sessionUpdate"] == "agent_thought_chunk" and u["messageId"] for u in updates)
+    permission = next(e["params"] for e in events if e["event"] == "permission")
+    assert permission["subject"]["type"] == "tool_call" and permission["title"]
+    assert (tmp_path / "notes.txt").read_text() == "from ts\n"
+    options = steps["session/set_config_option"]["result"]["configOptions"]
+    assert {o["configId"]: o["currentValue"] for o in options}["model"] == "smart"
+    assert [x["sessionId"] for x in steps["session/list"]["result"]["sessions"]] == [
+        steps["session/new"]["result"]["sessionId"]
+    ]
+    validate(wire, official_v2_schema)
