@@ -6,8 +6,10 @@ it falls back to v1. Every message is validated against the negotiated version's
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +20,7 @@ from acpwire.agent.v2 import AgentV2
 from acpwire.client.permissions import AllowAll
 from acpwire.client.state import MessageView, ToolCallView
 from acpwire.client.toolkit import ToolkitClient
-from acpwire.protocol.errors import VersionMismatchError
+from acpwire.protocol.errors import RequestError, VersionMismatchError
 from acpwire.schema import v2
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
@@ -260,3 +262,58 @@ async def test_offering_v2_to_a_v1_agent_falls_back_and_the_client_is_a_v1_clien
 def test_a_protocol_other_than_1_or_2_is_refused() -> None:
     with pytest.raises(ValueError, match="protocol must be 1 or 2"):
         ToolkitClient(protocol=3)
+
+
+def _replies(capture: Path) -> dict[str, list[dict[str, Any]]]:
+    """What the captured agent sent after each client request, by method; the answer
+    first (its id is the request's)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    current: list[dict[str, Any]] | None = None
+    for line in capture.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        message = item.get("msg")
+        if item.get("dir") == "client->agent" and isinstance(message, dict) and "id" in message:
+            current = out.setdefault(message["method"], [])
+        elif item.get("dir") == "agent->client" and current is not None:
+            current.append(message)
+    return out
+
+
+async def _replay(transport: Any, replies: dict[str, list[dict[str, Any]]]) -> None:
+    """A stand-in for the captured agent: answers each request with what the real one
+    sent (ids rewritten), and ``initialize`` with protocol version 2 in v1's shape, as
+    claude-agent-acp answers a client asking for a newer version."""
+    while True:
+        request = json.loads(await transport.receive())
+        for message in replies.get(request.get("method"), []):
+            out = dict(message)
+            if "id" in out and "method" not in out:
+                out["id"] = request["id"]
+                if request["method"] == "initialize":
+                    out["result"] = {**out["result"], "protocolVersion": 2}
+            await transport.send(json.dumps(out).encode())
+
+
+async def test_an_agent_answering_2_in_v1_shape_gets_a_clean_v1_session_up_to_authentication(
+    captures_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    replies = _replies(captures_dir / "claude-agent-acp.jsonl")
+    a, b = memory_pair()
+    agent = asyncio.ensure_future(_replay(a, replies))
+    client = ToolkitClient(protocol=2, permissions=AllowAll())
+    client.connect(b)
+    try:
+        answer = await within(client.initialize())
+        assert client.connection is not None and client.connection.version == 1
+        assert isinstance(answer.agent_info, s.Implementation)
+        assert answer.agent_info.name == "@agentclientprotocol/claude-agent-acp"
+        assert [m.id for m in answer.auth_methods] == ["claude-ai-login", "console-login"]  # type: ignore[union-attr]
+        assert "in v1's shape" in caplog.text
+        state = await within(client.new_session("/home/dev/project"))
+        assert state.current_mode_id == "auto" and state.available_modes
+        with pytest.raises(RequestError) as refused:
+            await within(client.prompt(state.session_id, "hello"))
+        assert refused.value.code == -32000
+    finally:
+        agent.cancel()
+        await client.close()

@@ -15,6 +15,7 @@ notifications, whose handler here is :meth:`ClientV2.session_update`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,13 @@ from .. import schema as s
 from ..engine.connection import Connection
 from ..engine.roles import Peer, build_router
 from ..protocol.errors import InvalidParams, MethodNotFound, VersionMismatchError
-from ..protocol.version import PROTOCOL_VERSION, V2_DRAFT, answered_version, v2_offer
+from ..protocol.version import (
+    PROTOCOL_VERSION,
+    V2_DRAFT,
+    answered_version,
+    v1_shaped,
+    v2_offer,
+)
 from ..schema import UnsetType, v2
 from ..schema.methods import V2, MethodTable
 
@@ -33,6 +40,8 @@ if TYPE_CHECKING:
     from .connection import AgentPeer
 
 __all__ = ["AgentPeerV2", "ClientV2", "V2Half"]
+
+log = logging.getLogger("acpwire.client")
 
 
 class ClientV2:
@@ -242,6 +251,12 @@ class V2Half:
             # Runs in receive order (Connection.request's ``then``): whatever the agent
             # sends after its answer already meets the routes of the version it chose.
             version = answered_version(raw)
+            if version == V2_DRAFT and v1_shaped(raw):
+                log.warning(
+                    "the agent answered protocol version 2 in v1's shape "
+                    "(agentCapabilities/agentInfo, no info): speaking v1 with it"
+                )
+                version = PROTOCOL_VERSION
             if version == V2_DRAFT:
                 self.connection.use_router(build_router(self.client, "client", V2))
                 v1_peer.retire(V2_DRAFT)

@@ -76,6 +76,18 @@ def answered_version(result: object) -> object:
     )
 
 
+def v1_shaped(result: object) -> bool:
+    """Whether an ``initialize`` answer is written in v1's shape whatever version it names:
+    no v2 ``info`` (required in v2), v1's ``agentCapabilities`` or ``agentInfo`` instead.
+
+    Some v1 agents echo a higher requested version (2) while speaking v1; a client that
+    offered 2 reads such an answer as the v1 answer it is rather than fail on it."""
+    if not isinstance(result, dict):
+        return False
+    answer = cast("dict[str, object]", result)
+    return "info" not in answer and ("agentCapabilities" in answer or "agentInfo" in answer)
+
+
 def select_version(requested: int, served: Collection[int]) -> int:
     """The version an agent serving ``served`` answers to a request for ``requested``.
 
