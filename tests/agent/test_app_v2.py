@@ -8,6 +8,8 @@ that does not opt in answers 1 to a client offering 2, as before."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -266,3 +268,18 @@ async def test_an_app_that_does_not_opt_in_answers_1_to_a_client_offering_2(
         state = await within(client.new_session("/tmp"))
         assert (await within(client.prompt(state.session_id, "echo v1"))).stop_reason == "end_turn"
     SchemaValidator(official_schema).validate_conversation(wire.sent, wire.received)
+
+
+def test_an_app_that_does_not_opt_in_never_loads_the_v2_models() -> None:
+    code = (
+        "import sys\n"
+        "from acpwire.agent.app import AgentApp\n"
+        "from acpwire.transports import memory_pair\n"
+        "app = AgentApp('v1-only')\n"
+        "a, _ = memory_pair()\n"
+        "app.connection(app.agent(), a)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('acpwire.schema.v2', 'acpwire.agent.app_v2', 'acpwire.agent.v2'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
