@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -27,9 +28,16 @@ from acpwire.transports import memory_pair
 TIMEOUT = 10
 
 
-def build_app(*, v2: bool = True, **options: Any) -> tuple[AgentApp, asyncio.Event]:
+@dataclass
+class Slow:
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def build_app(*, v2: bool = True, **options: Any) -> tuple[AgentApp, Slow]:
     """Prompt lines are commands: echo TEXT, think TEXT, plan, tool (asks permission),
-    fail, refuse, slow (waits to be cancelled; sets the returned event when it runs)."""
+    fail, refuse, slow (waits to be cancelled; the returned events say when it runs and
+    when it was cancelled)."""
     app = AgentApp(
         "both",
         title="Both versions",
@@ -43,7 +51,7 @@ def build_app(*, v2: bool = True, **options: Any) -> tuple[AgentApp, asyncio.Eve
         v2=v2,
         **options,
     )
-    slow_started = asyncio.Event()
+    slow = Slow()
 
     @app.prompt
     async def handle(turn: Turn) -> str | None:
@@ -64,11 +72,14 @@ def build_app(*, v2: bool = True, **options: Any) -> tuple[AgentApp, asyncio.Eve
             elif name == "refuse":
                 return "refusal"
             elif name == "slow":
-                slow_started.set()
-                await asyncio.Event().wait()
+                slow.started.set()
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    slow.cancelled.set()
         return None
 
-    return app, slow_started
+    return app, slow
 
 
 @asynccontextmanager
@@ -205,11 +216,11 @@ async def test_a_failing_handler_ends_the_v2_turn_idle_with_the_error(
 async def test_a_v2_prompt_refused_before_acceptance_is_an_error_answer_and_no_turn(
     official_v2_schema: dict[str, Any],
 ) -> None:
-    app, started = build_app()
+    app, slow = build_app()
     async with connected(app) as (client, wire):
         state = await within(client.new_session("/tmp"))
         turn = asyncio.ensure_future(client.prompt(state.session_id, "slow"))
-        await within(started.wait())
+        await within(slow.started.wait())
         with pytest.raises(RequestError, match="already running"):
             await within(client.prompt(state.session_id, "echo again"))
         with pytest.raises(RequestError):
@@ -283,3 +294,14 @@ def test_an_app_that_does_not_opt_in_never_loads_the_v2_models() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_running_v2_turn_is_cancelled_when_the_connection_ends() -> None:
+    """The v2 turn outlives its prompt request: the connection's end still stops it."""
+    app, slow = build_app()
+    async with connected(app) as (client, _):
+        state = await within(client.new_session("/tmp"))
+        turn = asyncio.ensure_future(client.prompt(state.session_id, "slow"))
+        await within(slow.started.wait())
+    await within(slow.cancelled.wait())
+    turn.cancel()

@@ -269,7 +269,6 @@ class AppAgentV2(AgentV2):
     def __init__(self, agent: AppAgent) -> None:
         self.agent = agent
         self._turns: set[asyncio.Task[None]] = set()
-        self._watching = False
 
     def on_connect(self, client: ClientPeerV2) -> None:
         super().on_connect(client)
@@ -364,7 +363,8 @@ class AppAgentV2(AgentV2):
         task = asyncio.ensure_future(self._run(session, turn, message_id))
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
-        self._watch_connection()
+        # The turn is no request the engine cancels when the connection ends: the watch does.
+        self.agent._watch_connection()  # pyright: ignore[reportPrivateUsage]
         return v2.PromptResponse(message_id=message_id)
 
     async def _run(self, session: Session, turn: Turn, message_id: str) -> None:
@@ -382,22 +382,6 @@ class AppAgentV2(AgentV2):
             idle = {"stop_reason": "error", "error": _error(ErrorCode.INTERNAL_ERROR, str(exc))}
         with contextlib.suppress(ConnectionClosedError, OSError):
             await self.view.state(session.id, "idle", **idle)
-
-    def _watch_connection(self) -> None:
-        """Once a turn runs: cancel every running turn when the connection ends."""
-        if self._watching:
-            return
-        self._watching = True
-
-        async def watch() -> None:
-            await self.client.connection.wait_closed()
-            for session in list(self.agent.sessions.values()):
-                if session.turn is not None:
-                    session.turn.cancel()
-
-        task = asyncio.ensure_future(watch())
-        self._turns.add(task)
-        task.add_done_callback(self._turns.discard)
 
     async def cancel(self, params: v2.CancelSessionNotification) -> None:
         await self.agent.cancel(s.CancelNotification(session_id=params.session_id))

@@ -169,13 +169,17 @@ class AppAgent(Agent):
         return session
 
     def _watch_connection(self) -> None:
-        """Once a session may use MCP: stop every session's servers when the connection ends."""
+        """Once a session may use MCP (or a v2 turn runs apart from its request): when the
+        connection ends, cancel the running turns and stop every session's servers."""
         if self._watching:
             return
         self._watching = True
 
         async def watch() -> None:
             await self.client.connection.wait_closed()
+            for session in list(self.sessions.values()):
+                if session.turn is not None:
+                    session.turn.cancel()
             await self.aclose_mcp()
 
         task = asyncio.ensure_future(watch())
