@@ -33,8 +33,10 @@ the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
 and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
 
 Unstable ACP (docs/protocol-currency.md): ``unstable=True`` opts the app's
-connections in. So far the app uses it for MCP over ACP: it then also advertises
-``mcpCapabilities.acp`` and reaches servers the client offers on the connection.
+connections in. The app then also serves ``session/fork``, ``archive``,
+``unarchive``, ``status`` and ``set_title`` over its store
+(:mod:`acpwire.agent.session_admin`), advertises ``mcpCapabilities.acp`` and
+reaches MCP servers the client offers on the connection.
 
 Streaming: the history keeps one update per message whatever the agent sends;
 ``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
@@ -49,6 +51,7 @@ import logging
 import os
 import re
 import sys
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -198,6 +201,8 @@ class AgentApp:
         )
         self.hooks = AppHooks()
         """The handlers and hooks the decorators below registered."""
+        self.connections: weakref.WeakSet[AppAgent] = weakref.WeakSet()
+        """The runtime of every connection served (session/status asks them what is open)."""
 
     @property
     def history(self) -> HistoryWriter:
@@ -269,6 +274,10 @@ class AgentApp:
                 close=s.SessionCloseCapabilities(),
                 additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
                 resume=s.SessionResumeCapabilities() if durable else UNSET,
+                fork=s.SessionForkCapabilities() if self.unstable else UNSET,
+                archive=s.SessionArchiveCapabilities() if self.unstable else UNSET,
+                status=s.SessionStatusCapabilities() if self.unstable else UNSET,
+                title=s.SessionTitleCapabilities() if self.unstable else UNSET,
             ),
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities())
             if self.hooks.logout
@@ -281,6 +290,7 @@ class AgentApp:
         """A low-tier :class:`~acpwire.agent.connection.Agent` serving this app on one connection."""
         agent = AppAgent(self)
         agent.unstable = self.unstable
+        self.connections.add(agent)
         return agent
 
     def connect(self, transport: Transport) -> AgentSideConnection:
