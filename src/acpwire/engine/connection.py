@@ -80,6 +80,7 @@ EOF_GRACE = 1.0
 """Seconds the requests in hand may still take to answer after a clean end of input."""
 INBOX_HIGH_WATER = 2048
 """Notifications queued before the reader pauses (back-pressure to the peer)."""
+_current_trace = current_trace.get  # bound once: read for every outgoing message
 ABANDONED_MEMORY = 1024
 """Abandoned request ids remembered; a peer that never answers them cannot grow memory."""
 
@@ -292,7 +293,7 @@ class Connection:
         request_id = next(self._ids)
         future: asyncio.Future[Any] = (self._loop or asyncio.get_running_loop()).create_future()
         self._pending[request_id] = _Pending(future, method, result_type)
-        trace = current_trace.get()
+        trace = _current_trace()
         if trace is not None:
             params = with_trace(params, trace)
         try:
@@ -316,7 +317,7 @@ class Connection:
         """Send a notification."""
         if self._closed is not None:
             raise ConnectionClosedError(str(self._closed), broken=self._closed.broken)
-        trace = current_trace.get()
+        trace = _current_trace()
         if trace is not None:
             params = with_trace(params, trace)
         await self.transport.send(wire.encode_notification(method, params))
