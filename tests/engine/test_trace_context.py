@@ -9,6 +9,8 @@ follows a traced one, carry nothing. Invalid or oversized context is not passed 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -224,3 +226,12 @@ async def test_a_connection_started_inside_a_traced_block_does_not_trace_later_r
     assert agent.seen == [None]
     await conn.close()
     await agent_conn.close()
+
+
+def test_the_otel_integration_without_opentelemetry_says_what_to_install() -> None:
+    code = (
+        "import sys\nsys.modules['opentelemetry'] = None\n"
+        "try:\n    import acpwire.otel\nexcept ImportError as exc:\n    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'acpwire[otel]'" in out.stdout
