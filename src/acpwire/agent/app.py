@@ -36,7 +36,9 @@ Unstable ACP (docs/protocol-currency.md): ``unstable=True`` opts the app's
 connections in. The app then also serves ``session/fork``, ``archive``,
 ``unarchive``, ``status`` and ``set_title`` over its store
 (:mod:`acpwire.agent.session_admin`), advertises ``mcpCapabilities.acp`` and
-reaches MCP servers the client offers on the connection.
+reaches MCP servers the client offers on the connection. Declared ``providers``
+are then offered to the client for rerouting (``providers/*``,
+:mod:`acpwire.agent.providers`).
 
 Streaming: the history keeps one update per message whatever the agent sends;
 ``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
@@ -65,6 +67,7 @@ from .commands import Command
 from .connection import AgentSideConnection, serve_until_interrupted
 from .history import WRITE_BEHIND_WINDOW, HistoryWriter
 from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
+from .providers import Provider, ProviderConfig, ProviderHook, Providers
 from .runtime import AppAgent, TurnInProgress
 from .sessions import McpSupport, Session
 from .tools import (
@@ -89,6 +92,8 @@ __all__ = [
     "Permission",
     "PermissionDenied",
     "Plan",
+    "Provider",
+    "ProviderConfig",
     "Select",
     "Session",
     "StopReason",
@@ -168,6 +173,7 @@ class AgentApp:
         chunk_interval: float | None = None,
         write_behind: float = WRITE_BEHIND_WINDOW,
         unstable: bool = False,
+        providers: Sequence[Provider] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -192,6 +198,8 @@ class AgentApp:
         self._history = HistoryWriter(self.store, window=write_behind)
         self.unstable = unstable
         """Serve unstable ACP too (see docs/protocol-currency.md)."""
+        self.providers = Providers(providers)
+        """Declared LLM providers and their current routing (unstable ``providers/*``)."""
         self.mcp_support = McpSupport(
             enabled=mcp,
             startup_timeout=mcp_startup_timeout,
@@ -254,6 +262,13 @@ class AgentApp:
         self.hooks.terminal_login = hook
         return hook
 
+    def provider_changed(self, hook: ProviderHook) -> ProviderHook:
+        """``async def hook(provider_id, config | None)``: a client rerouted (or disabled,
+        None) a provider; raise to refuse. Only with ``unstable=True`` and ``providers``."""
+        _require_async(hook, "the provider hook")
+        self.providers.hook = hook
+        return hook
+
     # -- what the app advertises -------------------------------------------
 
     def prompt_capabilities(self) -> s.PromptCapabilities:
@@ -282,6 +297,7 @@ class AgentApp:
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities())
             if self.hooks.logout
             else UNSET,
+            providers=s.ProvidersCapabilities() if self.unstable and self.providers else UNSET,
         )
 
     # -- serving -------------------------------------------------------------

@@ -425,6 +425,28 @@ class AppAgent(Agent):
             await live.send_quietly(s.SessionInfoUpdate(title=title, updated_at=record.updated_at))
         return s.SetSessionTitleResponse(title=title)
 
+    async def list_providers(self, params: s.ListProvidersRequest) -> s.ListProvidersResponse:
+        self._require_providers()
+        await self._require_auth()
+        return s.ListProvidersResponse(providers=self.app.providers.infos())
+
+    async def set_provider(self, params: s.SetProviderRequest) -> s.SetProviderResponse:
+        self._require_providers()
+        await self._require_auth()
+        headers = _value(params.headers) or {}
+        await self.app.providers.set(params.provider_id, params.api_type, params.base_url, headers)
+        return s.SetProviderResponse()
+
+    async def disable_provider(self, params: s.DisableProviderRequest) -> s.DisableProviderResponse:
+        self._require_providers()
+        await self._require_auth()
+        await self.app.providers.disable(params.provider_id)
+        return s.DisableProviderResponse()
+
+    def _require_providers(self) -> None:
+        if not self.app.providers:
+            raise MethodNotFound("providers/*: this agent declares no providers")
+
     # -- turns -----------------------------------------------------------------
 
     async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
