@@ -29,24 +29,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine.trace import RequestTracer, current_trace, set_request_tracer
 from .protocol.errors import RequestError
 from .protocol.trace_context import TraceContext
 
-try:
-    from opentelemetry import trace as otel_trace
-    from opentelemetry.trace import SpanKind, Status, StatusCode, TracerProvider
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "acpwire.otel needs the OpenTelemetry API: pip install 'acpwire[otel]'"
-    ) from exc
 
 __all__ = ["OtelRequestTracer", "current_trace_context", "instrument", "uninstrument"]
 
-_PROPAGATOR = TraceContextTextMapPropagator()
+INSTALL_HINT = "acpwire.otel needs the OpenTelemetry API: pip install 'acpwire[otel]'"
+
+
+def _propagator() -> TraceContextTextMapPropagator:
+    """The W3C propagator (imported on first use: the module loads without the extra)."""
+    try:
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+    return TraceContextTextMapPropagator()
 
 
 def _version() -> str:
@@ -61,7 +65,7 @@ def _version() -> str:
 def current_trace_context() -> TraceContext | None:
     """The current OpenTelemetry span's context as ACP trace context (None: no valid span)."""
     carrier: dict[str, str] = {}
-    _PROPAGATOR.inject(carrier)
+    _propagator().inject(carrier)
     parent = carrier.get("traceparent")
     if parent is None:
         return None
@@ -72,7 +76,10 @@ class OtelRequestTracer:
     """A :class:`~acpwire.engine.trace.RequestTracer` that opens a span per request."""
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
-        self.tracer = otel_trace.get_tracer("acpwire", _version(), tracer_provider)
+        self.propagator = _propagator()  # raises the install hint without the extra
+        from opentelemetry import trace
+
+        self.tracer = trace.get_tracer("acpwire", _version(), tracer_provider)
 
     async def handle(
         self,
@@ -82,7 +89,9 @@ class OtelRequestTracer:
         incoming: TraceContext | None,
         handler: Callable[[Any], Awaitable[Any]],
     ) -> Any:
-        parent = _PROPAGATOR.extract(incoming.meta()) if incoming is not None else None
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        parent = self.propagator.extract(incoming.meta()) if incoming is not None else None
         attributes: dict[str, str] = {
             "rpc.system": "jsonrpc",
             "rpc.method": method,

@@ -231,7 +231,8 @@ async def test_a_connection_started_inside_a_traced_block_does_not_trace_later_r
 def test_the_otel_integration_without_opentelemetry_says_what_to_install() -> None:
     code = (
         "import sys\nsys.modules['opentelemetry'] = None\n"
-        "try:\n    import acpwire.otel\nexcept ImportError as exc:\n    print(exc)\n"
+        "import acpwire.otel\n"  # the module loads; using it says what is missing
+        "try:\n    acpwire.otel.instrument()\nexcept ImportError as exc:\n    print(exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'acpwire[otel]'" in out.stdout
