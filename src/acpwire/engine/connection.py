@@ -74,13 +74,13 @@ from ..transports.base import Transport
 from .trace import current_trace, hooks
 
 log = logging.getLogger("acpwire.engine")
+_current_trace = current_trace.get  # bound once: read for every outgoing message
 
 CANCEL_REQUEST = "$/cancel_request"
 EOF_GRACE = 1.0
 """Seconds the requests in hand may still take to answer after a clean end of input."""
 INBOX_HIGH_WATER = 2048
 """Notifications queued before the reader pauses (back-pressure to the peer)."""
-_current_trace = current_trace.get  # bound once: read for every outgoing message
 ABANDONED_MEMORY = 1024
 """Abandoned request ids remembered; a peer that never answers them cannot grow memory."""
 
