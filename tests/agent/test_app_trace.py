@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from _app_harness import TestClient, wired
 
+from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Turn
+from acpwire.client.connection import connect
 from acpwire.engine.trace import use_trace
 from acpwire.testing import SchemaValidator
 
@@ -40,3 +43,19 @@ async def test_updates_file_reads_and_permission_requests_of_a_traced_turn_carry
     assert {"session/update", "fs/read_text_file", "session/request_permission"} <= methods
     assert all(m["params"]["_meta"]["traceparent"] == TP for m in traced)
     assert untraced and all("_meta" not in m["params"] for m in untraced)
+
+
+async def test_an_agent_process_carries_the_traceparent_over_real_pipes(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parent / "app_agent_script.py"
+    client = TestClient()
+    async with connect(client, sys.executable, [str(script), str(tmp_path / "s.db")]) as conn:
+        sid = (await conn.agent.new_session("/work/project")).session_id
+        with use_trace(TP):
+            await conn.agent.prompt(sid, "hello")
+        traced = len(client.notifications)
+        await conn.agent.prompt(sid, "again")
+    metas = [n.meta for n in client.notifications]
+    assert traced > 0 and all(
+        isinstance(m, dict) and m["traceparent"] == TP for m in metas[:traced]
+    )
+    assert all(isinstance(m, s.UnsetType) for m in metas[traced:])
