@@ -1,4 +1,4 @@
-"""A toolkit agent for the subprocess tests: ``python app_agent_script.py STORE_URL``.
+"""A toolkit agent for the subprocess tests: ``python app_agent_script.py STORE_URL [--unstable]``.
 
 Prompt ``edit`` asks permission for an edit (the test client holds the answer);
 ``stream forever`` streams chunks ``c0 ``, ``c1 ``, ... until cancelled or
@@ -17,6 +17,7 @@ app = AgentApp(
     "script-agent",
     store=sys.argv[1],
     modes=[Mode("ask", "Ask"), Mode("code", "Code")],
+    unstable="--unstable" in sys.argv[2:],
 )
 
 

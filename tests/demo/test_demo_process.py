@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from _demo_harness import DEMO, RecordingClient, run, subprocess_agent, workspace
 
 from acpwire import schema as s
+from acpwire.client.connection import Client, ClientSideConnection, connect
 from acpwire.client.permissions import AllowAll
-from acpwire.testing import SchemaValidator
+from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
+from acpwire.transports import spawn
 
 
 def test_help_goes_to_stderr_and_stdout_stays_clean() -> None:
@@ -128,3 +131,41 @@ async def test_sessions_are_listed_and_loaded_by_a_second_process(
         assert stop == "end_turn" and "Switched to **code**" in reply
         assert loaded.current_mode_id == "code"
         assert isinstance(loaded.config_options[0], s.SessionConfigSelect)
+
+
+class _UnstableClient(Client):
+    unstable = True
+
+    async def session_update(self, params: s.SessionNotification) -> None:
+        pass
+
+
+async def test_with_unstable_the_demo_forks_retitles_and_archives_its_sessions(
+    unstable_schema_validator: SchemaValidator,
+) -> None:
+    """``--unstable`` opts the demo in: the unstable session methods work; without it they
+    are neither advertised nor routed."""
+    log = WireLog()
+    args = ["-m", "acpwire.demo", "--unstable", "--store", "memory:"]
+    conn = ClientSideConnection(
+        _UnstableClient(), RecordingTransport(await spawn(sys.executable, args), log)
+    )
+    try:
+        init = await conn.initialize()
+        caps = init.agent_capabilities.session_capabilities
+        assert not isinstance(caps, s.UnsetType)
+        assert not isinstance(caps.fork, s.UnsetType) and not isinstance(caps.title, s.UnsetType)
+        parent = (await conn.agent.new_session("/work/project")).session_id
+        await conn.agent.prompt(parent, "hello")
+        fork = (await conn.agent.fork_session(parent, "/work/project")).session_id
+        await conn.agent.set_session_title(fork, "Forked")
+        await conn.agent.archive_session(parent)
+        listed = (await conn.agent.list_sessions()).sessions
+        assert [(i.session_id, i.title) for i in listed] == [(fork, "Forked")]
+        assert (await conn.agent.session_status(parent)).status == "open"
+    finally:
+        await conn.close()
+    unstable_schema_validator.validate_conversation(log.received, log.sent)
+    async with connect(_UnstableClient(), sys.executable, [*args[:2], *args[3:]]) as stable:
+        caps = stable.agent.remote_capabilities.session_capabilities
+        assert isinstance(caps.fork, s.UnsetType) and isinstance(caps.archive, s.UnsetType)

@@ -5,6 +5,7 @@ pairing                       client                              agent
 ============================  ==================================  ==============================
 ts-unstable->acpwire          peers/ts_unstable_client.mjs        peers/acpwire_unstable_agent.py
 acpwire->ts-unstable          acpwire ClientSideConnection here   peers/ts_unstable_agent.mjs
+ts-unstable->acpwire app      peers/ts_fork_client.mjs            peers/acpwire_demo_agent.py
 ============================  ==================================  ==============================
 
 Covered: session/fork, archive, unarchive, status, set_title, providers/list|set|disable,
@@ -13,7 +14,9 @@ server the other's agent uses, with request-scoped progress notifications, an in
 error and the binding's -33001 for a withdrawn server). The same acpwire agent without
 the opt-in answers every unstable method -32601 to the TypeScript client. Every message
 acpwire sends is validated against ``schema.unstable.json`` when it opted in and
-``schema.json`` when it did not.
+``schema.json`` when it did not. The high tier (the demo ``AgentApp`` with its SQLite
+store) serves fork, archive, status and titles to the TypeScript client, and the replays
+of ``session/load`` show that a fork and its parent went their own ways.
 """
 
 from __future__ import annotations
@@ -289,3 +292,48 @@ async def test_an_acpwire_client_that_did_not_opt_in_uses_only_stable_acp_with_i
     sent = [m["method"] for m in wire.sent if "method" in m]
     assert sent == ["initialize", "session/new", "session/prompt"]
     schema_validator.validate_conversation(wire.sent, wire.received)
+
+
+def test_the_typescript_unstable_client_forks_archives_and_retitles_sessions_of_an_acpwire_app(
+    tmp_path: Path, unstable_schema_validator: SchemaValidator
+) -> None:
+    wire = tmp_path / "agent-wire.jsonl"
+    agent = [sys.executable, str(PEERS / "acpwire_demo_agent.py"), "--unstable"]
+    agent += ["--store", str(tmp_path / "sessions.db"), "--wire-log", str(wire)]
+    cmd = [sdk_install.node_executable() or "node", str(PEERS / "ts_fork_client.mjs")]
+    cmd += ["--agent", json.dumps(agent), "--cwd", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, f"ts_fork_client failed:\n{proc.stderr}"
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert events and events[-1] == {"event": "done"}, proc.stdout + proc.stderr
+    steps = answers(events)
+    caps = steps["initialize"]["result"]["agentCapabilities"]["sessionCapabilities"]
+    assert {"fork", "archive", "status", "title"} <= set(caps)
+    parent = steps["session/new"]["result"]["sessionId"]
+    fork = steps["session/fork"]["result"]["sessionId"]
+    assert fork != parent
+    assert steps["session/set_title"]["result"] == {"title": "The fork"}
+    listed = steps["session/list"]["result"]["sessions"]
+    assert [(i["sessionId"], i["archived"]) for i in listed] == [(fork, False)]
+    only = steps["session/list only"]["result"]["sessions"]
+    assert [(i["sessionId"], i["archived"]) for i in only] == [(parent, True)]
+    after = {i["sessionId"]: i for i in steps["session/list after"]["result"]["sessions"]}
+    assert set(after) == {parent, fork} and after[fork]["title"] == "The fork"
+    assert steps["session/status"]["result"] == {"status": "open"}
+    assert steps["session/status unknown"]["error"]["code"] == -32002
+
+    def said_by_user(session_id: str) -> list[str]:
+        # What came after the last step before the loads: the replays.
+        start = next(i for i, e in enumerate(events) if e.get("step") == "session/status unknown")
+        return [
+            e["update"]["content"]["text"]
+            for e in events[start:]
+            if e["event"] == "update"
+            and e["sessionId"] == session_id
+            and e["update"]["sessionUpdate"] == "user_message_chunk"
+        ]
+
+    assert said_by_user(fork) == ["shared words", "fork words"]
+    assert said_by_user(parent) == ["shared words", "parent words"]
+    log = read_wire(wire)
+    unstable_schema_validator.validate_conversation(log.sent, log.received)

@@ -33,8 +33,12 @@ the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
 and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
 
 Unstable ACP (docs/protocol-currency.md): ``unstable=True`` opts the app's
-connections in. So far the app uses it for MCP over ACP: it then also advertises
-``mcpCapabilities.acp`` and reaches servers the client offers on the connection.
+connections in. The app then also serves ``session/fork``, ``archive``,
+``unarchive``, ``status`` and ``set_title`` over its store
+(:mod:`acpwire.agent.session_admin`), advertises ``mcpCapabilities.acp`` and
+reaches MCP servers the client offers on the connection. Declared ``providers``
+are then offered to the client for rerouting (``providers/*``,
+:mod:`acpwire.agent.providers`).
 
 The v2 draft (docs/protocol-currency.md): ``v2=True`` serves clients that ask for
 version 2 in v2 on the same transport, from the same declarations and handlers
@@ -53,6 +57,7 @@ import logging
 import os
 import re
 import sys
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -66,6 +71,7 @@ from .commands import Command
 from .connection import AgentSideConnection, serve_until_interrupted
 from .history import WRITE_BEHIND_WINDOW, HistoryWriter
 from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
+from .providers import Provider, ProviderConfig, ProviderHook, Providers
 from .runtime import AppAgent, TurnInProgress
 from .sessions import McpSupport, Session
 from .tools import (
@@ -90,6 +96,8 @@ __all__ = [
     "Permission",
     "PermissionDenied",
     "Plan",
+    "Provider",
+    "ProviderConfig",
     "Select",
     "Session",
     "StopReason",
@@ -170,6 +178,7 @@ class AgentApp:
         write_behind: float = WRITE_BEHIND_WINDOW,
         unstable: bool = False,
         v2: bool = False,
+        providers: Sequence[Provider] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -197,6 +206,8 @@ class AgentApp:
         self.v2 = v2
         """Serve clients that ask for the v2 draft in v2 too (v1 clients still get v1;
         :mod:`acpwire.agent.app_v2`, docs/protocol-currency.md)."""
+        self.providers = Providers(providers)
+        """Declared LLM providers and their current routing (unstable ``providers/*``)."""
         self.mcp_support = McpSupport(
             enabled=mcp,
             startup_timeout=mcp_startup_timeout,
@@ -206,6 +217,8 @@ class AgentApp:
         )
         self.hooks = AppHooks()
         """The handlers and hooks the decorators below registered."""
+        self.connections: weakref.WeakSet[AppAgent] = weakref.WeakSet()
+        """The runtime of every connection served (session/status asks them what is open)."""
 
     @property
     def history(self) -> HistoryWriter:
@@ -257,6 +270,13 @@ class AgentApp:
         self.hooks.terminal_login = hook
         return hook
 
+    def provider_changed(self, hook: ProviderHook) -> ProviderHook:
+        """``async def hook(provider_id, config | None)``: a client rerouted (or disabled,
+        None) a provider; raise to refuse. Only with ``unstable=True`` and ``providers``."""
+        _require_async(hook, "the provider hook")
+        self.providers.hook = hook
+        return hook
+
     # -- what the app advertises -------------------------------------------
 
     def prompt_capabilities(self) -> s.PromptCapabilities:
@@ -277,10 +297,15 @@ class AgentApp:
                 close=s.SessionCloseCapabilities(),
                 additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
                 resume=s.SessionResumeCapabilities() if durable else UNSET,
+                fork=s.SessionForkCapabilities() if self.unstable else UNSET,
+                archive=s.SessionArchiveCapabilities() if self.unstable else UNSET,
+                status=s.SessionStatusCapabilities() if self.unstable else UNSET,
+                title=s.SessionTitleCapabilities() if self.unstable else UNSET,
             ),
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities())
             if self.hooks.logout
             else UNSET,
+            providers=s.ProvidersCapabilities() if self.unstable and self.providers else UNSET,
         )
 
     # -- serving -------------------------------------------------------------
@@ -289,6 +314,7 @@ class AgentApp:
         """A low-tier :class:`~acpwire.agent.connection.Agent` serving this app on one connection."""
         agent = AppAgent(self)
         agent.unstable = self.unstable
+        self.connections.add(agent)
         return agent
 
     def connection(self, agent: AppAgent, transport: Transport) -> AgentSideConnection:

@@ -16,6 +16,11 @@ MCP servers (docs/mcp.md): a session's servers are connected lazily by its
 first ``turn.mcp_servers()``. They are stopped when the session closes, is
 deleted or is reopened by ``session/load`` / ``session/resume`` (which bring
 their own ``mcpServers``), and when the connection ends.
+
+Unstable ACP (the app opted in): ``session/fork`` makes a live session here
+like ``session/new``, starting from a copy of another's record and history;
+archive, status and titles work on any stored session, open or not
+(:mod:`acpwire.agent.session_admin`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from ..protocol.errors import (
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
 from ..store import SessionRecord
+from . import session_admin as admin
 from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
 from .connection import Agent
@@ -313,14 +319,16 @@ class AppAgent(Agent):
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         await self._require_auth()
         cwd, cursor = _value(params.cwd), _value(params.cursor)
+        archive = self.app.unstable  # sessionCapabilities.archive is advertised
+        archived = admin.archive_filter(_value(params.archived)) if archive else "include"
         await self.app.history.flush()  # recency includes what was just recorded
         try:
-            records, next_cursor = await self.app.store.list_sessions(
-                cwd=cwd, cursor=cursor, limit=self.app.page_size
+            records, next_cursor = await admin.list_page(
+                self.app.store, cwd=cwd, cursor=cursor, limit=self.app.page_size, archived=archived
             )
         except ValueError:
             raise InvalidParams("invalid cursor", {"cursor": cursor}) from None
-        sessions = [s.convert(r.to_session_info(), s.SessionInfo) for r in records]
+        sessions = [admin.session_info(r, archive=archive) for r in records]
         return s.ListSessionsResponse(
             sessions=sessions, next_cursor=UNSET if next_cursor is None else next_cursor
         )
@@ -345,6 +353,103 @@ class AppAgent(Agent):
             )
         options = await session.set_option(params.config_id, params.value)
         return s.SetSessionConfigOptionResponse(config_options=options)
+
+    # -- unstable session methods (routed only when the app opted in) -------------
+
+    def _open_everywhere(self, session_id: str) -> list[Session]:
+        """Every open copy of a session on this app's live connections (this one included)."""
+        found: list[Session] = []
+        for agent in list(self.app.connections):
+            session = agent.sessions.get(session_id)
+            if session is not None and not session.closed and not agent._connection_closed:
+                found.append(session)
+        return found
+
+    @property
+    def _connection_closed(self) -> bool:
+        try:
+            return self.client.connection.closed
+        except AttributeError:  # not attached to a connection (yet)
+            return True
+
+    async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
+        await self._require_auth()
+        additional = _value(params.additional_directories) or []
+        _check_dirs(params.cwd, additional)
+        for live in self._open_everywhere(params.session_id):
+            await live.save()  # the fork starts from the parent's latest settings and state
+        await self.app.history.flush()  # ... and everything it recorded
+        parent = await admin.stored(self.app.store, params.session_id)
+        fork = admin.fork_record(parent, f"sess_{uuid.uuid4().hex}", params.cwd, additional)
+        record = await admin.copy_history(self.app.store, parent.session_id, fork)
+        session = self._open(record, _value(params.mcp_servers) or [])
+        return s.ForkSessionResponse(
+            session_id=session.id,
+            modes=session.modes_state() or UNSET,
+            config_options=session.config_options() or UNSET,
+        )
+
+    async def _set_archived(self, session_id: str, archived: bool) -> None:
+        await self._require_auth()
+        record = await admin.stored(self.app.store, session_id)
+        for copy in [record, *(live.record for live in self._open_everywhere(session_id))]:
+            if archived:
+                copy.meta[admin.ARCHIVED] = True
+            else:
+                copy.meta.pop(admin.ARCHIVED, None)
+        await self.app.store.update(record, touch=False)  # archiving is not activity
+
+    async def archive_session(self, params: s.ArchiveSessionRequest) -> s.ArchiveSessionResponse:
+        await self._set_archived(params.session_id, True)
+        return s.ArchiveSessionResponse()
+
+    async def unarchive_session(
+        self, params: s.UnarchiveSessionRequest
+    ) -> s.UnarchiveSessionResponse:
+        await self._set_archived(params.session_id, False)
+        return s.UnarchiveSessionResponse()
+
+    async def session_status(self, params: s.SessionStatusRequest) -> s.SessionStatusResponse:
+        await self._require_auth()
+        if self._open_everywhere(params.session_id):
+            return s.SessionStatusResponse(status="open")
+        await admin.stored(self.app.store, params.session_id)
+        return s.SessionStatusResponse(status="saved")
+
+    async def set_session_title(
+        self, params: s.SetSessionTitleRequest
+    ) -> s.SetSessionTitleResponse:
+        await self._require_auth()
+        title = admin.normalize_title(params.title)
+        record = await admin.stored(self.app.store, params.session_id)
+        record.title = title
+        await self.app.store.update(record)  # stored before the answer
+        for live in self._open_everywhere(params.session_id):
+            live.record.title = title  # its next save keeps it; no automatic title replaces it
+            await live.send_quietly(s.SessionInfoUpdate(title=title, updated_at=record.updated_at))
+        return s.SetSessionTitleResponse(title=title)
+
+    async def list_providers(self, params: s.ListProvidersRequest) -> s.ListProvidersResponse:
+        self._require_providers()
+        await self._require_auth()
+        return s.ListProvidersResponse(providers=self.app.providers.infos())
+
+    async def set_provider(self, params: s.SetProviderRequest) -> s.SetProviderResponse:
+        self._require_providers()
+        await self._require_auth()
+        headers = _value(params.headers) or {}
+        await self.app.providers.set(params.provider_id, params.api_type, params.base_url, headers)
+        return s.SetProviderResponse()
+
+    async def disable_provider(self, params: s.DisableProviderRequest) -> s.DisableProviderResponse:
+        self._require_providers()
+        await self._require_auth()
+        await self.app.providers.disable(params.provider_id)
+        return s.DisableProviderResponse()
+
+    def _require_providers(self) -> None:
+        if not self.app.providers:
+            raise MethodNotFound("providers/*: this agent declares no providers")
 
     # -- turns -----------------------------------------------------------------
 

@@ -277,11 +277,19 @@ class AgentPeer(Peer):
         return result
 
     async def list_sessions(
-        self, *, cwd: str | None = None, cursor: str | None = None
+        self, *, cwd: str | None = None, cursor: str | None = None, archived: str | None = None
     ) -> s.ListSessionsResponse:
-        result: s.ListSessionsResponse = await self._call(
-            "session/list", s.ListSessionsRequest(cwd=_opt(cwd), cursor=_opt(cursor))
-        )
+        """``session/list``. ``archived`` (unstable: ``exclude``, ``include`` or ``only``)
+        needs a connection that opted in and an agent advertising ``sessionCapabilities.archive``."""
+        if archived is not None:
+            if not self.unstable:
+                raise UnstableMethodError(
+                    "the archived filter of session/list is unstable ACP and this connection "
+                    "did not opt in; set `unstable = True` on the client handler to use it"
+                )
+            self._check(self._spec("session/archive", True), None)
+        params = s.ListSessionsRequest(cwd=_opt(cwd), cursor=_opt(cursor), archived=_opt(archived))
+        result: s.ListSessionsResponse = await self._call("session/list", params)
         return result
 
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:

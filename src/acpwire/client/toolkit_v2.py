@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import msgspec
 
 from .. import schema as s
-from ..protocol.errors import VersionMismatchError
+from ..protocol.errors import UnstableMethodError, VersionMismatchError
 from ..protocol.version import V2_DRAFT
 from ..schema import UNSET, UnsetType, v2
 from ..schema.methods import MethodSpec
@@ -231,8 +231,13 @@ class V2AgentAsV1(AgentPeer):
         return s.ResumeSessionResponse(config_options=_options(answer.config_options))
 
     async def list_sessions(
-        self, *, cwd: str | None = None, cursor: str | None = None
+        self, *, cwd: str | None = None, cursor: str | None = None, archived: str | None = None
     ) -> s.ListSessionsResponse:
+        if archived is not None:
+            raise UnstableMethodError(
+                "the archived filter of session/list is unstable v1 ACP; this connection "
+                "speaks the v2 draft"
+            )
         return _to(s.ListSessionsResponse, await self.v2.list_sessions(cwd=cwd, cursor=cursor))
 
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:

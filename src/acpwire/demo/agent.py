@@ -691,9 +691,12 @@ def default_store_path() -> Path:
     return default_data_dir() / f"{APP_NAME}.sqlite3"
 
 
-def build_app(store: SessionStore | str | os.PathLike[str] | bool | None = True) -> AgentApp:
+def build_app(
+    store: SessionStore | str | os.PathLike[str] | bool | None = True, *, unstable: bool = False
+) -> AgentApp:
     """A fresh demo agent app; ``store`` as for :class:`AgentApp` (a store URL or path, or
-    True: ``$ACPWIRE_STORE``, else :func:`default_store_path`)."""
+    True: ``$ACPWIRE_STORE``, else :func:`default_store_path`). ``unstable`` serves unstable
+    ACP too: fork, archive, status and titles of sessions, MCP over ACP."""
     from importlib import metadata
 
     try:
@@ -708,6 +711,7 @@ def build_app(store: SessionStore | str | os.PathLike[str] | bool | None = True)
         version=version,
         store=store,
         v2=True,  # a client asking for the v2 draft gets v2; v1 clients get v1
+        unstable=unstable,
         modes=[
             Mode("ask", "Ask", "Ask permission before every edit and command"),
             Mode("code", "Code", "Edit files and run commands without asking"),
@@ -736,8 +740,8 @@ def build_app(store: SessionStore | str | os.PathLike[str] | bool | None = True)
 
 
 USAGE = f"""\
-usage: python -m acpwire.demo [--store URL]
-       acp demo-agent [--store URL]
+usage: python -m acpwire.demo [--store URL] [--unstable]
+       acp demo-agent [--store URL] [--unstable]
 
 The acpwire demo agent: an ACP agent on stdin/stdout that shows every protocol
 feature without a model. Type `help` to it for its commands (docs/demo.md).
@@ -746,6 +750,8 @@ options:
   --store URL   where sessions are kept: a SQLite file path, sqlite:///path,
                 postgresql://user@host/db or memory: (default: ${STORE_ENV}, else
                 {APP_NAME}.sqlite3 in $ACPWIRE_DATA_DIR or the user data folder)
+  --unstable    serve unstable ACP too: session/fork, archive, status,
+                set_title and MCP over ACP (docs/protocol-currency.md)
   -h, --help    show this help (on stderr: stdout is the protocol channel)
 """
 
@@ -756,6 +762,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="acpwire.demo", add_help=False, usage=synopsis)
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--store", metavar="URL")
+    parser.add_argument("--unstable", action="store_true")
     args = list(argv)
     if args[:1] == ["demo-agent"]:  # launched as `acp demo-agent` through runpy
         args = args[1:]
@@ -782,7 +789,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     named = args.store or os.environ.get(STORE_ENV, "").strip()
     try:
-        app = build_app(named or _default_store_announced())
+        app = build_app(named or _default_store_announced(), unstable=args.unstable)
     except (ValueError, ImportError) as exc:  # a store URL that names nothing usable
         sys.stderr.write(f"acpwire demo agent: {exc}\n")
         raise SystemExit(2) from None

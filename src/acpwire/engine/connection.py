@@ -30,6 +30,9 @@ Guarantees (tested in ``tests/engine``):
   here and answered ``-32603`` without its text.
   Malformed input is answered ``-32700``/``-32600`` (id null when unknown) and
   the connection carries on.
+* **Trace context.** A request whose ``_meta`` carries a W3C ``traceparent``
+  makes it current for its handler; every message sent meanwhile carries it
+  in its own ``_meta`` (:mod:`acpwire.engine.trace`).
 * **Tolerance.** What this side sends is strictly valid; what it accepts is
   not. A ``null`` result is taken as ``{}`` when the expected result is an
   object whose fields are all optional (some clients answer
@@ -58,7 +61,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -72,10 +75,13 @@ from ..protocol.errors import (
     RequestError,
 )
 from ..protocol.framing import Oversize
+from ..protocol.trace_context import TraceContext, with_trace
 from ..schema.codec import decoder_for
 from ..transports.base import Transport
+from .trace import current_trace, hooks
 
 log = logging.getLogger("acpwire.engine")
+_current_trace = current_trace.get  # bound once: read for every outgoing message
 
 CANCEL_REQUEST = "$/cancel_request"
 EOF_GRACE = 1.0
@@ -156,6 +162,22 @@ def _own_error(error: RequestError, method: str, name: str) -> RequestError:
     return InternalError(data={"details": f"{error.message} (code {error.code})"})
 
 
+def _adopt_trace(params: Any) -> TraceContext | None:
+    """Make the trace context in a request's ``_meta`` current for the task handling it
+    (its own context, so nothing needs resetting)."""
+    meta: object = (
+        cast("dict[str, object]", params).get("_meta")
+        if type(params) is dict
+        else getattr(params, "meta", None)
+    )
+    if not meta:
+        return None
+    trace = TraceContext.from_meta(meta)
+    if trace is not None:
+        current_trace.set(trace)
+    return trace
+
+
 class Connection:
     """A JSON-RPC 2.0 peer over one :class:`~acpwire.transports.base.Transport`."""
 
@@ -197,8 +219,11 @@ class Connection:
         """Start reading from the transport. Idempotent."""
         if self._reader is None:
             loop = self._loop = asyncio.get_running_loop()
+            # Started from inside a traced request, the loops must not inherit its trace.
+            untraced = current_trace.set(None)
             self._reader = loop.create_task(self._read_loop())
             self._worker = loop.create_task(self._inbox_loop())
+            current_trace.reset(untraced)
 
     @property
     def closed(self) -> bool:
@@ -291,6 +316,9 @@ class Connection:
         request_id = next(self._ids)
         future: asyncio.Future[Any] = (self._loop or asyncio.get_running_loop()).create_future()
         self._pending[request_id] = _Pending(future, method, result_type, then)
+        trace = _current_trace()
+        if trace is not None:
+            params = with_trace(params, trace)
         try:
             await self.transport.send(wire.encode_request(request_id, method, params))
             return await future
@@ -312,6 +340,9 @@ class Connection:
         """Send a notification."""
         if self._closed is not None:
             raise ConnectionClosedError(str(self._closed), broken=self._closed.broken)
+        trace = _current_trace()
+        if trace is not None:
+            params = with_trace(params, trace)
         await self.transport.send(wire.encode_notification(method, params))
 
     async def _send_quietly(self, line: bytes) -> None:
@@ -527,7 +558,14 @@ class Connection:
                     params = decoder_for(route.params_type)(msg.params)
                 except msgspec.ValidationError as exc:
                     raise _invalid_params(exc) from None
-                result = await route.handler(params)
+                trace = _adopt_trace(params)
+                tracer = hooks.tracer
+                if tracer is None:
+                    result = await route.handler(params)
+                else:
+                    result = await tracer.handle(
+                        self.name, msg.method, params, trace, route.handler
+                    )
             line = wire.encode_result(request_id, result)
         except RequestError as exc:
             line = wire.encode_error(request_id, _own_error(exc, msg.method, self.name))
@@ -550,5 +588,7 @@ class Connection:
 
     async def _call_unrouted(self, msg: wire.Request) -> Any:
         if msg.method.startswith("_") and self.router.ext_request is not None:
-            return await self.router.ext_request(msg.method, _any_decoder.decode(msg.params))
+            params = _any_decoder.decode(msg.params)
+            _adopt_trace(params)
+            return await self.router.ext_request(msg.method, params)
         raise MethodNotFound(f"Method not found: {msg.method}", {"method": msg.method})
