@@ -42,13 +42,22 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from types import ModuleType
 from typing import Any, Final, Protocol, TypeVar, cast
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from ._clock import Clock
 from ._codec import (
+    check_principal,
     COLUMNS,
     Row,
     decode,
@@ -59,7 +68,7 @@ from ._codec import (
     page,
     touched,
 )
-from .base import SessionExistsError, SessionRecord, SessionStore, StoreClosedError
+from .base import OwnerLedger, SessionExistsError, SessionRecord, SessionStore, StoreClosedError
 
 __all__ = ["DEFAULT_SCHEMA", "SCHEMA_VERSION", "PostgresSessionStore"]
 
@@ -190,7 +199,7 @@ def redact(dsn: str) -> str:
         return "postgresql://(unreadable URL)"
 
 
-class PostgresSessionStore(SessionStore):
+class PostgresSessionStore(SessionStore, OwnerLedger):
     """A :class:`~acpwire.store.SessionStore` in a PostgreSQL database (see the module docstring).
 
     ``dsn`` is a libpq URL (``postgresql://user:password@host:port/database``,
@@ -277,6 +286,15 @@ class PostgresSessionStore(SessionStore):
         self._sql_known = f"SELECT session_id FROM {s}.sessions WHERE session_id = ANY($1::text[])"
         self._sql_history = f"SELECT payload FROM {s}.updates WHERE session_id = $1 ORDER BY seq"
         self._sql_delete = f"DELETE FROM {s}.sessions WHERE session_id = $1"
+        # Under READ COMMITTED an UPDATE that waited for another claim re-reads the row,
+        # so COALESCE sees the winner's owner: one statement, no lost claim.
+        self._sql_claim = (
+            f"UPDATE {s}.sessions SET owner = COALESCE(owner, $2) WHERE session_id = $1 "
+            "RETURNING owner"
+        )
+        self._sql_owners = (
+            f"SELECT session_id, owner FROM {s}.sessions WHERE session_id = ANY($1::text[])"
+        )
 
     @property
     def schema(self) -> str:
@@ -448,6 +466,23 @@ class PostgresSessionStore(SessionStore):
             await conn.execute(self._sql_delete, session_id)  # the history goes by cascade
 
         await self._with_conn(work)
+
+    async def claim_owner(self, session_id: str, principal: str) -> str | None:
+        principal = check_principal(principal)
+
+        async def work(conn: _Connection) -> str | None:
+            owner: str | None = await conn.fetchval(self._sql_claim, session_id, principal)
+            return owner
+
+        return await self._with_conn(work)
+
+    async def owners_of(self, session_ids: Collection[str]) -> dict[str, str | None]:
+        ids = list(dict.fromkeys(session_ids))
+
+        async def work(conn: _Connection) -> dict[str, str | None]:
+            return {r[0]: r[1] for r in await conn.fetch(self._sql_owners, ids)}
+
+        return await self._with_conn(work)
 
     async def aclose(self) -> None:
         if self._closed:
