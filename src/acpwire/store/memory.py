@@ -8,9 +8,9 @@ from typing import Any
 
 from ._clock import Clock
 from ._codec import (
-    check_principal,
     Row,
     check_limit,
+    check_principal,
     decode,
     decode_cursor,
     dumps_updates,

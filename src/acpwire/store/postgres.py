@@ -57,9 +57,9 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from ._clock import Clock
 from ._codec import (
-    check_principal,
     COLUMNS,
     Row,
+    check_principal,
     decode,
     dumps_updates,
     encode,

@@ -30,9 +30,9 @@ from typing import Any, Final, TypeVar
 
 from ._clock import Clock
 from ._codec import (
-    check_principal,
     COLUMNS,
     Row,
+    check_principal,
     decode,
     dumps_updates,
     encode,
