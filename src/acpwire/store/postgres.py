@@ -166,6 +166,7 @@ class _Driver(Protocol):
         command_timeout: float,
         timeout: float,
         server_settings: dict[str, str],
+        reset: Callable[[Any], Awaitable[None]],
     ) -> Awaitable[_Pool]: ...
 
 
@@ -178,6 +179,18 @@ def _driver() -> tuple[_Driver, tuple[type[BaseException], ...]]:
     errors = module.exceptions
     retry = (errors.DeadlockDetectedError, errors.SerializationError)
     return cast("_Driver", module), retry
+
+
+async def _reset(conn: _Connection) -> None:
+    """Nothing to reset when a connection goes back to the pool.
+
+    asyncpg's default reset sends ``SELECT pg_advisory_unlock_all(); CLOSE ALL;
+    UNLISTEN *; RESET ALL`` on every release: a second round trip for each
+    one-statement call (``session/new`` per second roughly halved). This store
+    leaves none of that state behind (no session-level locks, cursors, LISTEN or
+    SET; its settings are connection parameters). A transaction an interrupted
+    call left open is rolled back by asyncpg itself before this hook runs.
+    """
 
 
 def _query_keys(dsn: str) -> set[str]:
@@ -322,6 +335,7 @@ class PostgresSessionStore(SessionStore, OwnerLedger):
                     command_timeout=self._timeout,
                     timeout=self._timeout,
                     server_settings=self._server_settings,
+                    reset=_reset,
                 )
                 try:
                     async with pool.acquire() as conn:
