@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from engine.test_behaviour import RecordingClient
 
 from acpwire.agent.app import AgentApp, Turn
 from acpwire.client.connection import ClientSideConnection
-from acpwire.server import ServedApp, asgi_app, serve_in_background
+from acpwire.server import ServedApp, SessionOwners, asgi_app, serve_in_background
 from acpwire.store import SessionStore, SqliteSessionStore
 from acpwire.store.postgres import PostgresSessionStore
 from acpwire.testing.postgres import PostgresCluster
@@ -133,3 +133,27 @@ async def test_bobs_session_created_on_the_second_worker_is_not_listed_to_alice_
     assert [info.session_id for info in listed.sessions] == [bobs]
     await alice.close()
     await bob.close()
+
+
+class _BrokenLedger:
+    """A store whose database has gone away: every owner call fails."""
+
+    async def claim_owner(self, session_id: str, principal: str) -> str | None:
+        raise OSError("connection refused")
+
+    async def owners_of(self, session_ids: Collection[str]) -> dict[str, str | None]:
+        raise OSError("connection refused")
+
+
+async def test_when_the_store_cannot_be_reached_a_worker_fails_closed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    owners = SessionOwners(ledger=_BrokenLedger())
+    # Its own claims still isolate on this worker...
+    assert await owners.claim("s1", "alice")
+    assert await owners.allows("alice", "s1") and not await owners.allows("bob", "s1")
+    # ...and sessions it has not seen claimed are nobody's (several principals).
+    assert not await owners.allows("alice", "elsewhere")
+    assert await owners.visible("alice", ["s1", "elsewhere"]) == {"s1"}
+    assert "cannot record the owner of session s1" in caplog.text
+    assert "cannot read session owners" in caplog.text
