@@ -23,7 +23,9 @@ For every store and worker count:
     chunk, its history committed before the answer), all clients at once; p50, p99;
 (c) replay: a session holding 10,000 messages (written into the store beforehand,
     one ``messageId`` each) loaded through the first worker: time from the
-    ``session/load`` request to its answer, every replayed update received.
+    ``session/load`` request to its answer, every replayed update received;
+(d) for reference, ``store.create`` per second in this process, without any
+    protocol (the store's own ceiling, as ``bench_store.py`` measures it).
 
 Every figure is the best of three runs. No figure is asserted: the targets of
 issue 12 (>= 1,000 ``session/new``/s per worker on PostgreSQL, replay of 10,000
@@ -55,7 +57,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_store import Stores, best, load_average, log  # noqa: E402
+from bench_store import Stores, best, direct_creates, load_average, log  # noqa: E402
 
 from acpwire import schema as s  # noqa: E402
 from acpwire.client.connection import Client, ClientSideConnection  # noqa: E402
@@ -264,20 +266,28 @@ async def measure(
     log(f"{label}...")
     async with workers(url, count) as addresses:
         sid = await seed_history(url, plan["messages"])
+        creates = await best(lambda: direct_creates(url, plan["sessions"]))
         if via_haproxy:
             async with haproxy(addresses) as front:
                 targets = [front] * count
-                return await _figures(label, targets, front, sid, plan, count)
-        return await _figures(label, addresses, addresses[0], sid, plan, count)
+                return await _figures(label, targets, front, sid, plan, count, creates)
+        return await _figures(label, addresses, addresses[0], sid, plan, count, creates)
 
 
 async def _figures(
-    label: str, targets: list[str], first: str, sid: str, plan: dict[str, int], count: int
+    label: str,
+    targets: list[str],
+    first: str,
+    sid: str,
+    plan: dict[str, int],
+    count: int,
+    store_creates: float,
 ) -> dict[str, Any]:
     new = await best(lambda: new_per_second(targets, plan["sessions"] // len(targets)))
     p50, p99 = await best(lambda: round_trips(targets, plan["rt"] // len(targets)), lower=True)
     seconds, updates = await best(lambda: replay(first, sid), lower=True)
     return {
+        "store_create_per_s": store_creates,
         "config": label,
         "new_per_s": new,
         "new_per_s_per_worker": new / count,
@@ -293,14 +303,16 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"bench_scaleout ({meta['plan']} plan) {meta['date']}, Python {meta['python']}, "
         f"{meta['cpus']} CPUs, load average {meta['load_start']} -> {meta['load_end']}",
         "",
-        "| configuration | session/new/s | per worker | rt p50 ms | rt p99 ms | replay 10k msgs |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| configuration | session/new/s | per worker | rt p50 ms | rt p99 ms | replay 10k msgs "
+        "| store.create/s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in rows:
         lines.append(
             f"| {row['config']} | {row['new_per_s']:,.0f} | {row['new_per_s_per_worker']:,.0f} "
             f"| {row['rt_p50_ms']:.2f} | {row['rt_p99_ms']:.1f} "
-            f"| {row['replay_s'] * 1000:,.0f} ms [{row['replay_updates']:,} upd] |"
+            f"| {row['replay_s'] * 1000:,.0f} ms [{row['replay_updates']:,} upd] "
+            f"| {row['store_create_per_s']:,.0f} |"
         )
     lines.append("")
     for row in rows:
