@@ -12,10 +12,10 @@ the cookie the worker sets).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from server.test_reconnect import _until
 
 from acpwire.client.toolkit import open_agent
 from acpwire.protocol.errors import ConnectionLost
@@ -24,14 +24,6 @@ from acpwire.transports.remote import Reconnected
 from .conftest import ALICE, BOB, TIMEOUT, Stack
 
 pytestmark = pytest.mark.scaleout
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    async def wait() -> None:
-        while not condition():
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(wait(), TIMEOUT)
 
 
 async def _holder(stack: Stack) -> str:

@@ -16,7 +16,7 @@ from acpwire.agent.app import AgentApp, Turn
 from acpwire.client.connection import ClientSideConnection
 from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.server import ServedApp, SessionOwners, asgi_app, serve_in_background
-from acpwire.store import MemorySessionStore
+from acpwire.store import MemorySessionStore, SessionStore
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
@@ -27,7 +27,7 @@ BOB = "bob-token-0123456789abcdef"
 SECRET = "the launch code is 0000"
 
 
-def make_app(store: MemorySessionStore) -> AgentApp:
+def make_app(store: SessionStore) -> AgentApp:
     app = AgentApp("isolation-test", store=store)
 
     @app.prompt

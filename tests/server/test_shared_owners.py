@@ -17,15 +17,24 @@ import asyncpg  # type: ignore[import-untyped]
 import pytest
 from engine.test_behaviour import RecordingClient
 
-from acpwire.agent.app import AgentApp, Turn
 from acpwire.client.connection import ClientSideConnection
 from acpwire.server import ServedApp, SessionOwners, asgi_app, serve_in_background
 from acpwire.store import SessionStore, SqliteSessionStore
 from acpwire.store.postgres import PostgresSessionStore
 from acpwire.testing.postgres import PostgresCluster
+from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
-from server.test_isolation import ALICE, BOB, SECRET, TIMEOUT, not_found, replayed_to, text
+from server.test_isolation import (
+    ALICE,
+    BOB,
+    SECRET,
+    TIMEOUT,
+    make_app,
+    not_found,
+    replayed_to,
+    text,
+)
 
 StoreFactory = Callable[[], SessionStore]
 
@@ -48,22 +57,12 @@ async def shared_store(
         await conn.close()
 
 
-def worker_app(store: SessionStore) -> AgentApp:
-    app = AgentApp("shared-owners-test", store=store)
-
-    @app.prompt
-    async def note(turn: Turn) -> None:
-        await turn.say(f"noted: {turn.text}")
-
-    return app
-
-
 @pytest.fixture
 async def workers(shared_store: StoreFactory) -> AsyncIterator[list[ServedApp]]:
     async with AsyncExitStack() as stack:
         served: list[ServedApp] = []
         for _ in range(2):
-            app = worker_app(shared_store())
+            app = make_app(shared_store())
             stack.push_async_callback(app.aclose)
             # No owners= given: the endpoint keeps claims in the agent's store.
             endpoint = asgi_app(app, auth=[ALICE, BOB])
@@ -78,6 +77,7 @@ async def test_a_session_created_on_one_worker_is_hidden_from_another_principal_
     async def connect(
         worker: ServedApp, token: str
     ) -> tuple[ClientSideConnection, RecordingClient]:
+        inner: Transport
         if transport == "websocket":
             inner = await connect_websocket(worker.ws_url, token=token)
         else:

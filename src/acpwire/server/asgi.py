@@ -666,8 +666,9 @@ def asgi_app(
     (default: in memory, and in the agent's store when ``agent`` is an
     ``AgentApp`` whose store is an :class:`~acpwire.store.OwnerLedger`, so
     that workers sharing the store enforce each other's claims; with one
-    principal, sessions it has not seen yet are that principal's). ``cookie`` (``NAME=VALUE``) is set on every answer, for
-    load balancers that keep a client on one worker by cookie.
+    principal, sessions it has not seen yet are that principal's). ``cookie``
+    (``NAME=VALUE``) is set on every answer, for load balancers that keep a
+    client on one worker by cookie.
     """
     authenticate = _authenticator(auth)
     if authenticate is None:
