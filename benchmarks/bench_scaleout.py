@@ -3,7 +3,7 @@
 
 Run from the repository root with acpwire's virtual environment:
 
-    .venv/bin/python benchmarks/bench_scaleout.py            # full run (about 2 minutes)
+    .venv/bin/python benchmarks/bench_scaleout.py            # full run (about 4 minutes on 2 cores)
     .venv/bin/python benchmarks/bench_scaleout.py --quick    # smoke run
     .venv/bin/python benchmarks/bench_scaleout.py --postgres postgresql://user:pw@host/db
     .venv/bin/python benchmarks/bench_scaleout.py --json
