@@ -8,12 +8,12 @@
 # sets the cookie ACPWORKER=wi, the name its `server` line in deploy/haproxy.cfg gives.
 # Every worker must use the same store (ACPWIRE_STORE or --store in SERVE_ARGS) and the
 # same tokens (ACP_SERVE_TOKEN, or --token in SERVE_ARGS, repeatable: one principal per
-# token). SERVE_ARGS default to `--demo`; give an agent command instead, e.g.
-# `-- --store "$ACPWIRE_STORE" -- my-agent --stdio`, for agents that keep their sessions
-# in that store themselves. Ctrl-C (or SIGTERM) stops every worker.
+# token). SERVE_ARGS default to `--demo`; a stdio agent that keeps its sessions in the
+# same store itself is `-- -- my-agent --stdio` (owners then stay per worker: see
+# docs/scale-out.md). Ctrl-C (or SIGTERM) stops every worker.
 set -euo pipefail
 
-workers=2
+workers=3  # as many as deploy/haproxy.cfg names
 base_port=8100
 host=127.0.0.1
 while getopts "n:p:H:h" opt; do
@@ -25,10 +25,9 @@ while getopts "n:p:H:h" opt; do
   esac
 done
 shift $((OPTIND - 1))
-[ "${1:-}" = "--" ] && shift
 if [ "$#" -eq 0 ]; then set -- --demo; fi
 
-if [ -z "${ACPWIRE_STORE:-}" ] && [[ " $* " != *" --store "* ]]; then
+if [ -z "${ACPWIRE_STORE:-}" ] && [[ " $* " != *" --store "* ]] && [[ " $* " == *" --demo "* ]]; then
   echo "start-workers: set ACPWIRE_STORE (postgresql://...) or pass --store: workers must share it" >&2
   exit 2
 fi
