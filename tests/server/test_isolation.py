@@ -16,7 +16,7 @@ from acpwire.agent.app import AgentApp, Turn
 from acpwire.client.connection import ClientSideConnection
 from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.server import ServedApp, SessionOwners, asgi_app, serve_in_background
-from acpwire.store import MemorySessionStore
+from acpwire.store import MemorySessionStore, SessionStore
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
@@ -27,7 +27,7 @@ BOB = "bob-token-0123456789abcdef"
 SECRET = "the launch code is 0000"
 
 
-def make_app(store: MemorySessionStore) -> AgentApp:
+def make_app(store: SessionStore) -> AgentApp:
     app = AgentApp("isolation-test", store=store)
 
     @app.prompt
@@ -193,43 +193,43 @@ async def test_session_ownership_survives_a_restart_with_an_owners_file(tmp_path
         await alice.close()
 
 
-def test_the_owners_file_records_claims_and_deletions(tmp_path: Path) -> None:
+async def test_the_owners_file_records_claims_and_deletions(tmp_path: Path) -> None:
     path = tmp_path / "owners.jsonl"
     owners = SessionOwners(path)
-    assert owners.claim("s1", "alice")
-    assert not owners.claim("s1", "bob")
-    assert owners.claim("s2", "bob")
-    owners.forget("s2")
+    assert await owners.claim("s1", "alice")
+    assert not await owners.claim("s1", "bob")
+    assert await owners.claim("s2", "bob")
+    await owners.forget("s2")
     owners.close()
     with path.open("ab") as f:
         f.write(b'{"session": "torn')  # a crash mid-line
     again = SessionOwners(path)
-    assert again.owner("s1") == "alice" and again.owner("s2") is None
-    assert not again.allows("bob", "s1") and not again.allows("bob", "unknown")
+    assert await again.owner("s1") == "alice" and await again.owner("s2") is None
+    assert not await again.allows("bob", "s1") and not await again.allows("bob", "unknown")
     assert path.stat().st_mode & 0o077 == 0
     again.close()
 
 
-def test_unclaimed_sessions_belong_to_the_default_owner_whose_claims_stay_in_memory(
+async def test_unclaimed_sessions_belong_to_the_default_owner_whose_claims_stay_in_memory(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "owners.jsonl"
     owners = SessionOwners(path, default_owner="solo")
-    assert owners.allows("solo", "created-before-the-server")
-    assert owners.claim("s1", "solo") and owners.claim("s2", "other")
+    assert await owners.allows("solo", "created-before-the-server")
+    assert await owners.claim("s1", "solo") and await owners.claim("s2", "other")
     owners.close()
     # A later run with a different sole principal (a new generated token) still sees s1.
     later = SessionOwners(path, default_owner="solo-2")
-    assert later.allows("solo-2", "s1") and not later.allows("solo-2", "s2")
+    assert await later.allows("solo-2", "s1") and not await later.allows("solo-2", "s2")
     later.close()
 
 
-def test_the_owners_map_is_bounded_and_compacted(tmp_path: Path) -> None:
+async def test_the_owners_map_is_bounded_and_compacted(tmp_path: Path) -> None:
     path = tmp_path / "owners.jsonl"
     owners = SessionOwners(path, max_sessions=10)
     for i in range(3000):
-        owners.claim(f"s{i}", "alice")
-    assert owners.owner("s0") is None and owners.owner("s2999") == "alice"
+        await owners.claim(f"s{i}", "alice")
+    assert await owners.owner("s0") is None and await owners.owner("s2999") == "alice"
     owners.close()
     again = SessionOwners(path, max_sessions=10)  # rewrites the file down to its 10 entries
     again.close()

@@ -211,3 +211,21 @@ async def test_commits_are_acknowledged_before_the_fsync_unless_asked_otherwise(
         assert setting == expected
     finally:
         await store.aclose()
+
+
+async def test_a_pooled_connection_given_back_inside_a_transaction_is_rolled_back(
+    pg: PgPlace,
+) -> None:
+    """Without asyncpg's reset query (a round trip per call), a transaction an
+    interrupted call left open still ends: the next call never runs inside it."""
+    store = pg.store(min_size=1, max_size=1)
+    try:
+        await store.create(record("kept"))
+        pool = await store._get_pool()
+        async with pool.acquire() as conn:
+            await conn.execute("BEGIN")
+            await conn.execute(f'DELETE FROM "{pg.schema}".sessions')
+        assert await store.get("kept") is not None
+        assert [r.session_id for r in (await store.list_sessions())[0]] == ["kept"]
+    finally:
+        await store.aclose()

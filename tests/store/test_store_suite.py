@@ -33,6 +33,10 @@ def test_the_suite_names_its_checks_uniquely_and_marks_the_shared_ones() -> None
     assert shared == {
         "sessions_and_history_survive_reopening",
         "two_stores_on_the_same_storage_see_each_others_writes",
+        "a_claim_made_through_one_store_binds_every_other",
+    }
+    assert {c.name for c in store_checks(shared=True, ledger=False)} == {
+        c.name for c in STORE_CHECKS if not c.ledger
     }
 
 
@@ -51,3 +55,23 @@ async def test_a_store_that_breaks_a_rule_fails_the_suite() -> None:
     check = next(c for c in STORE_CHECKS if c.name == "append_bumps_updated_at")
     with pytest.raises(AssertionError):
         await check.run(Forgetful)
+
+
+async def test_a_store_whose_later_claim_takes_a_session_over_fails_the_suite() -> None:
+    """The ledger checks can fail: a claim that replaces the owner is caught."""
+
+    class Usurping(MemorySessionStore):
+        async def claim_owner(self, session_id: str, principal: str) -> str | None:
+            record = await self.get(session_id)
+            if record is None:
+                return None
+            await self.delete(session_id)
+            record.owner = principal
+            await self.create(record)
+            return principal
+
+    check = next(
+        c for c in STORE_CHECKS if c.name == "claim_owner_records_the_first_principal_only"
+    )
+    with pytest.raises(AssertionError):
+        await check.run(Usurping)

@@ -104,7 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--owners",
         metavar="FILE",
         help="keep which principal owns which session in FILE, across restarts "
-        "(default with --demo and no --store: beside the demo's session store; else in memory)",
+        "(default: in memory; with --demo in its session store, shared by every worker "
+        "on the same --store)",
     )
     parser.add_argument(
         "--max-agents",
@@ -237,16 +238,12 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
     target: AgentTarget
     owners_file = args.owners
     if args.demo:
-        from ..demo.agent import default_store_path
-
         try:
             demo = _demo_app(args.store)
         except (ValueError, ImportError) as exc:
             _say(f"--store: {exc}")
             return 2
         target = demo
-        if owners_file is None and args.store is None:
-            owners_file = str(default_store_path().with_name("acpwire-demo-owners.jsonl"))
     else:
         target = StdioBridge(agent[0], agent[1:])
     try:
@@ -277,9 +274,13 @@ async def _serve_target(
 ) -> int:
     from ..server import Limits, SessionOwners, asgi_app
     from ..server.runner import bind, serve, url_of
+    from ..store import OwnerLedger
 
     try:
-        owners = SessionOwners(owners_file, default_owner=auth.sole_principal)
+        # The demo keeps owners in its store (shared by every worker on one database).
+        store: object = getattr(target, "store", None)
+        ledger = store if isinstance(store, OwnerLedger) else None
+        owners = SessionOwners(owners_file, ledger=ledger, default_owner=auth.sole_principal)
     except OSError as exc:
         _say(f"cannot use the owners file {owners_file}: {exc}")
         return 1

@@ -19,6 +19,7 @@ from typing import cast
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.peek import NotAMessage, Peeked, peek
+from ..store.base import OwnerLedger
 from .core import (
     CONNECTION_HEADER,
     RETRY_HEADER,
@@ -336,7 +337,7 @@ class AcpAsgiApp:
         if conn is None or conn.mode != "http":
             await _respond(send, _text(404, "unknown connection"))
             return
-        box = conn.outbox_for(_header(scope, SESSION_HEADER))
+        box = await conn.outbox_for(_header(scope, SESSION_HEADER))
         if box is None:
             await _respond(send, _text(404, "unknown session"))
             return
@@ -662,9 +663,12 @@ def asgi_app(
     :class:`NoAuthenticationWarning`). ``allowed_hosts``/``allowed_origins``
     are the DNS-rebinding and cross-site checks of :class:`~.security.SecuritySettings`;
     ``limits`` every resource bound; ``owners`` the session ownership map
-    (default: in memory; with one principal, sessions it has not seen yet are
-    that principal's). ``cookie`` (``NAME=VALUE``) is set on every answer, for
-    load balancers that keep a client on one worker by cookie.
+    (default: in memory, and in the agent's store when ``agent`` is an
+    ``AgentApp`` whose store is an :class:`~acpwire.store.OwnerLedger`, so
+    that workers sharing the store enforce each other's claims; with one
+    principal, sessions it has not seen yet are that principal's). ``cookie``
+    (``NAME=VALUE``) is set on every answer, for load balancers that keep a
+    client on one worker by cookie.
     """
     authenticate = _authenticator(auth)
     if authenticate is None:
@@ -682,7 +686,11 @@ def asgi_app(
         allowed_origins=frozenset(allowed_origins),
     )
     if owners is None:
-        owners = SessionOwners(default_owner=_sole_principal(authenticate))
+        store: object = getattr(agent, "store", None)
+        owners = SessionOwners(
+            ledger=store if isinstance(store, OwnerLedger) else None,
+            default_owner=_sole_principal(authenticate),
+        )
     host = RemoteHost(agent, limits=limits, owners=owners, keepalive=keepalive)
     return AcpAsgiApp(host, security, path=path, cookie=cookie)
 

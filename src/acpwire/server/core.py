@@ -450,10 +450,10 @@ class RemoteConnection:
 
     # -- from the client -------------------------------------------------------------
 
-    def _refusal(self, p: Peeked) -> tuple[int, str] | None:
+    async def _refusal(self, p: Peeked) -> tuple[int, str] | None:
         """Why the endpoint answers this client message itself, if it does."""
         sid = p.session_id
-        if sid is not None and not self.host.owners.allows(self.principal, sid):
+        if sid is not None and not await self.host.owners.allows(self.principal, sid):
             return NOT_FOUND
         if p.kind == "request" and len(self._pending) >= self.limits.max_pending_requests:
             return (ErrorCode.INTERNAL_ERROR, "too many requests in flight on this connection")
@@ -487,7 +487,7 @@ class RemoteConnection:
                 log.info("connection %s: dropped a repeated request %r", self.id, p.id)
                 return
             else:
-                refusal = self._refusal(p)
+                refusal = await self._refusal(p)
                 if refusal is not None:
                     await self._answer_here(p, *refusal)
                     return
@@ -559,7 +559,7 @@ class RemoteConnection:
             answered[p.id] = None
             if len(answered) > ANSWERED_KEPT:
                 del answered[next(iter(answered))]
-        message = self._keep_sessions_apart(pending, p, message)
+        message = await self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
             if pending.method in SESSION_OPENING and p.session_id is not None and not p.is_error:
                 self._known.add(p.session_id)
@@ -575,14 +575,14 @@ class RemoteConnection:
                         await asyncio.wait_for(box.wait_drained(), self.limits.barrier_timeout)
         await self._target(pending).put(message)
 
-    def _keep_sessions_apart(self, pending: _Pending, p: Peeked, message: bytes) -> bytes:
+    async def _keep_sessions_apart(self, pending: _Pending, p: Peeked, message: bytes) -> bytes:
         """Record who owns what the agent's answer names; filter ``session/list``."""
         if p.is_error or p.id is None:
             return message
         owners = self.host.owners
         method = pending.method
         if method in _CREATING and p.session_id is not None:
-            if not owners.claim(p.session_id, self.principal):
+            if not await owners.claim(p.session_id, self.principal):
                 log.warning(
                     "connection %s: the agent answered %s with session %s, which another "
                     "principal owns; refused",
@@ -594,15 +594,15 @@ class RemoteConnection:
                     p.id, ErrorCode.INTERNAL_ERROR, "the agent reused an existing session id"
                 )
         elif method in SESSION_ATTACHING and pending.session is not None:
-            owners.claim(pending.session, self.principal)
+            await owners.claim(pending.session, self.principal)
         elif method == "session/delete" and pending.session is not None:
-            owners.forget(pending.session)
+            await owners.forget(pending.session)
             self._known.discard(pending.session)
         elif method == "session/list":
-            return self._visible_sessions(message)
+            return await self._visible_sessions(message)
         return message
 
-    def _visible_sessions(self, message: bytes) -> bytes:
+    async def _visible_sessions(self, message: bytes) -> bytes:
         """A ``session/list`` answer without the sessions this principal may not see."""
         try:
             document = msgspec.json.decode(message, type=dict[str, Any])
@@ -616,8 +616,9 @@ class RemoteConnection:
         if not isinstance(listed, list):
             return message
         entries = cast("list[object]", listed)
-        allows, principal = self.host.owners.allows, self.principal
-        kept = [info for info in entries if allows(principal, _session_of(info))]
+        ids = [_session_of(info) for info in entries]
+        visible = await self.host.owners.visible(self.principal, ids)
+        kept = [info for info, sid in zip(entries, ids, strict=True) if sid in visible]
         if len(kept) == len(entries):
             return message
         result["sessions"] = kept
@@ -642,7 +643,7 @@ class RemoteConnection:
             if session not in self.sessions and session not in self._known:
                 if p.method not in SESSION_ATTACHING:
                     return _error_reply(404, "unknown session for this connection")
-                if self.host.owners.allows(self.principal, session):
+                if await self.host.owners.allows(self.principal, session):
                     if len(self.sessions) >= self.limits.max_sessions_per_connection:
                         return _error_reply(429, "too many sessions on this connection")
                     self.session(session)
@@ -652,7 +653,7 @@ class RemoteConnection:
             return _error_reply(404, "connection has ended")
         return Reply(202)
 
-    def outbox_for(self, session_id: str | None) -> Outbox | None:
+    async def outbox_for(self, session_id: str | None) -> Outbox | None:
         """The stream a GET opens; a session this principal owns may be opened before
         ``session/load`` (the RFD's resume flow)."""
         if session_id is None:
@@ -660,8 +661,11 @@ class RemoteConnection:
         box = self.sessions.get(session_id)
         if (
             box is None
-            and (session_id in self._known or self.host.owners.owner(session_id) == self.principal)
             and len(self.sessions) < self.limits.max_sessions_per_connection
+            and (
+                session_id in self._known
+                or await self.host.owners.owner(session_id) == self.principal
+            )
         ):
             box = self.session(session_id)
         return box

@@ -15,6 +15,17 @@ unauthenticated server, so a restart does not hide a user's own sessions.
 With several principals and no default owner, unclaimed sessions are shown
 to nobody: fail closed.
 
+Given a ``ledger`` (a session store shared by several workers that
+implements :class:`~acpwire.store.OwnerLedger`, as ``acp serve --demo
+--store postgresql://...`` does), claims are written into the stored
+session itself, atomically, and looked up there: a session alice created
+through one worker is bob's on no worker. The map in memory is then a cache of
+what the ledger said (an owner, once stored, never changes but by deletion);
+sessions the ledger does not hold (an agent keeping them elsewhere) fall back
+to the map alone. If the ledger fails (the database is down), the worker
+logs it and falls back to its map: a session it has not seen claimed is then
+unclaimed, which shows it to the default owner only (fail closed).
+
 The map lives in memory (at most ``max_sessions`` entries, the oldest
 forgotten first) and, given a ``path``, is appended to a JSON-lines file
 (mode 0600) and read back at start, so ownership survives a restart of a
@@ -32,9 +43,12 @@ import contextlib
 import logging
 import os
 from collections import OrderedDict
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import msgspec
+
+from ..store.base import OwnerLedger
 
 log = logging.getLogger("acpwire.server")
 
@@ -55,47 +69,86 @@ class SessionOwners:
         self,
         path: str | os.PathLike[str] | None = None,
         *,
+        ledger: OwnerLedger | None = None,
         default_owner: str | None = None,
         max_sessions: int = 100_000,
     ) -> None:
         self.default_owner = default_owner
         self.max_sessions = max_sessions
+        self.ledger = ledger
         self._owners: OrderedDict[str, str] = OrderedDict()
         self._path = Path(path) if path is not None else None
         self._fd: int | None = None
         if self._path is not None:
             self._load(self._path)
 
-    def owner(self, session_id: str) -> str | None:
+    async def owner(self, session_id: str) -> str | None:
         """The principal that claimed ``session_id``, if any."""
-        return self._owners.get(session_id)
-
-    def allows(self, principal: str, session_id: str) -> bool:
-        """May ``principal`` use ``session_id``? (claimed by it, or unclaimed and its default)."""
         owner = self._owners.get(session_id)
-        if owner is None:
-            return self.default_owner is not None and principal == self.default_owner
-        return owner == principal
+        if owner is None and self.ledger is not None:
+            owner = (await self._owners_in_ledger((session_id,))).get(session_id)
+            if owner is not None:
+                self._remember(session_id, owner)
+        return owner
 
-    def claim(self, session_id: str, principal: str) -> bool:
+    async def allows(self, principal: str, session_id: str) -> bool:
+        """May ``principal`` use ``session_id``? (claimed by it, or unclaimed and its default)."""
+        return self._allowed(principal, await self.owner(session_id))
+
+    async def visible(self, principal: str, session_ids: Iterable[str]) -> set[str]:
+        """Those of ``session_ids`` that ``principal`` may use (one ledger query for all)."""
+        ids = set(session_ids)
+        owners = {sid: self._owners.get(sid) for sid in ids}
+        unknown = [sid for sid, owner in owners.items() if owner is None]
+        if unknown:
+            for sid, owner in (await self._owners_in_ledger(unknown)).items():
+                if owner is not None:
+                    owners[sid] = owner
+                    self._remember(sid, owner)
+        return {sid for sid, owner in owners.items() if self._allowed(principal, owner)}
+
+    async def claim(self, session_id: str, principal: str) -> bool:
         """Record ``principal`` as the owner unless another one is; ``False`` if another is."""
         owner = self._owners.get(session_id)
+        if owner is None and self.ledger is not None and principal != self.default_owner:
+            try:
+                owner = await self.ledger.claim_owner(session_id, principal)
+            except Exception as exc:  # any driver error: the map alone still isolates here
+                log.warning(
+                    "cannot record the owner of session %s in the store: %s", session_id, exc
+                )
         if owner is not None:
-            if owner != principal:
-                return False
-            self._owners.move_to_end(session_id)
-            return True
-        self._owners[session_id] = principal
-        while len(self._owners) > self.max_sessions:
-            self._owners.popitem(last=False)
+            self._remember(session_id, owner)
+            return owner == principal
+        self._remember(session_id, principal)
         if principal != self.default_owner:
             self._append(session_id, principal)
         return True
 
-    def forget(self, session_id: str) -> None:
+    async def forget(self, session_id: str) -> None:
         """The session is gone (deleted): it has no owner any more."""
         if self._owners.pop(session_id, None) is not None:
             self._append(session_id, None)
+
+    async def _owners_in_ledger(self, session_ids: Collection[str]) -> dict[str, str | None]:
+        if self.ledger is None:
+            return {}
+        try:
+            return await self.ledger.owners_of(session_ids)
+        except Exception as exc:  # any driver error: fail closed, see the module docstring
+            log.warning("cannot read session owners from the store: %s", exc)
+            return {}
+
+    def _allowed(self, principal: str, owner: str | None) -> bool:
+        if owner is None:
+            return self.default_owner is not None and principal == self.default_owner
+        return owner == principal
+
+    def _remember(self, session_id: str, principal: str) -> None:
+        self._owners[session_id] = principal
+        self._owners.move_to_end(session_id)
+        while len(self._owners) > self.max_sessions:
+            self._owners.popitem(last=False)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_getattr
 from ._clock import utc_now
 from .base import (
+    OwnerLedger,
     SessionExistsError,
     SessionNotFoundError,
     SessionRecord,
@@ -34,6 +35,7 @@ __all__ = [
     "DATA_DIR_ENV",
     "STORE_ENV",
     "MemorySessionStore",
+    "OwnerLedger",
     "PostgresSessionStore",
     "SessionExistsError",
     "SessionNotFoundError",

@@ -152,6 +152,15 @@ def _is_config_values(value: object) -> bool:
     return all(isinstance(k, str) and isinstance(v, (str, bool)) for k, v in entries.items())
 
 
+def check_principal(principal: object) -> str:
+    """A principal handed to :meth:`~acpwire.store.OwnerLedger.claim_owner`, checked."""
+    _check_text(principal, "principal")
+    assert isinstance(principal, str)
+    if not principal:
+        raise ValueError("principal must not be empty")
+    return principal
+
+
 def encode(record: SessionRecord) -> Row:
     """Check a record (it comes from agent code, whatever its annotations say) and encode it."""
     _check_type(record, SessionRecord, "a record")

@@ -27,13 +27,15 @@ guarantees below are checked for every store by one behaviour suite,
   server's authenticated user). Once stored, an owner is never replaced by
   :meth:`SessionStore.update` (a record without one, or with another, keeps
   the stored owner), so claiming an unowned session is one atomic update and
-  a stale record cannot hand a session to someone else.
+  a stale record cannot hand a session to someone else. Stores that several
+  servers share also implement :class:`OwnerLedger`, so that every server
+  enforces the owner one of them recorded.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
         from typing_extensions import Self
 
 __all__ = [
+    "OwnerLedger",
     "SessionExistsError",
     "SessionNotFoundError",
     "SessionRecord",
@@ -220,3 +223,29 @@ class SessionStore(Protocol):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+@runtime_checkable
+class OwnerLedger(Protocol):
+    """A store that keeps who owns each session where every server sharing it can read it.
+
+    The remote endpoint (:class:`acpwire.server.SessionOwners`) claims a session
+    for the principal whose connection created or attached it; with a shared
+    store, the claim must be visible to the other workers, or a principal could
+    reach another's session through a worker that never saw the claim. The
+    memory, SQLite and PostgreSQL stores implement this; a store that does not
+    leaves ownership to the server's own map.
+    """
+
+    async def claim_owner(self, session_id: str, principal: str) -> str | None:
+        """Make ``principal`` the owner of a stored session that has none, atomically.
+
+        Returns the owner after the call (``principal``, or whoever owned it
+        before, also when two servers claim at once), or None if no such
+        session is stored.
+        """
+        ...
+
+    async def owners_of(self, session_ids: Collection[str]) -> dict[str, str | None]:
+        """The stored owner of each of ``session_ids`` that exists (None: unowned)."""
+        ...

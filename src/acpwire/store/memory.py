@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -10,6 +10,7 @@ from ._clock import Clock
 from ._codec import (
     Row,
     check_limit,
+    check_principal,
     decode,
     decode_cursor,
     dumps_updates,
@@ -18,12 +19,12 @@ from ._codec import (
     page,
     touched,
 )
-from .base import SessionExistsError, SessionRecord, SessionStore, StoreClosedError
+from .base import OwnerLedger, SessionExistsError, SessionRecord, SessionStore, StoreClosedError
 
 __all__ = ["MemorySessionStore"]
 
 
-class MemorySessionStore(SessionStore):
+class MemorySessionStore(SessionStore, OwnerLedger):
     """A :class:`~acpwire.store.SessionStore` in a dict; gone when the process ends.
 
     Records and updates go through the same encoding as the other stores, so
@@ -109,6 +110,20 @@ class MemorySessionStore(SessionStore):
         self._check_open()
         self._rows.pop(session_id, None)
         self._history.pop(session_id, None)
+
+    async def claim_owner(self, session_id: str, principal: str) -> str | None:
+        self._check_open()
+        principal = check_principal(principal)
+        row = self._rows.get(session_id)
+        if row is None:
+            return None
+        if row.owner is None:
+            row = self._rows[session_id] = replace(row, owner=principal)
+        return row.owner
+
+    async def owners_of(self, session_ids: Collection[str]) -> dict[str, str | None]:
+        self._check_open()
+        return {sid: row.owner for sid in session_ids if (row := self._rows.get(sid)) is not None}
 
     async def aclose(self) -> None:
         self._closed = True

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +32,7 @@ from ._clock import Clock
 from ._codec import (
     COLUMNS,
     Row,
+    check_principal,
     decode,
     dumps_updates,
     encode,
@@ -40,7 +41,7 @@ from ._codec import (
     page,
     touched,
 )
-from .base import SessionExistsError, SessionRecord, SessionStore, StoreClosedError
+from .base import OwnerLedger, SessionExistsError, SessionRecord, SessionStore, StoreClosedError
 from .paths import default_store_path
 
 __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
@@ -51,6 +52,8 @@ SCHEMA_VERSION: Final = 2
 """Version of the SQLite schema this module writes."""
 
 _COLUMN_LIST: Final = ", ".join(COLUMNS)
+_MAX_PARAMS: Final = 500
+"""Ids per ``IN (...)`` query: below SQLite's oldest limit of 999 host parameters."""
 _PLACEHOLDERS: Final = ", ".join("?" * len(COLUMNS))
 
 # Migrations from version N-1 to N; each is a list of single statements (no
@@ -125,7 +128,7 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> None:
         conn.execute("INSERT INTO schema_version (version) VALUES (?)", (target,))
 
 
-class SqliteSessionStore(SessionStore):
+class SqliteSessionStore(SessionStore, OwnerLedger):
     """A :class:`~acpwire.store.SessionStore` in one SQLite file (see the module docstring).
 
     ``path`` None means :func:`~acpwire.store.default_store_path` (its folder
@@ -313,6 +316,41 @@ class SqliteSessionStore(SessionStore):
                 conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
 
         await self._run(work)
+
+    async def claim_owner(self, session_id: str, principal: str) -> str | None:
+        principal = check_principal(principal)
+
+        def work() -> str | None:
+            conn = self._db()
+            with _transaction(conn):
+                conn.execute(
+                    "UPDATE sessions SET owner = ? WHERE session_id = ? AND owner IS NULL",
+                    (principal, session_id),
+                )
+                found = conn.execute(
+                    "SELECT owner FROM sessions WHERE session_id = ?", (session_id,)
+                ).fetchone()
+            return None if found is None else str(found[0])
+
+        return await self._run(work)
+
+    async def owners_of(self, session_ids: Collection[str]) -> dict[str, str | None]:
+        ids = list(dict.fromkeys(session_ids))
+
+        def work() -> dict[str, str | None]:
+            owners: dict[str, str | None] = {}
+            for start in range(0, len(ids), _MAX_PARAMS):
+                chunk = ids[start : start + _MAX_PARAMS]
+                marks = ", ".join("?" * len(chunk))
+                owners.update(
+                    self._db().execute(
+                        f"SELECT session_id, owner FROM sessions WHERE session_id IN ({marks})",
+                        chunk,
+                    )
+                )
+            return owners
+
+        return await self._run(work)
 
     async def aclose(self) -> None:
         if self._closed:

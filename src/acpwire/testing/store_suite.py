@@ -6,6 +6,8 @@ given an *opener*: a function returning a new store instance. Each check
 starts from empty storage. Checks marked ``shared`` open two stores and need
 both to see the same storage (a file, a database); leave them out for a store
 whose instances share nothing (:func:`store_checks` with ``shared=False``).
+Checks marked ``ledger`` need :class:`~acpwire.store.OwnerLedger` (the
+owner claims several servers share); ``ledger=False`` leaves them out.
 
 With pytest (and pytest-asyncio, or any plugin that runs ``async def`` tests):
 
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store import (
+    OwnerLedger,
     SessionExistsError,
     SessionNotFoundError,
     SessionRecord,
@@ -61,6 +64,8 @@ class StoreCheck:
     """The body takes the opener (it opens and closes stores itself)."""
     shared: bool = False
     """The body needs two stores over the same storage."""
+    ledger: bool = False
+    """The store must be an :class:`~acpwire.store.OwnerLedger`."""
 
     def __str__(self) -> str:
         return self.name
@@ -89,9 +94,10 @@ STORE_CHECKS: list[StoreCheck] = []
 """Every check, in the order they are declared here."""
 
 
-def store_checks(*, shared: bool) -> list[StoreCheck]:
-    """The checks for a store; ``shared=False`` leaves out those that need shared storage."""
-    return [c for c in STORE_CHECKS if shared or not c.shared]
+def store_checks(*, shared: bool, ledger: bool = True) -> list[StoreCheck]:
+    """The checks for a store; ``shared=False`` leaves out those that need shared storage,
+    ``ledger=False`` those of :class:`~acpwire.store.OwnerLedger`."""
+    return [c for c in STORE_CHECKS if (shared or not c.shared) and (ledger or not c.ledger)]
 
 
 def _check(body: StoreBody) -> StoreBody:
@@ -99,12 +105,19 @@ def _check(body: StoreBody) -> StoreBody:
     return body
 
 
-def _check_opening(*, shared: bool) -> Callable[[OpenerBody], OpenerBody]:
+def _check_opening(*, shared: bool, ledger: bool = False) -> Callable[[OpenerBody], OpenerBody]:
     def register(body: OpenerBody) -> OpenerBody:
-        STORE_CHECKS.append(StoreCheck(body.__name__, body, opens=True, shared=shared))
+        STORE_CHECKS.append(
+            StoreCheck(body.__name__, body, opens=True, shared=shared, ledger=ledger)
+        )
         return body
 
     return register
+
+
+def _ledger(store: SessionStore) -> OwnerLedger:
+    assert isinstance(store, OwnerLedger), f"{type(store).__name__} is not an OwnerLedger"
+    return store
 
 
 # --------------------------------------------------------------------------- helpers
@@ -643,6 +656,61 @@ async def an_owner_once_stored_is_never_replaced_by_an_update(store: SessionStor
     stored = await store.get("unowned")
     assert stored is not None and stored.owner == "alice"
     assert await _ids(store, owner="mallory") == []
+
+
+@_check_opening(shared=False, ledger=True)
+async def claim_owner_records_the_first_principal_only(opener: Opener) -> None:
+    store = opener()
+    try:
+        ledger = _ledger(store)
+        await store.create(_record("s"))
+        await store.create(_record("owned", owner="bob"))
+        assert await ledger.claim_owner("s", "alice") == "alice"
+        assert await ledger.claim_owner("s", "mallory") == "alice"
+        assert await ledger.claim_owner("s", "alice") == "alice"
+        assert await ledger.claim_owner("owned", "alice") == "bob"
+        assert await ledger.claim_owner("missing", "alice") is None
+        assert await store.get("missing") is None  # a claim creates nothing
+        stored = await store.get("s")
+        assert stored is not None and stored.owner == "alice"
+        assert await _ids(store, owner="alice") == ["s"]
+        for bad, kind in (("", ValueError), ("nul\x00", ValueError), (None, TypeError)):
+            with _raises(kind):
+                await ledger.claim_owner("s", bad)  # type: ignore[arg-type]
+    finally:
+        await store.aclose()
+
+
+@_check_opening(shared=False, ledger=True)
+async def owners_of_names_the_owner_of_each_stored_session(opener: Opener) -> None:
+    store = opener()
+    try:
+        ledger = _ledger(store)
+        await store.create(_record("a", owner="alice"))
+        await store.create(_record("free"))
+        many = [f"absent-{n}" for n in range(1200)]  # more than one query's worth of ids
+        found = await ledger.owners_of(["a", "free", "a", *many])
+        assert found == {"a": "alice", "free": None}
+        assert await ledger.owners_of([]) == {}
+    finally:
+        await store.aclose()
+
+
+@_check_opening(shared=True, ledger=True)
+async def a_claim_made_through_one_store_binds_every_other(opener: Opener) -> None:
+    first, second = opener(), opener()
+    try:
+        await first.create(_record("s"))
+        claims = await asyncio.gather(
+            _ledger(first).claim_owner("s", "alice"), _ledger(second).claim_owner("s", "bob")
+        )
+        winner = claims[0]
+        assert winner in ("alice", "bob") and list(claims) == [winner, winner]
+        assert await _ledger(second).owners_of(["s"]) == {"s": winner}
+        assert await _ledger(first).claim_owner("s", "carol") == winner
+    finally:
+        await first.aclose()
+        await second.aclose()
 
 
 # --------------------------------------------------------------------------- delete
