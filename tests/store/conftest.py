@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
+from _pg import PgPlace
 
-from acpwire.store.postgres import PostgresSessionStore
 from acpwire.testing.postgres import PostgresCluster
-
-
-@dataclass(frozen=True)
-class PgPlace:
-    """Where a test's PostgreSQL stores live: the cluster's URL and a schema of their own."""
-
-    dsn: str
-    schema: str
-
-    def store(self, **options: object) -> PostgresSessionStore:
-        return PostgresSessionStore(self.dsn, schema=self.schema, **options)  # type: ignore[arg-type]
 
 
 @pytest.fixture

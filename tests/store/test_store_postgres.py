@@ -11,7 +11,7 @@ from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
-from conftest import PgPlace
+from _pg import PgPlace
 
 from acpwire.store import PostgresSessionStore, SessionRecord, open_store
 from acpwire.store.postgres import SCHEMA_VERSION

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import PgPlace
+from _pg import PgPlace
 
 from acpwire.store import MemorySessionStore, SqliteSessionStore
 from acpwire.testing.store_suite import STORE_CHECKS, StoreCheck, store_checks
