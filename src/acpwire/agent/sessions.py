@@ -48,7 +48,7 @@ from .. import schema as s
 from ..protocol.errors import ConnectionClosedError
 from ..schema import to_json
 from ..store import SessionRecord, utc_now
-from .chunks import coalesce
+from .chunks import RunKey, coalesce, model_run_key
 from .commands import Command
 from .connection import ClientPeer
 from .history import HistoryWriter
@@ -196,10 +196,24 @@ class Session:
 
     async def send(self, update: s.SessionUpdate) -> None:
         """Send one ``session/update`` and record it (unless it is state, see NOT_RECORDED)."""
-        await self.client.session_update(self.id, update)
+        chunk = model_run_key(update)
+        if chunk is not None:
+            await self.send_chunk(update, *chunk)
+            return
+        session_id = self.record.session_id
+        await self.client.session_update(session_id, update)
         wire = to_json(update)
         if wire.get("sessionUpdate") not in NOT_RECORDED:
-            await self.writer.record(self.id, wire)
+            await self.writer.record(session_id, wire)
+
+    async def send_chunk(self, update: s.SessionUpdate, key: RunKey, text: str) -> None:
+        """:meth:`send` a text chunk whose :func:`~acpwire.agent.chunks.run_key` and text
+        the caller knows: a chunk that continues the message in hand is recorded
+        by adding its text to it, without turning the update into its wire form."""
+        session_id = self.record.session_id
+        await self.client.session_update(session_id, update)
+        if not self.writer.join(session_id, key, text):
+            await self.writer.record(session_id, to_json(update))
 
     async def record_update(self, wire: dict[str, Any]) -> None:
         """Append one update (wire form) to the history without sending it.

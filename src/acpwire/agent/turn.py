@@ -78,8 +78,7 @@ def is_absolute(path: str) -> bool:
     return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
 
 
-def _content_block(item: str | s.ContentBlock) -> s.ContentBlock:
-    return s.TextContent(text=item) if isinstance(item, str) else item
+_FINISHED = "this turn has already been answered; nothing more can be sent for it"
 
 
 @dataclass(frozen=True)
@@ -259,9 +258,7 @@ class Turn:
     async def send(self, update: s.SessionUpdate) -> None:
         """Send (and record) any session update. Raises :class:`TurnFinishedError` after the turn ended."""
         if self._finished:
-            raise TurnFinishedError(
-                "this turn has already been answered; nothing more can be sent for it"
-            )
+            raise TurnFinishedError(_FINISHED)
         if isinstance(update, s.ToolCallStart):
             self._message_id = self._thought_id = None
         elif isinstance(update, s.AgentMessageChunk):
@@ -273,21 +270,46 @@ class Turn:
         else:
             await self._live.send(update)
 
+    # say() and think() are what a streaming agent calls per token: they do what
+    # send() does without its type tests, and record a text chunk without a wire form.
+
     async def say(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's message. Consecutive chunks share one ``messageId``."""
-        if self._message_id is None:
-            self._message_id = str(uuid.uuid4())
-        await self.send(
-            s.AgentMessageChunk(content=_content_block(content), message_id=self._message_id)
-        )
+        if self._finished:
+            raise TurnFinishedError(_FINISHED)
+        message_id = self._message_id
+        if message_id is None:
+            message_id = self._message_id = str(uuid.uuid4())
+        self._thought_id = None
+        if isinstance(content, str):
+            update = s.AgentMessageChunk(content=s.TextContent(text=content), message_id=message_id)
+            if self._live is None:
+                await self.session.send_chunk(
+                    update, ("agent_message_chunk", message_id, None), content
+                )
+                return
+        else:
+            update = s.AgentMessageChunk(content=content, message_id=message_id)
+        await (self.session.send(update) if self._live is None else self._live.send(update))
 
     async def think(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's reasoning (``agent_thought_chunk``)."""
-        if self._thought_id is None:
-            self._thought_id = str(uuid.uuid4())
-        await self.send(
-            s.AgentThoughtChunk(content=_content_block(content), message_id=self._thought_id)
-        )
+        if self._finished:
+            raise TurnFinishedError(_FINISHED)
+        thought_id = self._thought_id
+        if thought_id is None:
+            thought_id = self._thought_id = str(uuid.uuid4())
+        self._message_id = None
+        if isinstance(content, str):
+            update = s.AgentThoughtChunk(content=s.TextContent(text=content), message_id=thought_id)
+            if self._live is None:
+                await self.session.send_chunk(
+                    update, ("agent_thought_chunk", thought_id, None), content
+                )
+                return
+        else:
+            update = s.AgentThoughtChunk(content=content, message_id=thought_id)
+        await (self.session.send(update) if self._live is None else self._live.send(update))
 
     async def plan(self, *entries: str | s.PlanEntry) -> Plan:
         """Send a plan (strings become pending, medium-priority entries) and return it for updates."""
