@@ -25,8 +25,8 @@ import asyncio
 import os
 import statistics
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 TEXT64 = "acp-bench " * 6 + "data"
