@@ -363,9 +363,8 @@ class AppAgent(Agent):
     async def _run(self, session: Session, turn: Turn) -> StopReason:
         message_id = str(uuid.uuid4())
         for block in turn.prompt:  # the user's side of the conversation, for replay
-            await session.record_update(
-                to_json(s.UserMessageChunk(content=block, message_id=message_id))
-            )
+            wire = to_json(s.UserMessageChunk(content=block, message_id=message_id))
+            await session.writer.record(session.id, wire)
         handler = self.app.hooks.prompt
         parsed = parse_command(turn.text) if self.app.commands else None
         if parsed is not None and parsed[0] in self.app.commands:

@@ -44,6 +44,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+import msgspec
+
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError
 from ..schema import to_json
@@ -407,11 +409,14 @@ class Session:
             await self.send(update)
 
 
-def _signature(record: SessionRecord) -> str:
-    """The saved fields of a record as text, to tell whether saving would change anything."""
+def _signature(record: SessionRecord) -> bytes:
+    """The saved fields of a record as JSON, to tell whether saving would change anything."""
     fields: list[object] = [record.cwd, record.additional_directories, record.title]
     fields += [record.mode_id, record.config_values, record.meta, record.owner]
-    return json.dumps(fields, sort_keys=True, default=repr)
+    try:
+        return msgspec.json.encode(fields, order="sorted", enc_hook=repr)
+    except (TypeError, ValueError, OverflowError):  # what JSON cannot say: the store will refuse it
+        return repr(fields).encode()
 
 
 def replayable(update: dict[str, Any], terminal_outputs: Mapping[str, str]) -> dict[str, Any]:

@@ -75,7 +75,9 @@ class TurnFinishedError(RuntimeError):
 
 def is_absolute(path: str) -> bool:
     """Absolute in POSIX or Windows form (the client may run on either)."""
-    return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+    if path.startswith("/"):  # what PurePosixPath(path).is_absolute() means, without a path object
+        return True
+    return PureWindowsPath(path).is_absolute()
 
 
 _FINISHED = "this turn has already been answered; nothing more can be sent for it"
