@@ -185,6 +185,8 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
     }
     targets = []
     for label, row, ref, fig, bound, kind in TARGETS:
+        if row not in table or (ref is not None and ref not in table):
+            continue  # a row left out with --rows
         if ref is None:
             value = table[row][fig]
         else:

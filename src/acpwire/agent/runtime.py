@@ -352,6 +352,8 @@ class AppAgent(Agent):
             raise TurnInProgress(data={"sessionId": session.id})
         turn = Turn(session, params.prompt, chunk_interval=self.app.chunk_interval)
         session.turn = turn
+        # $/cancel_request for this prompt ends the turn as session/cancel does.
+        self.client.connection.take_cancellation(turn.cancel)
         if session.mcp_servers and session.mcp_support.enabled:
             self._watch_connection()
         try:
@@ -374,20 +376,7 @@ class AppAgent(Agent):
             raise MethodNotFound("this agent has no prompt handler (decorate one with @app.prompt)")
         if self.app.auto_title and session.title is None and turn.text.strip():
             await session.set_title(_title_from(turn.text))
-        task = turn.start_handler(handler)
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            # $/cancel_request for the prompt, or the connection closing: end the turn the same way.
-            turn.cancel()
-            await asyncio.wait({task})
-            if self.client.connection.closed:
-                raise
-            return "cancelled"
-        if task.cancelled():  # cancelled before it ever ran
-            await turn.teardown()
-            return "cancelled"
-        return task.result()
+        return await turn.run_handler(handler)
 
     async def cancel(self, params: s.CancelNotification) -> None:
         session = self.sessions.get(params.session_id)

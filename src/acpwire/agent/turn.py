@@ -11,9 +11,10 @@ first, and ``fallback=True`` on files and commands uses the agent's own disk
 and processes instead.
 
 How a turn ends (prompt-turn.mdx; docs/cancellation.md): the handler runs in
-its own task. ``session/cancel``, ``session/close``, ``$/cancel_request`` for
-the prompt, or the connection closing cancel that task at once, wherever it is
-waiting (a permission reply, a file read, a terminal). Teardown then marks
+the task serving the ``session/prompt`` request. ``session/cancel``,
+``session/close``, ``$/cancel_request`` for the prompt (taken over from the
+engine, so all three go through :meth:`Turn.cancel`, which is idempotent), or
+the connection closing cancel it at once, wherever it is waiting (a permission reply, a file read, a terminal). Teardown then marks
 every tool call still open ``failed``, kills and releases every terminal still
 held, and only then is the prompt answered, with ``stopReason: "cancelled"``
 and never an error (CANCEL-004..006). After the answer the turn refuses to
@@ -673,16 +674,22 @@ class Turn:
         """Wait until the turn has been torn down."""
         await self._done.wait()
 
-    def start_handler(self, handler: PromptHandler) -> asyncio.Task[StopReason]:
-        """Run ``handler`` for this turn in a new task (:func:`run_turn`), which :meth:`cancel` cancels.
+    async def run_handler(self, handler: PromptHandler) -> StopReason:
+        """Run ``handler`` for this turn in the current task (:func:`run_turn`), which
+        :meth:`cancel` then cancels; returns the stop reason.
 
-        The runtime does this once per turn.
+        The runtime does this once per turn, in the task serving the
+        ``session/prompt`` request (no task of its own: a ping turn costs no more
+        event loop iterations than a low-tier prompt). A cancel can only reach
+        the handler: the task sets :attr:`_task` right before the handler runs,
+        and reaches teardown, which :meth:`cancel` leaves alone, without
+        pausing after the handler returns.
         """
-        task: asyncio.Task[StopReason] = asyncio.ensure_future(run_turn(self, handler))
-        self._task = task
         if self._cancel_requested:  # cancelled while the turn was being set up
-            task.cancel()
-        return task
+            await self.teardown()
+            return "cancelled"
+        self._task = asyncio.current_task()
+        return await run_turn(self, handler)
 
     async def teardown(self, *, quiet: bool = False) -> None:
         """End the turn: fail every open tool call, release every terminal, refuse further sends.

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .. import schema as s
-from ..schema import UnsetType
+from ..schema import UNSET, UnsetType
 
 __all__ = [
     "Listener",
@@ -165,6 +165,11 @@ _TOOL_FIELDS = (
     "raw_output",
 )
 _LIST_FIELDS = ("content", "locations")
+_CHUNK_ROLES: dict[type, Role] = {
+    s.AgentMessageChunk: "agent",
+    s.AgentThoughtChunk: "thought",
+    s.UserMessageChunk: "user",
+}
 
 
 class SessionState:
@@ -245,14 +250,20 @@ class SessionState:
 
     def _changed(self, update: s.SessionUpdate | None) -> None:
         self.version += 1
-        for listener in list(self._listeners):
-            listener(self, update)
+        if self._listeners:
+            for listener in tuple(self._listeners):
+                listener(self, update)
 
     # ------------------------------------------------------------------ folding
 
     def apply(self, update: s.SessionUpdate) -> None:
         """Fold one ``session/update`` payload into the view."""
-        if isinstance(update, s.UserMessageChunk):
+        # Message chunks are most of a stream: one dict lookup for them, the type
+        # tests below for the rest.
+        role = _CHUNK_ROLES.get(type(update))
+        if role is not None:
+            self._add_chunk(role, update)  # type: ignore[arg-type]  # a ContentChunk
+        elif isinstance(update, s.UserMessageChunk):
             self._add_chunk("user", update)
         elif isinstance(update, s.AgentMessageChunk):
             self._add_chunk("agent", update)
@@ -290,12 +301,14 @@ class SessionState:
             self.apply(update)
 
     def _add_chunk(self, role: Role, chunk: s.ContentChunk) -> None:
-        message_id = None if isinstance(chunk.message_id, UnsetType) else chunk.message_id
+        message_id = chunk.message_id
         message: MessageView | None = None
-        if message_id is not None:
+        if message_id is not None and message_id is not UNSET:
             message = self._messages.get((role, message_id))
         else:
-            last = self.transcript[-1] if self.transcript else None
+            message_id = None
+            transcript = self.transcript
+            last = transcript[-1] if transcript else None
             if isinstance(last, MessageView) and last.role == role:
                 message = last
         if message is None:
@@ -303,7 +316,7 @@ class SessionState:
             self.transcript.append(message)
             if message_id is not None:
                 self._messages[(role, message_id)] = message
-        message.append(chunk.content)
+        message.content.append(chunk.content)
 
     def _tool_call(self, tool_call_id: str) -> ToolCallView:
         view = self.tool_calls.get(tool_call_id)

@@ -491,7 +491,8 @@ class ToolkitClient(Client):
     # ------------------------------------------------------------------ handlers: updates
 
     async def session_update(self, params: s.SessionNotification) -> None:
-        self._state_for(params.session_id).apply(params.update)
+        state = self.sessions.get(params.session_id) or self._state_for(params.session_id)
+        state.apply(params.update)
 
     # ------------------------------------------------------------------ handlers: permissions
 

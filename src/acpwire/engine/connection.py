@@ -13,6 +13,9 @@ Guarantees (tested in ``tests/engine``):
 * **Cancellation.** Each incoming request's task is keyed by its id; a
   ``$/cancel_request`` for that id cancels the task and the request is
   answered ``-32800`` (unless the handler still produces its own answer).
+  A handler that ends its work in good order itself may take that over
+  (:meth:`Connection.take_cancellation`): the ``$/cancel_request`` then calls
+  its callback instead (AgentApp's turns answer ``cancelled``).
   A caller that abandons an outgoing request (its task is cancelled) makes the
   connection send ``$/cancel_request`` for it; the peer's late answer is then
   expected and dropped without a warning.
@@ -50,6 +53,7 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +115,9 @@ class _Pending:
 _any_decoder = msgspec.json.Decoder()
 _EMPTY_OBJECT = b"{}"
 
+_serving: ContextVar[tuple[Connection, Any] | None] = ContextVar("acpwire_serving", default=None)
+"""The connection and id of the request the current task serves (set in its own task)."""
+
 
 def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
     text = str(exc)
@@ -159,6 +166,8 @@ class Connection:
         self._pending: dict[Any, _Pending] = {}
         self._incoming: dict[Any, asyncio.Task[None]] = {}
         self._cancelled_by_peer: set[Any] = set()
+        # Request id -> what a $/cancel_request for it calls instead of cancelling its task.
+        self._cancel_handlers: dict[Any, Callable[[], None]] = {}
         # Ids of requests we abandoned (oldest first), whose late answers are expected.
         self._abandoned: dict[Any, None] = {}
         # Notifications and responses waiting for their turn, in arrival order (a
@@ -290,6 +299,21 @@ class Connection:
         if self._closed is not None:
             raise ConnectionClosedError(str(self._closed), broken=self._closed.broken)
         await self.transport.send(wire.encode_notification(method, params))
+
+    def take_cancellation(self, callback: Callable[[], None]) -> bool:
+        """From a request handler: a ``$/cancel_request`` for this request calls ``callback``
+        instead of cancelling the handler's task.
+
+        For handlers that end their work in good order themselves: the request is
+        then answered by the handler, as usual. The connection closing still
+        cancels the task. Returns False, changing nothing, when the current task
+        does not serve a request of this connection.
+        """
+        serving = _serving.get()
+        if serving is None or serving[0] is not self:
+            return False
+        self._cancel_handlers[serving[1]] = callback
+        return True
 
     async def _send_quietly(self, line: bytes) -> None:
         try:
@@ -484,11 +508,21 @@ class Connection:
             return
         task = self._incoming.get(request_id)
         if task is not None and not task.done():
+            handler = self._cancel_handlers.get(request_id)
+            if handler is not None:
+                try:
+                    handler()
+                except Exception:
+                    log.exception(
+                        "%s: cancellation handler of request %r failed", self.name, request_id
+                    )
+                return
             self._cancelled_by_peer.add(request_id)
             task.cancel()
 
     async def _handle_request(self, msg: wire.Request) -> None:
         request_id = msg.id
+        _serving.set((self, request_id))  # in this task's own context
         try:
             route = self.router.requests.get(msg.method)
             if route is None:
@@ -513,6 +547,8 @@ class Connection:
     def _request_done(self, request_id: Any, task: asyncio.Task[None]) -> None:
         if self._incoming.get(request_id) is task:
             del self._incoming[request_id]
+            if self._cancel_handlers:
+                self._cancel_handlers.pop(request_id, None)
         by_peer = request_id in self._cancelled_by_peer
         self._cancelled_by_peer.discard(request_id)
         # Cancelled at the peer's request (even before it started): still answer, with -32800.
