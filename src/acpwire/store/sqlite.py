@@ -21,11 +21,12 @@ database locked by another process (it is retried there, waiting up to
 ``timeout`` seconds), and every call made while an earlier one is still on
 the worker. SQLite's automatic checkpoints are off on this connection, since
 a checkpoint syncs the file (milliseconds on most disks): the store counts
-the pages it writes and, every :data:`CHECKPOINT_PAGES` of them, checkpoints
-on the worker, which also syncs the restarted log's header there; calls made
-meanwhile wait behind it on the worker, not on the loop. Going to the worker
-and back costs two thread switches, which a loaded machine makes expensive
-(hundreds of microseconds), and that is why short calls do not.
+the pages it writes (an estimate) and, every :data:`CHECKPOINT_PAGES` of
+them, checkpoints on the worker and restarts the log there too (the first
+write of a new log syncs its header); calls made meanwhile wait behind it on
+the worker, not on the loop. Going to the worker and back costs two thread
+switches, which a loaded machine makes expensive (hundreds of microseconds):
+that is why short calls stay on the loop's thread.
 
 Several processes (or stores) may use the same file at once: SQLite lets one
 writer in at a time, and they wait up to ``timeout`` seconds for each other.
@@ -76,8 +77,9 @@ INLINE_RECORDS: Final = 64
 """Most history records an ``extend_many`` may hold to run on the event loop's thread."""
 INLINE_BYTES: Final = 64 * 1024
 """Most bytes of JSON an ``extend_many`` may hold to run on the event loop's thread."""
-CHECKPOINT_PAGES: Final = 1000
-"""Pages written (an estimate) between two checkpoints: SQLite's own default interval."""
+CHECKPOINT_PAGES: Final = 4000
+"""Pages written (an estimate) between two checkpoints: 16 MiB of log, four times SQLite's
+default, since each checkpoint costs three syncs to disk whatever its size."""
 _PAGE: Final = 4096
 _BUSY: Final = 5  # SQLITE_BUSY, the primary result code of "database is locked"
 
@@ -242,23 +244,27 @@ class SqliteSessionStore(SessionStore):
 
     def _wrote(self, pages: int) -> None:
         """Count written pages; past CHECKPOINT_PAGES, checkpoint on the worker."""
-        if not pages:
-            return
         self._unchecked_pages += pages
-        if self._unchecked_pages < CHECKPOINT_PAGES or self._closed:
+        if self._unchecked_pages < CHECKPOINT_PAGES or self._closed or self._path == ":memory:":
             return
         self._unchecked_pages = 0
-        future = self._on_worker(self._checkpoint)
-        future.add_done_callback(_log_failure)
+        self._on_worker(self._checkpoint).add_done_callback(_log_failure)
 
     def _checkpoint(self) -> None:
+        """Copy the log into the database file and restart the log, on the worker.
+
+        Calls made meanwhile go to the worker too: a write from the loop's thread
+        right after the copy would restart the log itself, and the first write of
+        a new log syncs its header to disk.
+        """
         conn = self._db()
-        busy, log_pages, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        busy, log_pages, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0]
         if not busy and log_pages > 0 and done == log_pages:
-            # Everything is in the database file: the next write restarts the log and
-            # syncs its header. Make that write here, on the worker.
+            # All of the log is in the file: restart it with a write (a row changed
+            # and changed back; a write that changes nothing writes no page).
             with _transaction(conn):
-                conn.execute("UPDATE schema_version SET version = version")
+                conn.execute("UPDATE schema_version SET version = -version")
+                conn.execute("UPDATE schema_version SET version = -version")
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -308,7 +314,7 @@ class SqliteSessionStore(SessionStore):
                 raise SessionExistsError(row.session_id)
             return decode(row)
 
-        return await self._run(work, short=True, pages=4)
+        return await self._run(work, short=True, pages=5)
 
     async def get(self, session_id: str) -> SessionRecord | None:
         def work() -> SessionRecord | None:
@@ -377,7 +383,7 @@ class SqliteSessionStore(SessionStore):
             return missing
 
         short = records <= INLINE_RECORDS and size <= INLINE_BYTES
-        return await self._run(work, short=short, pages=3 * len(encoded) + size // _PAGE)
+        return await self._run(work, short=short, pages=2 * len(encoded) + size // _PAGE)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         def work() -> list[dict[str, Any]]:
