@@ -54,10 +54,10 @@ from .chunks import RunKey, coalesce, model_run_key
 from .commands import Command
 from .connection import ClientPeer
 from .history import HistoryWriter
-from .mcp import McpServers
 from .options import MODE_OPTION_ID, ConfigSpec, ConfigValue
 
 if TYPE_CHECKING:
+    from .mcp import McpServers
     from .turn import Turn
 
 __all__ = ["NOT_RECORDED", "McpSupport", "Session", "replayable"]
@@ -92,7 +92,7 @@ class McpSupport:
     startup_timeout: float = 15.0
     client_name: str = "acpwire"
     client_version: str = "0"
-    live: set[McpServers] = field(default_factory=set[McpServers])
+    live: set[McpServers] = field(default_factory=set["McpServers"])
 
     @property
     def capabilities(self) -> s.McpCapabilities:
@@ -338,6 +338,8 @@ class Session:
         no ``mcp`` SDK installed) are recorded in ``failures``; this never
         raises for them. Raises ``RuntimeError`` if the app disabled MCP.
         """
+        from .mcp import McpServers  # only agents whose sessions use MCP load it
+
         support = self.mcp_support
         if not support.enabled:
             raise RuntimeError("MCP support is disabled for this agent (AgentApp(mcp=False))")

@@ -31,23 +31,25 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import schema as s
 from ..engine.roles import gate_allows
 from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidParams
 from ..protocol.forms import validate_form
-from ..sandbox import Sandbox
 from ..schema import UNSET
 from ..schema.methods import BY_NAME
 from .chunks import LiveChunks
 from .commands import Command
 from .connection import ClientPeer
-from .mcp import McpServerError, McpServers, McpToolResult
 from .options import ConfigValue
 from .sessions import Session
 from .terminals import RunResult, TerminalHandle, run_locally
 from .tools import ToolCall, ToolCallContext, ToolContent
+
+if TYPE_CHECKING:  # loaded when first used: most agents need neither at start-up
+    from ..sandbox import Sandbox
+    from .mcp import McpServers, McpToolResult
 
 __all__ = [
     "STOP_REASONS",
@@ -401,6 +403,8 @@ class Turn:
 
     def _local_files(self) -> Sandbox:
         """The agent's own disk, confined to the session's roots as a client would (SESS-023)."""
+        from ..sandbox import Sandbox
+
         return Sandbox(self.session.roots)
 
     async def read_file(
@@ -598,6 +602,8 @@ class Turn:
         error). Never raises for those: the result then has ``is_error=True``
         and the reason as ``text``, ready to hand back to the model.
         """
+        from .mcp import McpServerError, McpToolResult
+
         servers = await self.mcp_servers()
         args = dict(arguments or {})
         call = await self.start_tool(title or f"{server}: {tool}", kind=kind, raw_input=args)
