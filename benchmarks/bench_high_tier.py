@@ -16,10 +16,12 @@ Every agent is a child process on real stdio pipes. Rows:
   no store) and the same client;
 * ``AgentApp + SQLite``: ``store_agent.py FILE`` (a SQLite file in a temp folder,
   history written behind);
-* ``Client`` and ``ToolkitClient``: the raw agent's stream (the fastest
-  producer, so the client is what is measured) into a low-tier ``Client`` that
-  only counts, and into a :class:`~acpwire.client.toolkit.ToolkitClient` that
-  folds every update into its :class:`~acpwire.client.state.SessionState`.
+* ``Client`` and ``ToolkitClient``: the low-tier agent's stream (the fastest
+  producer here: it joins a burst of updates into few writes, where the raw
+  agent writes each one, so the client is what is measured) into a low-tier
+  ``Client`` that only counts, and into a
+  :class:`~acpwire.client.toolkit.ToolkitClient` that folds every update into
+  its :class:`~acpwire.client.state.SessionState`.
 
 Each agent row measures what ``bench_stdio.py`` does (``_scenario.run_plan``):
 streaming msg/s (best of 3 runs of about 1 s), prompt round trip p50/p99,
@@ -60,7 +62,6 @@ from acpwire.client.connection import Client  # noqa: E402
 from acpwire.client.toolkit import ToolkitClient  # noqa: E402
 
 STORE_AGENT = HERE / "store_agent.py"
-RAW_AGENT = HERE / "raw_agent.py"
 
 PLANS: dict[str, dict[str, Any]] = {
     "full": {
@@ -124,13 +125,13 @@ def rows(sqlite_file: Path) -> dict[str, tuple[str, Callable[[], DriverBase], bo
             True,
         ),
         "client": (
-            "raw agent -> Client (counts)",
-            lambda: AcpwireDriver(script=RAW_AGENT, client=CountingClient),
+            "low-tier agent -> Client (counts)",
+            lambda: AcpwireDriver(client=CountingClient),
             False,
         ),
         "toolkit": (
-            "raw agent -> ToolkitClient (folds)",
-            lambda: AcpwireDriver(script=RAW_AGENT, client=FoldingClient),
+            "low-tier agent -> ToolkitClient (folds)",
+            lambda: AcpwireDriver(client=FoldingClient),
             False,
         ),
     }

@@ -120,14 +120,15 @@ class HistoryWriter:
         run = self._runs.get(session_id)
         if run is None or not run.add(key, text):
             return False
-        loop = self._loop
-        if self._timer is None or loop is None or not loop.is_running():
-            self._schedule()  # (normally running since the run began)
+        if self._timer is None:  # (normally running since the run began)
+            self._schedule()
         return True
 
     def _bind(self) -> None:
         """Follow the running event loop: an app may be served by one loop after another
         (tests, ``asyncio.run`` twice). What is pending is plain data and carries over."""
+        if self._loop is not None and self._loop.is_running():
+            return  # (get_running_loop() costs a system call on Python 3.11)
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop

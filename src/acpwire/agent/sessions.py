@@ -42,12 +42,13 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import msgspec
 
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError
+from ..protocol.messages import encode_notification
 from ..schema import to_json
 from ..store import SessionRecord, utc_now
 from .chunks import RunKey, coalesce, model_run_key
@@ -122,6 +123,10 @@ class Session:
     ) -> None:
         self.record = record
         self.client = client
+        # client.session_update without its frame: a streaming turn sends through here.
+        self._notify = client.connection.notify
+        self._notify_encoded = client.connection.notify_encoded
+        self._text_frame: _TextFrame | None = None  # of the message send_text sends
         self.writer = history
         self.store = history.store
         self.config_spec = config
@@ -203,7 +208,9 @@ class Session:
             await self.send_chunk(update, *chunk)
             return
         session_id = self.record.session_id
-        await self.client.session_update(session_id, update)
+        await self._notify(
+            "session/update", s.SessionNotification(session_id=session_id, update=update)
+        )
         wire = to_json(update)
         if wire.get("sessionUpdate") not in NOT_RECORDED:
             await self.writer.record(session_id, wire)
@@ -213,9 +220,29 @@ class Session:
         the caller knows: a chunk that continues the message in hand is recorded
         by adding its text to it, without turning the update into its wire form."""
         session_id = self.record.session_id
-        await self.client.session_update(session_id, update)
+        await self._notify(
+            "session/update", s.SessionNotification(session_id=session_id, update=update)
+        )
         if not self.writer.join(session_id, key, text):
             await self.writer.record(session_id, to_json(update))
+
+    async def send_text(self, kind: TextKind, message_id: str, text: str) -> None:
+        """:meth:`send` a plain text chunk of a message: what ``turn.say``/``think`` send per token.
+
+        No model is built: the line is the encoder's own bytes for this session,
+        kind and message id (encoded once per message around a marker) with the
+        text encoded in the marker's place, and the chunk is recorded by adding
+        its text to the message in hand (as :meth:`send_chunk`).
+        """
+        frame = self._text_frame
+        if frame is None or frame.message_id != message_id or frame.kind != kind:
+            frame = self._text_frame = _TextFrame(kind, self.record.session_id, message_id)
+        if frame.head is None:
+            await self._notify("session/update", frame.params(text))
+        else:
+            await self._notify_encoded(frame.head + _encode_text(text) + frame.tail)
+        if not self.writer.join(frame.session_id, (kind, message_id, None), text):
+            await self.writer.record(frame.session_id, to_json(frame.model(text)))
 
     async def record_update(self, wire: dict[str, Any]) -> None:
         """Append one update (wire form) to the history without sending it.
@@ -409,6 +436,37 @@ class Session:
     async def send_quietly(self, update: s.SessionUpdate) -> None:
         with contextlib.suppress(ConnectionClosedError, OSError):
             await self.send(update)
+
+
+TextKind = Literal["agent_message_chunk", "agent_thought_chunk"]
+_TEXT_CHUNKS: dict[str, type[s.AgentMessageChunk | s.AgentThoughtChunk]] = {
+    "agent_message_chunk": s.AgentMessageChunk,
+    "agent_thought_chunk": s.AgentThoughtChunk,
+}
+_MARK = "\x00acpwire text\x00"
+_encode_text = msgspec.json.Encoder().encode  # a str needs no hooks
+_ENCODED_MARK = _encode_text(_MARK)
+
+
+class _TextFrame:
+    """The ``session/update`` line of a text chunk of one message as the encoder
+    writes it, split around the text: a chunk's line is ``head + text + tail``."""
+
+    __slots__ = ("head", "kind", "message_id", "session_id", "tail")
+
+    def __init__(self, kind: TextKind, session_id: str, message_id: str) -> None:
+        self.kind, self.session_id, self.message_id = kind, session_id, message_id
+        line = encode_notification("session/update", self.params(_MARK))
+        self.head: bytes | None = None
+        self.tail = b""
+        if line.count(_ENCODED_MARK) == 1:  # (ids that hold the marker take the slow path)
+            self.head, _, self.tail = line.partition(_ENCODED_MARK)
+
+    def model(self, text: str) -> s.AgentMessageChunk | s.AgentThoughtChunk:
+        return _TEXT_CHUNKS[self.kind](content=s.TextContent(text=text), message_id=self.message_id)
+
+    def params(self, text: str) -> s.SessionNotification:
+        return s.SessionNotification(session_id=self.session_id, update=self.model(text))
 
 
 def _signature(record: SessionRecord) -> bytes:

@@ -275,8 +275,8 @@ class Turn:
         else:
             await self._live.send(update)
 
-    # say() and think() are what a streaming agent calls per token: they do what
-    # send() does without its type tests, and record a text chunk without a wire form.
+    # say() and think() are what a streaming agent calls per token: plain text goes
+    # through Session.send_text, which builds neither a model nor a wire form.
 
     async def say(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's message. Consecutive chunks share one ``messageId``."""
@@ -286,15 +286,11 @@ class Turn:
         if message_id is None:
             message_id = self._message_id = str(uuid.uuid4())
         self._thought_id = None
-        if isinstance(content, str):
-            update = s.AgentMessageChunk(content=s.TextContent(text=content), message_id=message_id)
-            if self._live is None:
-                await self.session.send_chunk(
-                    update, ("agent_message_chunk", message_id, None), content
-                )
-                return
-        else:
-            update = s.AgentMessageChunk(content=content, message_id=message_id)
+        if self._live is None and isinstance(content, str):
+            await self.session.send_text("agent_message_chunk", message_id, content)
+            return
+        block = s.TextContent(text=content) if isinstance(content, str) else content
+        update = s.AgentMessageChunk(content=block, message_id=message_id)
         await (self.session.send(update) if self._live is None else self._live.send(update))
 
     async def think(self, content: str | s.ContentBlock) -> None:
@@ -305,15 +301,11 @@ class Turn:
         if thought_id is None:
             thought_id = self._thought_id = str(uuid.uuid4())
         self._message_id = None
-        if isinstance(content, str):
-            update = s.AgentThoughtChunk(content=s.TextContent(text=content), message_id=thought_id)
-            if self._live is None:
-                await self.session.send_chunk(
-                    update, ("agent_thought_chunk", thought_id, None), content
-                )
-                return
-        else:
-            update = s.AgentThoughtChunk(content=content, message_id=thought_id)
+        if self._live is None and isinstance(content, str):
+            await self.session.send_text("agent_thought_chunk", thought_id, content)
+            return
+        block = s.TextContent(text=content) if isinstance(content, str) else content
+        update = s.AgentThoughtChunk(content=block, message_id=thought_id)
         await (self.session.send(update) if self._live is None else self._live.send(update))
 
     async def plan(self, *entries: str | s.PlanEntry) -> Plan:

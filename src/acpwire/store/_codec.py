@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, Final, cast
 
 import msgspec
@@ -233,7 +233,20 @@ def decode(row: Row | Sequence[Any]) -> SessionRecord:
 def touched(row: Row, clock: Clock) -> Row:
     """The row with ``updated_at`` set to now."""
     key, stamp = clock.now()
-    return replace(row, updated_at=stamp, updated_key=key)
+    # Positional, not dataclasses.replace: every history batch of every session does this.
+    return Row(
+        row.session_id,
+        row.cwd,
+        row.additional_directories,
+        row.title,
+        row.created_at,
+        stamp,
+        key,
+        row.mode_id,
+        row.config_values,
+        row.meta,
+        row.owner,
+    )
 
 
 # --------------------------------------------------------------------------- cursors
