@@ -160,6 +160,8 @@ class HistoryWriter:
     async def flush(self) -> None:
         """Commit everything recorded so far; returns once it is committed (or failed and logged)."""
         self._bind()
+        if not self._count and not self._runs and not self._lock.locked():
+            return  # nothing recorded, nothing being written
         async with self._lock:
             if self._timer is not None:
                 self._timer.cancel()

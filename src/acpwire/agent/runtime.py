@@ -44,7 +44,7 @@ from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
 from .connection import Agent
 from .sessions import Session, new_record
-from .turn import StopReason, Turn, check_prompt, is_absolute
+from .turn import StopReason, Turn, check_prompt, is_absolute, new_message_id
 
 if TYPE_CHECKING:
     from .app import AgentApp
@@ -363,9 +363,10 @@ class AppAgent(Agent):
             await session.save_quietly()
 
     async def _run(self, session: Session, turn: Turn) -> StopReason:
-        message_id = str(uuid.uuid4())
+        message_id = new_message_id()
         for block in turn.prompt:  # the user's side of the conversation, for replay
-            wire = to_json(s.UserMessageChunk(content=block, message_id=message_id))
+            wire = {"sessionUpdate": "user_message_chunk", "content": to_json(block)}
+            wire["messageId"] = message_id  # (to_json of a UserMessageChunk, built directly)
             await session.writer.record(session.id, wire)
         handler = self.app.hooks.prompt
         parsed = parse_command(turn.text) if self.app.commands else None

@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import os
 import shlex
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
@@ -84,6 +83,14 @@ def is_absolute(path: str) -> bool:
 
 
 _FINISHED = "this turn has already been answered; nothing more can be sent for it"
+_UUID_VARIANT = {f"{d:x}": "89ab"[d & 3] for d in range(16)}
+
+
+def new_message_id() -> str:
+    """A random UUID (version 4) as text: ``str(uuid.uuid4())`` without the UUID object
+    (every turn makes one for the prompt and one per message)."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 @dataclass(frozen=True)
@@ -284,7 +291,7 @@ class Turn:
             raise TurnFinishedError(_FINISHED)
         message_id = self._message_id
         if message_id is None:
-            message_id = self._message_id = str(uuid.uuid4())
+            message_id = self._message_id = new_message_id()
         self._thought_id = None
         if self._live is None and isinstance(content, str):
             await self.session.send_text("agent_message_chunk", message_id, content)
@@ -299,7 +306,7 @@ class Turn:
             raise TurnFinishedError(_FINISHED)
         thought_id = self._thought_id
         if thought_id is None:
-            thought_id = self._thought_id = str(uuid.uuid4())
+            thought_id = self._thought_id = new_message_id()
         self._message_id = None
         if self._live is None and isinstance(content, str):
             await self.session.send_text("agent_thought_chunk", thought_id, content)

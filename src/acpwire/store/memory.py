@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from ._clock import Clock
@@ -62,7 +61,7 @@ class MemorySessionStore(SessionStore):
         existing = self._rows.get(row.session_id)
         if existing is not None:
             owner = row.owner if existing.owner is None else existing.owner
-            row = replace(row, created_at=existing.created_at, owner=owner)
+            row = row._replace(created_at=existing.created_at, owner=owner)
         self._rows[row.session_id] = row
         self._history.setdefault(row.session_id, [])
         return decode(row)
