@@ -24,9 +24,12 @@ Every agent is a child process on real stdio pipes. Rows:
   its :class:`~acpwire.client.state.SessionState`.
 
 Each agent row measures what ``bench_stdio.py`` does (``_scenario.run_plan``):
-streaming msg/s (best of 3 runs of about 1 s), prompt round trip p50/p99,
-sequential ``session/new`` per second, spawn to first session (median), plus
-the CPU time per streamed message of the agent process and of the client.
+streaming msg/s (best of 3 runs of about 1 s), sequential ``session/new`` per
+second, spawn to first session (median), plus the CPU time per streamed
+message of the agent process and of the client. Prompt round trips (p50/p99)
+are measured apart, with every agent row running side by side and taking turns,
+one trivial prompt each (:func:`interleaved_round_trips`): round trips are a
+few hundred microseconds, so rows measured seconds apart see different loads.
 The rows alternate for ``--rounds`` rounds (default 3); the table shows the
 median of the rounds, and every ratio is taken within a round (rows measured
 seconds apart) and then the median of those. No figure is asserted: the
@@ -153,11 +156,48 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "stream": ("stream", "msgs_per_s"),
     "agent_cpu": ("stream", "agent_cpu_us"),
     "client_cpu": ("stream", "client_cpu_us"),
-    "rt_p50": ("roundtrip", "p50_ms"),
-    "rt_p99": ("roundtrip", "p99_ms"),
+    "rt_p50": ("interleaved", "p50_ms"),  # (run_plan's own sequential ones stay in the JSON)
+    "rt_p99": ("interleaved", "p99_ms"),
     "sessions": ("sessions", "per_s"),
     "spawn": ("spawn", "median_ms"),
 }
+
+
+async def interleaved_round_trips(
+    factories: dict[str, Callable[[], DriverBase]], n: int
+) -> dict[str, dict[str, float]]:
+    """Trivial prompts to every agent in turn, one at a time, ``n`` each: p50 and p99 ms.
+
+    The agents run side by side and take turns, so a burst of load elsewhere on
+    the machine hits all of them alike (sequential parts seconds apart do not).
+    """
+    drivers = {name: make() for name, make in factories.items()}
+    times: dict[str, list[float]] = {name: [] for name in drivers}
+    sessions: dict[str, str] = {}
+    try:
+        for name, driver in drivers.items():
+            await driver.start()
+            await driver.initialize()
+            sessions[name] = await driver.new_session()
+            for _ in range(100):
+                await driver.prompt(sessions[name], "ping")
+        perf = time.perf_counter
+        for _ in range(n):
+            for name, driver in drivers.items():
+                start = perf()
+                await driver.prompt(sessions[name], "ping")
+                times[name].append(perf() - start)
+    finally:
+        for driver in drivers.values():
+            await driver.close()
+    out = {}
+    for name, values in times.items():
+        values.sort()
+        out[name] = {
+            "p50_ms": values[len(values) // 2] * 1e3,
+            "p99_ms": values[int(len(values) * 0.99) - 1] * 1e3,
+        }
+    return out
 
 
 def log(message: str) -> None:
@@ -283,9 +323,7 @@ def main() -> int:
         "commit": git_commit(),
         "load_before": load_average(),
     }
-    client_plan = {
-        k: plan[k] for k in ("warmup", "stream_n", "stream_seconds", "stream_runs")
-    }
+    client_plan = {k: plan[k] for k in ("warmup", "stream_n", "stream_seconds", "stream_runs")}
     rounds: list[dict[str, dict[str, Any]]] = []
     started = time.perf_counter()
     try:
@@ -295,6 +333,11 @@ def main() -> int:
                 label, factory, full = table[name]
                 log(f"[round {index + 1}/{n_rounds}] {label} ...")
                 found[name] = asyncio.run(run_plan(factory, plan if full else client_plan))
+            agents = {name: table[name][1] for name in chosen if table[name][2]}
+            log(f"[round {index + 1}/{n_rounds}] interleaved round trips: {', '.join(agents)} ...")
+            trips = asyncio.run(interleaved_round_trips(agents, plan["rt_n"]))
+            for name, figures in trips.items():
+                found[name]["interleaved"] = figures
             rounds.append(found)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
