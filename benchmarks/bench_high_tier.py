@@ -56,7 +56,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _scenario import DriverBase, run_plan  # noqa: E402
+from _scenario import CWD, DriverBase, run_plan  # noqa: E402
 from acpwire_client import AcpwireDriver  # noqa: E402
 from raw_client import RawDriver  # noqa: E402
 
@@ -92,16 +92,20 @@ PLANS: dict[str, dict[str, Any]] = {
 }
 
 
-class FoldingClient(ToolkitClient):
-    """A :class:`ToolkitClient` (every update folded into its session state) that counts."""
+class FoldingDriver(AcpwireDriver):
+    """The low-tier agent's stream into a :class:`ToolkitClient`, which folds every update
+    into the session's :class:`SessionState`; a listener of the state counts them, as a
+    user interface would redraw."""
 
-    def __init__(self, driver: DriverBase) -> None:
-        super().__init__()
-        self.driver = driver
+    def __init__(self) -> None:
+        super().__init__(client=lambda driver: ToolkitClient())
 
-    async def session_update(self, params: s.SessionNotification) -> None:
-        await super().session_update(params)
-        self.driver.on_update()
+    async def new_session(self) -> str:
+        session_id = await super().new_session()
+        assert self.conn is not None and isinstance(self.conn.client, ToolkitClient)
+        state = self.conn.client.register_session(session_id, CWD)
+        state.subscribe(lambda state, update: self.on_update() if update is not None else None)
+        return session_id
 
 
 class CountingClient(Client):
@@ -134,7 +138,7 @@ def rows(sqlite_file: Path) -> dict[str, tuple[str, Callable[[], DriverBase], bo
         ),
         "toolkit": (
             "low-tier agent -> ToolkitClient (folds)",
-            lambda: AcpwireDriver(client=FoldingClient),
+            FoldingDriver,
             False,
         ),
     }

@@ -251,19 +251,38 @@ class SessionState:
     def _changed(self, update: s.SessionUpdate | None) -> None:
         self.version += 1
         if self._listeners:
-            for listener in tuple(self._listeners):
-                listener(self, update)
+            self._changed_again(update)
+
+    def _changed_again(self, update: s.SessionUpdate | None) -> None:
+        """Tell the listeners (the version is already bumped)."""
+        for listener in tuple(self._listeners):
+            listener(self, update)
 
     # ------------------------------------------------------------------ folding
 
     def apply(self, update: s.SessionUpdate) -> None:
         """Fold one ``session/update`` payload into the view."""
         # Message chunks are most of a stream: one dict lookup for them, the type
-        # tests below for the rest.
+        # tests below for the rest; a chunk that continues the last message (no
+        # messageId) is folded right here.
         role = _CHUNK_ROLES.get(type(update))
-        if role is not None:
-            self._add_chunk(role, update)  # type: ignore[arg-type]  # a ContentChunk
-        elif isinstance(update, s.UserMessageChunk):
+        if role is not None and isinstance(update, s.ContentChunk):
+            message_id = update.message_id
+            transcript = self.transcript
+            last = transcript[-1] if transcript else None
+            if (
+                isinstance(last, MessageView)
+                and last.role == role
+                and (message_id is None or message_id is UNSET or last.message_id == message_id)
+            ):
+                last.content.append(update.content)  # what _add_chunk would do, sooner
+            else:
+                self._add_chunk(role, update)
+            self.version += 1
+            if self._listeners:
+                self._changed_again(update)
+            return
+        if isinstance(update, s.UserMessageChunk):
             self._add_chunk("user", update)
         elif isinstance(update, s.AgentMessageChunk):
             self._add_chunk("agent", update)

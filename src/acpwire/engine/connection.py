@@ -69,7 +69,7 @@ from ..protocol.errors import (
     RequestError,
 )
 from ..protocol.framing import Oversize
-from ..schema.codec import decoder_for
+from ..schema.codec import decoder_for, fast_decoder_for
 from ..transports.base import Transport
 
 log = logging.getLogger("acpwire.engine")
@@ -114,6 +114,8 @@ class _Pending:
 
 _any_decoder = msgspec.json.Decoder()
 _EMPTY_OBJECT = b"{}"
+
+_IGNORED = object()  # a notification whose params could not be decoded
 
 _serving: ContextVar[tuple[Connection, Any] | None] = ContextVar("acpwire_serving", default=None)
 """The connection and id of the request the current task serves (set in its own task)."""
@@ -180,9 +182,11 @@ class Connection:
         self._inbox_drained = asyncio.Event()
         self._inbox_drained.set()
         self._reader_paused = False
-        # method -> (decode, handler) for notifications, filled on first use (the
-        # router is fixed for the life of the connection).
-        self._notification_routes: dict[str, tuple[Callable[[Any], Any], Handler]] = {}
+        # method -> (fast decode, tolerant decode, handler) for notifications, filled on
+        # first use (the router is fixed for the life of the connection).
+        self._notification_routes: dict[
+            str, tuple[Callable[[Any], Any], Callable[[Any], Any], Handler]
+        ] = {}
         self._reader: asyncio.Task[None] | None = None
         self._worker: asyncio.Task[None] | None = None
         # Set by start(); asyncio.get_running_loop() costs a getpid() system call.
@@ -338,24 +342,39 @@ class Connection:
 
     async def _read_loop(self) -> None:
         reason = ConnectionClosedError("peer closed the connection")
+        receive = self.transport.receive
+        # Optional (transports/base.py): the messages a transport already holds, so a
+        # burst is taken in one step instead of a coroutine per message.
+        take_ready: Callable[[], list[bytes | Oversize]] | None = getattr(
+            self.transport, "take_ready", None
+        )
+        inbox, parse, notification = self._inbox, wire.parse, wire.Notification
         try:
             while True:
-                line = await self.transport.receive()
-                if line is None:
+                first = await receive()
+                if first is None:
                     break
-                if isinstance(line, Oversize):
-                    log.error(
-                        "%s: dropped an incoming message of %d bytes (over the size limit)",
-                        self.name,
-                        line.size,
-                    )
-                    continue
-                self._dispatch(wire.parse(line))
-                if len(self._inbox) > INBOX_HIGH_WATER:
-                    # Handlers are behind: stop reading so the peer's writes block.
-                    self._reader_paused = True
-                    self._inbox_drained.clear()
-                    await self._inbox_drained.wait()
+                for line in [first, *take_ready()] if take_ready is not None else (first,):
+                    if isinstance(line, Oversize):
+                        log.error(
+                            "%s: dropped an incoming message of %d bytes (over the size limit)",
+                            self.name,
+                            line.size,
+                        )
+                        continue
+                    msg = parse(line)
+                    if type(msg) is notification and msg.method != CANCEL_REQUEST:
+                        inbox.append(msg)  # _dispatch's most common case, inline
+                        if self._inbox_idle:
+                            self._inbox_idle = False
+                            self._inbox_ready.set()
+                    else:
+                        self._dispatch(msg)
+                    if len(inbox) > INBOX_HIGH_WATER:
+                        # Handlers are behind: stop reading so the peer's writes block.
+                        self._reader_paused = True
+                        self._inbox_drained.clear()
+                        await self._inbox_drained.wait()
         except ConnectionClosedError as exc:
             reason = exc
         except asyncio.CancelledError:
@@ -473,15 +492,10 @@ class Connection:
                     else:
                         try:
                             params = route[0](item.params)
-                        except msgspec.ValidationError as exc:
-                            log.warning(
-                                "%s: ignored %s with invalid params: %s",
-                                self.name,
-                                item.method,
-                                exc,
-                            )
-                        else:
-                            await route[1](params)
+                        except msgspec.ValidationError:  # an unknown union member, or nonsense
+                            params = self._decode_tolerant(route[1], item)
+                        if params is not _IGNORED:
+                            await route[2](params)
                 elif isinstance(item, response):
                     self._resolve(item)
                 else:
@@ -495,11 +509,21 @@ class Connection:
             if self._closed is not None and not inbox:
                 return
 
-    def _notification_route(self, method: str) -> tuple[Callable[[Any], Any], Handler] | None:
+    def _decode_tolerant(self, decode: Callable[[Any], Any], msg: wire.Notification) -> Any:
+        try:
+            return decode(msg.params)
+        except msgspec.ValidationError as exc:
+            log.warning("%s: ignored %s with invalid params: %s", self.name, msg.method, exc)
+            return _IGNORED
+
+    def _notification_route(
+        self, method: str
+    ) -> tuple[Callable[[Any], Any], Callable[[Any], Any], Handler] | None:
         route = self.router.notifications.get(method)
         if route is None:
             return None
-        entry = (decoder_for(route.params_type), route.handler)
+        decode = decoder_for(route.params_type)
+        entry = (fast_decoder_for(route.params_type), decode, route.handler)
         self._notification_routes[method] = entry
         return entry
 

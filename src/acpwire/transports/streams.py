@@ -97,6 +97,15 @@ class StreamTransport:
                 ready.extend(self._splitter.feed(chunk))
         return ready.popleft()
 
+    def take_ready(self) -> list[bytes | Oversize]:
+        """The messages already read and split, without waiting (transports/base.py)."""
+        ready = self._ready
+        if not ready:
+            return []
+        taken = list(ready)
+        ready.clear()
+        return taken
+
     async def close(self) -> None:
         if self._closed:
             return
