@@ -44,7 +44,14 @@ from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
 from .connection import Agent
 from .sessions import Session, new_record
-from .turn import StopReason, Turn, check_prompt, is_absolute, new_message_id
+from .turn import (
+    StopReason,
+    Turn,
+    check_prompt,
+    is_absolute,
+    needs_prompt_check,
+    new_message_id,
+)
 
 if TYPE_CHECKING:
     from .app import AgentApp
@@ -347,7 +354,8 @@ class AppAgent(Agent):
     async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
         await self._require_auth()
         session = self._live(params.session_id)
-        check_prompt(params.prompt, self.app.prompt_capabilities())
+        if needs_prompt_check(params.prompt):
+            check_prompt(params.prompt, self.app.prompt_capabilities())
         if session.turn is not None:
             raise TurnInProgress(data={"sessionId": session.id})
         turn = Turn(session, params.prompt, chunk_interval=self.app.chunk_interval)

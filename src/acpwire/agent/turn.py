@@ -24,7 +24,6 @@ send anything.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -188,7 +187,8 @@ class Turn:
         self._cancel_requested = False
         self._tearing_down = False
         self._finished = False
-        self._done = asyncio.Event()
+        self._done: asyncio.Event | None = None  # made by the first wait(): most turns have none
+        self._torn_down = False
         self._live = None if chunk_interval is None else LiveChunks(session.send, chunk_interval)
 
     # -- what the handler reads ------------------------------------------
@@ -677,6 +677,10 @@ class Turn:
 
     async def wait(self) -> None:
         """Wait until the turn has been torn down."""
+        if self._torn_down:
+            return
+        if self._done is None:
+            self._done = asyncio.Event()
         await self._done.wait()
 
     async def run_handler(self, handler: PromptHandler) -> StopReason:
@@ -704,22 +708,28 @@ class Turn:
         :meth:`wait` returns.
         """
         if quiet:
-            with contextlib.suppress(ConnectionClosedError):
+            try:
                 await self._release()
+            except ConnectionClosedError:
+                pass
             self._finished = True
         else:
             await self._release()
-        self._done.set()
+        self._torn_down = True
+        if self._done is not None:
+            self._done.set()
 
     async def _release(self) -> None:
         self._tearing_down = True
         if self._live is not None:
             await self._live.aclose()
-        for call in list(self.open_calls.values()):
-            await call.close_quietly(None)
-        for term in list(self._terminals):
-            await term.close()
-        self._terminals.clear()
+        if self.open_calls:
+            for call in list(self.open_calls.values()):
+                await call.close_quietly(None)
+        if self._terminals:
+            for term in list(self._terminals):
+                await term.close()
+            self._terminals.clear()
         self._finished = True
 
 
@@ -747,6 +757,14 @@ async def run_turn(turn: Turn, handler: PromptHandler) -> StopReason:
     finally:
         await turn.teardown(quiet=True)
     return "cancelled" if turn.cancelled else stop
+
+
+def needs_prompt_check(prompt: Sequence[s.ContentBlock]) -> bool:
+    """Whether :func:`check_prompt` could object: a prompt of text and links never needs it."""
+    return any(type(block) not in _ALWAYS_ALLOWED for block in prompt)
+
+
+_ALWAYS_ALLOWED = (s.TextContent, s.ResourceLink)
 
 
 def check_prompt(prompt: Sequence[s.ContentBlock], capabilities: s.PromptCapabilities) -> None:
