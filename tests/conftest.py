@@ -38,6 +38,20 @@ def schema_validator(official_schema: dict[str, Any]) -> SchemaValidator:
 
 
 @pytest.fixture(scope="session")
+def official_unstable_schema(official_schema: dict[str, Any]) -> dict[str, Any]:
+    """The official ``v1/schema.unstable.json`` (stable ACP plus its unstable methods)."""
+    path = find_schema("v1/schema.unstable.json")
+    assert path is not None, "schema.json was found without schema.unstable.json beside it"
+    return load_official_schema(path)
+
+
+@pytest.fixture
+def unstable_schema_validator(official_unstable_schema: dict[str, Any]) -> SchemaValidator:
+    """A fresh validator against ``schema.unstable.json``, for connections that opted in."""
+    return SchemaValidator(official_unstable_schema)
+
+
+@pytest.fixture(scope="session")
 def captures_dir() -> Path:
     if not CAPTURES.is_dir():
         pytest.skip(f"wire captures not found at {CAPTURES}")

@@ -37,9 +37,17 @@ RULES_OUT = OUT_DIR / "_generated_rules.py"
 SPEC_URL = re.compile(r"https://agentclientprotocol\.com/[^\s)\]>\"']+")
 PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 
-# Which capability a peer must have advertised before a method may be called.
-# (side that advertises, dotted wire path, how to read it). Source: each
-# method's page under docs/protocol/v1 (see shared/spec/FEATURES.md §1-2).
+X_ANNOTATIONS = {"x-method", "x-side"}
+
+# Which capability must have been advertised before a method may be called:
+# (side that advertises, dotted wire path, how to read it). Usually the side that
+# handles the method advertises it; a few unstable methods are gated by the
+# sender's own capability instead (an agent that advertises ``auth.status`` may
+# send ``auth/status_update``; ``mcp/message`` flows only when the agent took MCP
+# servers over ACP, ``mcpCapabilities.acp``). Source: each method's page under
+# docs/protocol/v1 (see shared/spec/FEATURES.md §1-2) and, for unstable methods,
+# the descriptions in schema.unstable.json. The schema annotates no gate, so this
+# is the one place they are kept.
 CAPABILITY_GATES: dict[str, tuple[str, str, str]] = {
     "session/load": ("agent", "loadSession", "bool"),
     "session/list": ("agent", "sessionCapabilities.list", "marker"),
@@ -56,6 +64,27 @@ CAPABILITY_GATES: dict[str, tuple[str, str, str]] = {
     "terminal/kill": ("client", "terminal", "bool"),
     "elicitation/create": ("client", "elicitation", "mode"),
     "elicitation/complete": ("client", "elicitation.url", "marker"),
+    # unstable
+    "session/fork": ("agent", "sessionCapabilities.fork", "marker"),
+    "session/archive": ("agent", "sessionCapabilities.archive", "marker"),
+    "session/unarchive": ("agent", "sessionCapabilities.archive", "marker"),
+    "session/status": ("agent", "sessionCapabilities.status", "marker"),
+    "session/set_title": ("agent", "sessionCapabilities.title", "marker"),
+    "providers/list": ("agent", "providers", "marker"),
+    "providers/set": ("agent", "providers", "marker"),
+    "providers/disable": ("agent", "providers", "marker"),
+    "auth/status": ("agent", "auth.status", "marker"),
+    "auth/status_update": ("agent", "auth.status", "marker"),
+    "mcp/message": ("agent", "mcpCapabilities.acp", "bool"),
+}
+
+# Which role handles a proxy-chain method. The schema's x-side "proxy" names a
+# third party; acpwire maps a proxy chain onto its two roles: the conductor plays
+# the client toward each proxy, which answers it as an agent, and
+# ``proxy/successor`` travels both ways between them.
+PROXY_SIDES: dict[str, tuple[str, ...]] = {
+    "proxy/initialize": ("agent",),
+    "proxy/successor": ("agent", "client"),
 }
 
 # Names for union members that the schema does not name (inline variants), or
@@ -72,8 +101,14 @@ VARIANT_NAMES: dict[tuple[str, str], str] = {
 # Unstable-only definitions whose names would take a stable member's name.
 UNSTABLE_RENAMES = {"PlanUpdate": "PlanOperationUpdate"}
 
-# Python method names for wire methods whose schema type name does not give a good one.
-PYTHON_NAMES = {"session/update": "session_update"}
+# Python method names for params types whose name does not give a good one (keyed by
+# the params definition: mcp/message is a request one way and a notification the other).
+PYTHON_NAMES = {
+    "SessionNotification": "session_update",
+    "MessageMcpRequest": "mcp_message",
+    "MessageMcpNotification": "mcp_message",
+    "ProxySuccessorNotification": "proxy_successor_notification",
+}
 
 
 def snake(name: str) -> str:
@@ -88,6 +123,11 @@ def snake(name: str) -> str:
 
 def pascal(tag: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_\-/ ]", tag) if part)
+
+
+def cast_dict(value: Any) -> dict[str, Any]:
+    assert isinstance(value, dict)
+    return value
 
 
 def ref_name(ref: str) -> str:
@@ -234,6 +274,24 @@ class Generator:
                 self.aliases[name] = "Any"
                 return
             branches = d.get("oneOf") or d.get("anyOf")
+            same_as = only_ref(d)
+            if same_as and not d.keys() - {"allOf", "description"} - X_ANNOTATIONS:
+                # A definition that is another one under a new name (proxy/initialize's
+                # params are initialize's): the same class, named after the method.
+                self.split_aliases[name] = (same_as, same_as)
+                return
+            if (
+                branches
+                and "type" not in d
+                and all(
+                    b.get("type") == "object" and "properties" in b and not self.tag_of(b)
+                    for b in branches
+                )
+            ):
+                # Alternatives told apart by which key they carry (an mcp/message answer
+                # holds ``result`` or ``error``): one class with every key optional.
+                self.plan_flat_class(name, {**d, "type": "object", "properties": {}})
+                return
             if d.get("type") == "object" and "properties" in d:
                 if branches and any(v.get("allOf") and self.tag_of(v) for v in branches):
                     self.plan_tagged_union(
@@ -643,16 +701,42 @@ class Generator:
         return lines
 
     def is_unstable_field(self, plan: ClassPlan, wire: str) -> bool:
-        stable = self.stable_defs.get(plan.doc_source)
-        if stable is None:
-            return False
-        known = set(stable.get("properties", {}))
-        for branch in stable.get("oneOf") or stable.get("anyOf") or []:
-            known |= set(branch.get("properties", {}))
-            ref = only_ref(branch)
-            if ref and ref in self.stable_defs:
-                known |= set(self.stable_defs[ref].get("properties", {}))
+        """Whether ``wire`` is a field only the unstable schema gives this model.
+
+        The model's fields may come from several definitions (a union member takes the
+        union's common fields); a field counts as stable if any of them has it anywhere
+        in the stable schema, so a stable field is never taken for an unstable one.
+        """
+        own = self.stable_defs.get(plan.doc_source if plan.base == "AcpModel" else plan.base)
+        if own is None or (plan.tag and self.stable_branch(own, plan.tag) is None):
+            return False  # an unstable-only model: its fields are all the same to it
+        sources = {plan.doc_source, plan.base}
+        sources |= {m[1 : -len("Marker")] for m in plan.markers}
+        stable = [self.stable_defs[n] for n in sources if n in self.stable_defs]
+        known: set[str] = set()
+        pending: list[Any] = list(stable)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, dict):
+                props = node.get("properties")
+                if isinstance(props, dict):
+                    known |= set(props)
+                ref = only_ref(node)
+                if ref in self.stable_defs and ref not in sources:
+                    sources.add(ref)
+                    pending.append(self.stable_defs[ref])
+                for key in ("oneOf", "anyOf", "allOf"):
+                    pending.extend(node.get(key) or [])
         return wire not in known
+
+    def stable_branch(self, d: dict[str, Any], tag: str) -> dict[str, Any] | None:
+        """The branch of a stable union definition that carries ``tag``, if it has one."""
+        if not (d.get("oneOf") or d.get("anyOf")):
+            return d  # not a union: the definition itself
+        for branch in d.get("oneOf") or d.get("anyOf") or []:
+            if self.tag_of(branch) == tag:
+                return cast_dict(branch)
+        return None
 
     def spec_url(self, name: str) -> str | None:
         d = self.defs.get(name, {})
@@ -731,6 +815,20 @@ class Generator:
             '"""Models merged from alternatives: the fields one of the alternatives requires."""'
         )
         out.append("")
+        out.append("UNSTABLE_FIELDS: Mapping[str, frozenset[str]] = {")
+        for plan in plans:
+            unstable = [
+                w for w in plan.props if w != plan.tag_field and self.is_unstable_field(plan, w)
+            ]
+            if unstable:
+                lit = ", ".join(json.dumps(w) for w in unstable)
+                out.append(f"    {json.dumps(plan.name)}: frozenset({{{lit}}}),")
+        out.append("}")
+        out.append(
+            '"""Fields of stable models that only the unstable schema has (model class -> wire'
+        )
+        out.append('names): what a peer that did not opt in to unstable ACP must not send."""')
+        out.append("")
         names = sorted(self.unknown_name(u) for u in self.catch_all if u in self.unions)
         out.append("OPEN_UNIONS: frozenset[str] = frozenset(")
         out.append("    {")
@@ -743,61 +841,81 @@ class Generator:
         )
         return "\n".join(out) + "\n"
 
-    def emit_methods(self) -> str:
-        requests: dict[str, tuple[str, str]] = {}
+    def method_rows(self) -> list[dict[str, Any]]:
+        """One row per (method, handling side, kind), from the x-method/x-side annotations."""
         responses: dict[str, str] = {}
-        for name, d in self.stable_defs.items():  # unstable methods: not routed yet
+        params: list[tuple[str, str, str]] = []
+        for name, d in self.defs.items():
             method = d.get("x-method")
             if not method:
                 continue
             if name.endswith("Response"):
                 responses[method] = name
             else:
-                requests[method] = (name, d["x-side"])
+                params.append((name, method, d["x-side"]))
+        rows = []
+        for name, method, side in params:
+            kind = "notification" if name.endswith("Notification") else "request"
+            result = responses[method] if kind == "request" else None
+            stable = self.stable_defs.get(name, {}).get("x-method") == method
+            if side == "proxy":
+                sides = PROXY_SIDES[method]
+            else:
+                sides = ({"agent": "agent", "client": "client", "protocol": "both"}[side],)
+            for handled_by in sides:
+                rows.append(
+                    {
+                        "name": method,
+                        "handled_by": handled_by,
+                        "kind": kind,
+                        "python_name": PYTHON_NAMES.get(name)
+                        or snake(re.sub(r"(Request|Notification)$", "", name)),
+                        "params": name,
+                        "result": result,
+                        "gate": CAPABILITY_GATES.get(method),
+                        "stability": "stable" if stable else "unstable",
+                    }
+                )
+        order = {"agent": 0, "client": 1, "both": 2}
+        rows.sort(key=lambda r: (r["stability"], order[r["handled_by"]], r["name"], r["kind"]))
+        unknown = set(CAPABILITY_GATES) - {r["name"] for r in rows}
+        if unknown:
+            raise SystemExit(f"gen_schema: capability gates for unknown methods: {sorted(unknown)}")
+        return rows
+
+    def emit_methods(self) -> str:
         out = [
             "# Generated by tools/gen_schema.py from the official ACP v1 JSON Schema. Do not edit.",
             f"# Schema sha256: {self.digest}",
-            '"""The ACP v1 method table (generated; see :mod:`acpwire.schema.methods`)."""',
+            '"""The ACP v1 method table, stable and unstable rows (generated; see',
+            ':mod:`acpwire.schema.methods`)."""',
             "",
             "from __future__ import annotations",
             "",
             "from .. import schema as m",
             "from ._method_spec import CapabilityGate, MethodSpec",
             "",
-            "METHODS: tuple[MethodSpec, ...] = (",
+            "V1_METHODS: tuple[MethodSpec, ...] = (",
         ]
-        order = {"agent": 0, "client": 1, "protocol": 2}
-        for method, (params, side) in sorted(
-            requests.items(), key=lambda kv: (order[kv[1][1]], kv[0])
-        ):
-            result = responses.get(method)
-            kind = "request" if result else "notification"
-            handled_by = {"agent": "agent", "client": "client", "protocol": "both"}[side]
-            pyname = PYTHON_NAMES.get(method) or snake(
-                re.sub(r"(Request|Notification)$", "", params)
-            )
-            gate = CAPABILITY_GATES.get(method)
+        for row in self.method_rows():
+            gate = row["gate"]
             gate_expr = (
                 f"CapabilityGate({json.dumps(gate[0])}, {json.dumps(gate[1])}, {json.dumps(gate[2])})"
                 if gate
                 else "None"
             )
+            result = row["result"]
             out.append("    MethodSpec(")
-            out.append(f"        name={json.dumps(method)},")
-            out.append(f"        handled_by={json.dumps(handled_by)},")
-            out.append(f"        kind={json.dumps(kind)},")
-            out.append(f"        python_name={json.dumps(pyname)},")
-            out.append(f"        params=m.{params},")
+            out.append(f"        name={json.dumps(row['name'])},")
+            out.append(f"        handled_by={json.dumps(row['handled_by'])},")
+            out.append(f"        kind={json.dumps(row['kind'])},")
+            out.append(f"        python_name={json.dumps(row['python_name'])},")
+            out.append(f"        params=m.{row['params']},")
             out.append(f"        result={'m.' + result if result else 'None'},")
-            out.append(f"        params_def={json.dumps(params)},")
+            out.append(f"        params_def={json.dumps(row['params'])},")
             out.append(f"        result_def={json.dumps(result) if result else None},")
             out.append(f"        gate={gate_expr},")
-            stability = (
-                "stable"
-                if params in self.stable_defs and self.stable_defs[params].get("x-method") == method
-                else "unstable"
-            )
-            out.append(f"        stability={json.dumps(stability)},")
+            out.append(f"        stability={json.dumps(row['stability'])},")
             out.append("    ),")
         out.append(")")
         return "\n".join(out) + "\n"

@@ -11,6 +11,7 @@ from .protocol.errors import (
     AuthRequired,
     CapabilityError,
     ConnectionClosedError,
+    ConnectionLost,
     ErrorCode,
     InternalError,
     InvalidParams,
@@ -21,6 +22,7 @@ from .protocol.errors import (
     RequestCancelled,
     RequestError,
     ResourceNotFound,
+    UnstableMethodError,
     VersionMismatchError,
 )
 from .protocol.version import PROTOCOL_VERSION
@@ -35,6 +37,7 @@ __all__ = [
     "AuthRequired",
     "CapabilityError",
     "ConnectionClosedError",
+    "ConnectionLost",
     "ErrorCode",
     "InternalError",
     "InvalidParams",
@@ -45,6 +48,7 @@ __all__ = [
     "RequestCancelled",
     "RequestError",
     "ResourceNotFound",
+    "UnstableMethodError",
     "VersionMismatchError",
     "__version__",
 ]

@@ -163,7 +163,7 @@ async def test_unsupported_kinds_capabilities_and_duplicates() -> None:
         assert mcp.servers == []
         assert "unsupported MCP server type 'websocket'" in mcp.failures["ws"]
         assert "unsupported" in mcp.failures["#1"]
-        assert "unsupported" in mcp.failures["tunnel"]
+        assert "over ACP are unstable ACP: the agent must opt in" in mcp.failures["tunnel"]
         assert "mcpCapabilities.http" in mcp.failures["web"]
         assert "mcpCapabilities.sse" in mcp.failures["events"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import signal
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from acpwire import schema as s
+from acpwire.cli.inspect import TrafficLog
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.protocol.errors import RequestError
 from acpwire.transports import spawn
@@ -79,3 +81,21 @@ async def test_ctrl_c_is_forwarded_and_the_agents_answer_reaches_the_editor(
     text = log.read_text()
     assert "-- interrupted forwarded_to=" in text
     assert text.index("-- interrupted") < text.index('session/prompt #2 -> {"stopReason":')
+
+
+def test_messages_of_unstable_methods_are_marked_in_both_log_formats() -> None:
+    fork = b'{"jsonrpc":"2.0","id":4,"method":"session/fork","params":{"sessionId":"s","cwd":"/w"}}'
+    answer = b'{"jsonrpc":"2.0","id":4,"result":{"sessionId":"s2"}}'
+    prompt = b'{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s"}}'
+    text, lines = io.StringIO(), io.StringIO()
+    for out, json_lines in ((text, False), (lines, True)):
+        log = TrafficLog(out, json_lines=json_lines)
+        log.message("client", fork)
+        log.message("agent", answer)
+        log.message("client", prompt)
+    shown = text.getvalue().splitlines()
+    assert "[unstable] session/fork #4" in shown[0]
+    assert "[unstable] session/fork #4 -> " in shown[1]
+    assert "[unstable]" not in shown[2]
+    records = [json.loads(line) for line in lines.getvalue().splitlines()]
+    assert [r.get("stability") for r in records] == ["unstable", "unstable", None]

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 BROKEN = sorted(p for p in (HERE / "broken").glob("*.py") if not p.name.startswith("_"))
 CORRECT = sorted(p for p in (HERE / "correct").glob("*.py") if not p.name.startswith("_"))
 BASE = HERE / "broken" / "_agent.py"
+Job = Callable[[], Awaitable[Report]]
 CONCURRENCY = 8
 """Agents checked at once: the checks mostly wait (0.5 s watches, timeouts, grace periods)."""
 TEST_OPTIONS: dict[str, Any] = {
@@ -71,11 +73,13 @@ def options_for(path: Path) -> CheckOptions:
 class Corpus:
     """Checks many agents in a background event loop, a few at a time; reports on demand.
 
-    ``jobs`` maps a key to the options of its run (for a corpus file: :func:`options_for`).
+    ``jobs`` maps a key to the options of its run (for a corpus file: :func:`options_for`),
+    or to a :data:`Job` that makes its own report (to serve an endpoint around the run).
     """
 
-    def __init__(self, jobs: dict[Any, CheckOptions]) -> None:
+    def __init__(self, jobs: dict[Any, CheckOptions | Job], concurrency: int = CONCURRENCY) -> None:
         self.jobs = jobs
+        self.concurrency = concurrency
         self.futures: dict[Any, Future[Report]] = {key: Future() for key in jobs}
         self.thread = threading.Thread(target=self._main, name="acp-check-corpus", daemon=True)
 
@@ -91,12 +95,14 @@ class Corpus:
         asyncio.run(self._all())
 
     async def _all(self) -> None:
-        gate = asyncio.Semaphore(CONCURRENCY)
+        gate = asyncio.Semaphore(self.concurrency)
 
         async def one(key: Any, future: Future[Report]) -> None:
             async with gate:
+                job = self.jobs[key]
                 try:
-                    future.set_result(await run_checks(self.jobs[key]))
+                    report = await (run_checks(job) if isinstance(job, CheckOptions) else job())
+                    future.set_result(report)
                 except BaseException as exc:  # handed to the test that waits for it
                     future.set_exception(exc)
 

@@ -139,8 +139,22 @@ async def test_a_missing_agent_fails_initialize() -> None:
     assert report.exit_code == 1
 
 
-def acp(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200"}
+async def test_an_agent_that_exits_at_once_fails_initialize_alone() -> None:
+    # One defect, one failure: the version probes do not fail for the same silence.
+    report = await run_checks(CheckOptions([sys.executable, "-c", "pass"], **TEST_OPTIONS))
+    must_failures = {
+        r.check.key for r in report.results if r.status == "fail" and r.level == "MUST"
+    }
+    assert must_failures == {"initialize"}
+    got = statuses(report)
+    assert got["version-newer"] == got["version-unknown"] == "skip"
+    assert report.exit_code == 1
+
+
+def acp(
+    *args: str, cwd: Path | None = None, columns: int = 200
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns)}
     return subprocess.run(
         [*ACP, *args],
         capture_output=True,
@@ -186,6 +200,29 @@ def test_cli_table_json_junit_and_exit_status_of_a_broken_agent(tmp_path: Path) 
     failed = next(r for r in data["results"] if r["status"] == "fail")
     assert failed["broken"] == ["TRANS-004"] and failed["level"] == "MUST"
     assert data["failedMust"] == ["stdout-clean"] and data["exitCode"] == 1
+
+
+def test_cli_table_into_a_pipe_is_plain_lines_with_every_detail_whole() -> None:
+    only = ("--only", "TRANS-004,INIT-009")
+    detail = next(
+        r["detail"]
+        for r in json.loads(acp("check", "--json", *FAST, *only, "--", *BANNER_AGENT).stdout)[
+            "results"
+        ]
+        if r["check"] == "stdout-clean"
+    )
+    assert len(detail) > 40
+    # a narrow terminal size in the environment must not matter: stdout is a pipe
+    table = acp("check", *FAST, *only, "--", *BANNER_AGENT, columns=40)
+    assert table.returncode == 1
+    lines = table.stdout.splitlines()
+    assert lines[0] == "acp check: corpus-agent 1.0 (protocol 1)"
+    row = next(line for line in lines if " stdout-clean " in line)
+    assert row.split()[:3] == ["fail", "MUST", "stdout-clean"]
+    assert row.endswith(detail)
+    assert all(line == line.rstrip() for line in lines)
+    assert not any(set(line) <= set("━─-═ ") for line in lines if line)  # no rules drawn
+    assert lines[-1].startswith("2 passed, 1 failed (1 MUST), 0 skipped")
 
 
 def test_cli_exits_0_for_a_passing_agent_and_3_when_blocked_by_authentication() -> None:

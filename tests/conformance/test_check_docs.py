@@ -1,4 +1,5 @@
-"""docs/check.md lists every check with its requirement ids, level and needs, as the code has them."""
+"""docs/check.md lists every check (agent and endpoint tables) with its requirement ids,
+level and needs, as the code has them."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ ROW = re.compile(r"^\| `([a-z0-9-]+)` \| (MUST|SHOULD) \| ([A-Z0-9, -]+) \| ([^|
 
 def documented() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
     text = DOC.read_text(encoding="utf-8")
-    table = text.split("### Every check", 1)[1].split("\n### ", 1)[0]
+    tables = [s.split("\n### ", 1)[0] for s in text.split("### Every ")[1:]]
     rows: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
-    for line in table.splitlines():
+    for line in "\n".join(tables).splitlines():
         m = ROW.match(line)
         if m:
             key, level, ids, needs = m.groups()

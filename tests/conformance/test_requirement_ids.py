@@ -28,15 +28,37 @@ def test_ids_are_unique_and_sentences_short() -> None:
         assert r.source
 
 
-def test_every_id_exists_in_the_full_requirement_list_with_the_same_level() -> None:
+def test_every_spec_id_exists_in_the_full_requirement_list_with_the_same_level() -> None:
     if not SPEC.is_file():
         pytest.skip(f"full requirement list not found at {SPEC}")
     full = {r["id"]: r for r in json.loads(SPEC.read_text())["requirements"]}
-    missing = [r.id for r in REQUIREMENTS if r.id not in full]
+    spec = [r for r in REQUIREMENTS if r.origin == "spec"]
+    missing = [r.id for r in spec if r.id not in full]
     assert missing == []
-    for r in REQUIREMENTS:
+    for r in spec:
         assert full[r.id]["level"] == r.level, r.id
         assert full[r.id]["side"] == r.side, r.id
+
+
+def test_rules_from_outside_the_v1_spec_say_where_they_come_from() -> None:
+    """RFD-*, SEC-*, SSE-*, SANDBOX-* and CLIENT-* are marked apart from ACP's own rules."""
+    kinds = {
+        ("rfd", "server"): ("RFD-HTTP-", "RFD-WS-"),
+        ("security", "server"): ("SEC-",),
+        ("web", "server"): ("SSE-",),
+        ("security", "client"): ("SANDBOX-",),
+        ("project", "client"): ("CLIENT-",),
+    }
+    outside = tuple(p for prefixes in kinds.values() for p in prefixes)
+    for r in REQUIREMENTS:
+        if r.origin == "spec":
+            assert not r.id.startswith(outside), r.id
+            continue
+        assert r.id.startswith(kinds[(r.origin, r.side)]), r.id
+        if r.origin == "rfd":
+            assert r.source.startswith("RFD streamable-http-websocket-transport: "), r.id
+        if r.origin == "security":
+            assert r.source.startswith("docs/security.md"), r.id
 
 
 def test_only_accepts_check_names_and_requirement_ids() -> None:
@@ -46,3 +68,10 @@ def test_only_accepts_check_names_and_requirement_ids() -> None:
     with pytest.raises(ValueError, match="NOPE-1"):
         select_checks(["NOPE-1"])
     assert requirement("RPC-006").level == "MUST"
+    assert select_checks(["endpoint"]) == {c.key for c in CHECKS if c.target == "endpoint"}
+    assert select_checks(["RFD-WS-003"]) == {"ws-binary"}
+
+
+def test_only_selects_client_checks_by_name_id_or_kind() -> None:
+    assert select_checks(["SANDBOX-001", "client-order"]) == {"fs-dotdot", "client-order"}
+    assert select_checks(["client"]) == {c.key for c in CHECKS if c.target == "client"}

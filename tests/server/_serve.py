@@ -55,15 +55,17 @@ async def _drain(serve: Serve, stream: asyncio.StreamReader) -> None:
 
 
 @contextlib.asynccontextmanager
-async def acp_serve(*args: str, env: dict[str, str] | None = None) -> AsyncIterator[Serve]:
-    """``acp serve --port 0 ARGS...``; reads the address (and a generated token)."""
+async def acp_serve(
+    *args: str, env: dict[str, str] | None = None, port: str = "0"
+) -> AsyncIterator[Serve]:
+    """``acp serve --port PORT ARGS...``; reads the address (and a generated token)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "acpwire.cli.main",
         "serve",
         "--port",
-        "0",
+        port,
         *args,
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,

@@ -111,10 +111,12 @@ async def test_delete_of_a_connection_whose_agent_stopped_reading_answers_and_ki
             ids = {"acp-connection-id": init.headers["acp-connection-id"]}
             (agent_pid,) = children(serve.proc.pid)
             # Messages the agent never reads: its stdin pipe and our queues fill up.
-            big = request(1, "_fill", {"pad": "x" * (1024 * 1024)})
+            pad = {"pad": "x" * (1024 * 1024)}
             posts = [
-                asyncio.ensure_future(http.post(serve.url, content=big, headers=ids))
-                for _ in range(12)
+                asyncio.ensure_future(
+                    http.post(serve.url, content=request(n, "_fill", pad), headers=ids)
+                )
+                for n in range(1, 13)
             ]
             done, _ = await asyncio.wait(posts, timeout=1.0)
             assert len(done) < len(posts)  # some are stuck behind the wedged agent

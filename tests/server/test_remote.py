@@ -89,13 +89,14 @@ async def test_the_agent_asks_permission_and_the_client_answers(connect: Connect
     assert any(m.get("method") == "session/request_permission" for m in log.received)
 
 
-async def test_cancel_ends_a_running_turn_as_cancelled(connect: Connect) -> None:
+async def test_cancel_ends_a_running_turn_as_cancelled(connect: Connect, agents: Agents) -> None:
     conn, handler, _ = await connect()
     sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
     gate = asyncio.Event()
     handler.permission_gate = gate
     turn = asyncio.ensure_future(conn.agent.prompt(sid, prompt("slow")))
-    # A second request on the same connection proves the slow turn is running.
+    await asyncio.wait_for(_turn_started(agents, sid), TIMEOUT)
+    # Other requests on the same connection are served while the slow turn runs.
     assert (await asyncio.wait_for(conn.agent.ext_method("_test/echo", {"a": 1}), TIMEOUT)) == {
         "echo": {"a": 1}
     }
@@ -128,6 +129,13 @@ async def test_concurrent_connections_each_get_their_own_agent(
     assert len(agents.made) == 3
 
 
+async def _turn_started(agents: Agents, sid: str) -> None:
+    """Until the agent runs a turn of ``sid`` (a request sent later may overtake a prompt:
+    over HTTP they are separate POSTs)."""
+    while not agents.made or sid not in agents.made[0].turns:
+        await asyncio.sleep(0.01)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_client_that_goes_away_cancels_its_turn_and_ends_its_agent(
     served: ServedApp, agents: Agents, kind: str
@@ -137,7 +145,7 @@ async def test_a_client_that_goes_away_cancels_its_turn_and_ends_its_agent(
     await asyncio.wait_for(conn.initialize(), TIMEOUT)
     sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
     turn = asyncio.ensure_future(conn.agent.prompt(sid, prompt("slow")))
-    await asyncio.wait_for(conn.agent.ext_method("_test/echo", {}), TIMEOUT)
+    await asyncio.wait_for(_turn_started(agents, sid), TIMEOUT)
     (remote,) = served.app.host.connections.values()
     await conn.close()
     await asyncio.wait_for(remote.closed.wait(), TIMEOUT)

@@ -139,6 +139,12 @@ async def test_tls_serves_https_and_wss(tmp_path: Path) -> None:
         assert serve.url.startswith("https://") and serve.ws_url.startswith("wss://")
         await initialize_over(await connect_websocket(serve.ws_url, token=serve.token, ssl=trusted))
         await initialize_over(await connect_http(serve.url, token=serve.token, verify=trusted))
+        # HTTP/2 by ALPN on the same port, with acpwire's client and with httpx's own.
+        await initialize_over(
+            await connect_http(serve.url, token=serve.token, verify=trusted, http2=True)
+        )
+        async with httpx.AsyncClient(http2=True, verify=trusted, timeout=TIMEOUT) as http:
+            assert (await http.post(serve.url, content=b"{}")).http_version == "HTTP/2"
         # A client that does not trust the certificate does not talk to it.
         with pytest.raises(ConnectionClosedError, match="CERTIFICATE_VERIFY_FAILED"):
             await connect_websocket(serve.ws_url, token=serve.token)
@@ -146,3 +152,74 @@ async def test_tls_serves_https_and_wss(tmp_path: Path) -> None:
         async with httpx.AsyncClient(timeout=TIMEOUT) as http:
             with pytest.raises(httpx.HTTPError):
                 await http.post(plain, content=b"{}")
+
+
+async def test_a_worker_cookie_is_set_and_comes_back() -> None:
+    async with acp_serve(
+        "--worker-cookie", "acp_worker=blue", "--", sys.executable, str(PROGRAM)
+    ) as serve:
+        transport = await connect_websocket(serve.ws_url, token=serve.token)
+        assert transport.cookies.get("acp_worker") == "blue"
+        await initialize_over(transport)
+        http = await connect_http(serve.url, token=serve.token)
+        await initialize_over(http)
+        assert http.cookies.get("acp_worker") == "blue"
+
+
+async def test_a_bad_worker_cookie_is_a_usage_error() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "acpwire.cli.main",
+        "serve",
+        "--worker-cookie",
+        "a b",
+        "--demo",
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert proc.returncode == 2 and b"NAME=VALUE" in err
+
+
+async def test_the_demo_keeps_its_sessions_in_the_store_the_url_names(tmp_path: Path) -> None:
+    from acpwire.client import AllowAll, ToolkitClient, open_agent
+    from acpwire.store import open_store
+
+    url = f"sqlite:///{tmp_path / 'served.sqlite3'}"
+    async with acp_serve("--demo", "--store", url) as serve:
+        client = ToolkitClient(permissions=AllowAll())
+        async with open_agent(url=serve.ws_url, token=serve.token, client=client):
+            state = await client.new_session(str(tmp_path))
+            result = await client.prompt(state.session_id, "help")
+            assert result.stop_reason == "end_turn"
+    store = open_store(url)
+    try:
+        records, _ = await store.list_sessions()
+        assert [r.session_id for r in records] == [state.session_id]
+        assert await store.history(state.session_id)  # the turn was committed
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--demo", "--store", "redis://nowhere"], "unknown store URL scheme"),
+        (["--store", "memory:", "--", "some-agent"], "--store is for --demo"),
+    ],
+)
+async def test_a_store_the_server_cannot_use_is_a_usage_error(args: list[str], says: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "acpwire.cli.main",
+        "serve",
+        "--port",
+        "0",
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert proc.returncode == 2
+    assert says in err.decode()

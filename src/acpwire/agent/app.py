@@ -32,6 +32,10 @@ on first use in a session, so sessions that never use them start nothing and
 the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
 and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
 
+Unstable ACP (docs/protocol-currency.md): ``unstable=True`` opts the app's
+connections in. So far the app uses it for MCP over ACP: it then also advertises
+``mcpCapabilities.acp`` and reaches servers the client offers on the connection.
+
 Streaming: the history keeps one update per message whatever the agent sends;
 ``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
 draw a few updates a second instead of one per token (:mod:`acpwire.agent.chunks`).
@@ -160,6 +164,7 @@ class AgentApp:
         mcp_startup_timeout: float = 15.0,
         chunk_interval: float | None = None,
         write_behind: float = WRITE_BEHIND_WINDOW,
+        unstable: bool = False,
     ) -> None:
         self.name = name
         self.version = version
@@ -182,11 +187,14 @@ class AgentApp:
         self.write_behind = write_behind
         """Seconds recorded history may wait before it is committed (:mod:`acpwire.agent.history`)."""
         self._history = HistoryWriter(self.store, window=write_behind)
+        self.unstable = unstable
+        """Serve unstable ACP too (see docs/protocol-currency.md)."""
         self.mcp_support = McpSupport(
             enabled=mcp,
             startup_timeout=mcp_startup_timeout,
             client_name=name,
             client_version=version,
+            over_acp=unstable,
         )
         self.hooks = AppHooks()
         """The handlers and hooks the decorators below registered."""
@@ -271,7 +279,9 @@ class AgentApp:
 
     def agent(self) -> AppAgent:
         """A low-tier :class:`~acpwire.agent.connection.Agent` serving this app on one connection."""
-        return AppAgent(self)
+        agent = AppAgent(self)
+        agent.unstable = self.unstable
+        return agent
 
     def connect(self, transport: Transport) -> AgentSideConnection:
         """Start serving one connection over ``transport`` (for in-process use and tests)."""

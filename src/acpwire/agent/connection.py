@@ -6,6 +6,14 @@ Subclass :class:`Agent`, override the methods you support (the rest answer
 :class:`AgentSideConnection`. The method names come from the method table
 (:mod:`acpwire.schema.methods`); a test checks that they match it.
 
+Unstable ACP (``session/fork``, ``providers/*``, ``auth/status``, MCP over ACP,
+...) is opt-in: set ``unstable = True`` on the agent. Otherwise those methods
+answer ``-32601`` whatever the class implements, the unstable parts of the
+capabilities it returns from ``initialize`` are left out, and the
+:class:`ClientPeer` refuses to send unstable methods
+(:class:`~acpwire.protocol.errors.UnstableMethodError`). See
+``docs/protocol-currency.md``.
+
 Interrupting a stdio agent: clients such as ``acpx exec`` leave the agent in
 the terminal's process group, so Ctrl-C reaches the agent as SIGINT together
 with ``session/cancel``. A stdio agent served by :func:`serve_stdio` (and so
@@ -22,7 +30,8 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from .. import schema as s
@@ -31,6 +40,8 @@ from ..engine.roles import Peer, build_router
 from ..protocol.errors import MethodNotFound
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType
+from ..schema.methods import V1, MethodTable, v1_table
+from ..schema.stability import without_unstable
 from ..transports.base import Transport
 
 log = logging.getLogger("acpwire.agent")
@@ -44,6 +55,10 @@ class Agent:
 
     client: ClientPeer
     """The connected client; set when a connection adopts this agent."""
+
+    unstable: bool = False
+    """Opt in to unstable ACP: route its methods to this agent and let it advertise
+    and send them. Read when a connection adopts the agent."""
 
     def on_connect(self, client: ClientPeer) -> None:
         """Called once when a connection starts serving this agent."""
@@ -97,6 +112,69 @@ class Agent:
     async def cancel(self, params: s.CancelNotification) -> None:
         """``session/cancel``: stop the session's running turn (it must answer ``cancelled``)."""
 
+    # -- unstable (routed only when ``unstable`` is true) ------------------
+
+    async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
+        """``session/fork`` (unstable): a new session starting from another's history."""
+        raise MethodNotFound("session/fork is not supported by this agent")
+
+    async def archive_session(
+        self, params: s.ArchiveSessionRequest
+    ) -> s.ArchiveSessionResponse | None:
+        """``session/archive`` (unstable)."""
+        raise MethodNotFound("session/archive is not supported by this agent")
+
+    async def unarchive_session(
+        self, params: s.UnarchiveSessionRequest
+    ) -> s.UnarchiveSessionResponse | None:
+        """``session/unarchive`` (unstable)."""
+        raise MethodNotFound("session/unarchive is not supported by this agent")
+
+    async def session_status(self, params: s.SessionStatusRequest) -> s.SessionStatusResponse:
+        """``session/status`` (unstable): whether a session is open; no side effects."""
+        raise MethodNotFound("session/status is not supported by this agent")
+
+    async def set_session_title(
+        self, params: s.SetSessionTitleRequest
+    ) -> s.SetSessionTitleResponse:
+        """``session/set_title`` (unstable): answers with the title the agent keeps."""
+        raise MethodNotFound("session/set_title is not supported by this agent")
+
+    async def list_providers(self, params: s.ListProvidersRequest) -> s.ListProvidersResponse:
+        """``providers/list`` (unstable): the LLM providers the client may configure."""
+        raise MethodNotFound("providers/list is not supported by this agent")
+
+    async def set_provider(self, params: s.SetProviderRequest) -> s.SetProviderResponse | None:
+        """``providers/set`` (unstable)."""
+        raise MethodNotFound("providers/set is not supported by this agent")
+
+    async def disable_provider(
+        self, params: s.DisableProviderRequest
+    ) -> s.DisableProviderResponse | None:
+        """``providers/disable`` (unstable)."""
+        raise MethodNotFound("providers/disable is not supported by this agent")
+
+    async def auth_status(self, params: s.AuthStatusRequest) -> s.AuthStatusResponse:
+        """``auth/status`` (unstable): whether sessions can start without signing in."""
+        raise MethodNotFound("auth/status is not supported by this agent")
+
+    async def mcp_message(self, params: s.MessageMcpNotification) -> None:
+        """An MCP notification (unstable ``mcp/message``) for one of this agent's MCP
+        requests over ACP. Those sent with :meth:`ClientPeer.mcp_message` are handed to
+        their listener before this runs; ignored unless overridden."""
+
+    async def initialize_proxy(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        """``proxy/initialize`` (unstable): a conductor starts this agent as a proxy."""
+        raise MethodNotFound("proxy/initialize is not supported by this agent")
+
+    async def proxy_successor(self, params: s.ProxySuccessorRequest) -> Any:
+        """``proxy/successor`` request (unstable): the conductor delivers a request from
+        this proxy's successor."""
+        raise MethodNotFound("proxy/successor is not supported by this agent")
+
+    async def proxy_successor_notification(self, params: s.ProxySuccessorNotification) -> None:
+        """``proxy/successor`` notification (unstable); ignored unless overridden."""
+
     async def ext_method(self, method: str, params: Any) -> Any:
         """An ``_``-prefixed request; unknown ones answer ``-32601``."""
         raise MethodNotFound(f"Method not found: {method}", {"method": method})
@@ -108,7 +186,13 @@ class Agent:
 class ClientPeer(Peer):
     """The client, as the agent calls it. Gated methods check the client's capabilities first."""
 
+    side = "client"
     client_info: s.Implementation | None = None
+
+    def __init__(self, connection: Connection, table: MethodTable = V1) -> None:
+        super().__init__(connection, table)
+        # (serverId, requestId) of mcp/message requests in flight -> their listener.
+        self._mcp_listeners: dict[tuple[str, str], McpListener] = {}
 
     async def session_update(
         self, session_id: str, update: s.SessionUpdate, *, meta: dict[str, Any] | UnsetType = UNSET
@@ -213,6 +297,80 @@ class ClientPeer(Peer):
             "elicitation/complete", s.CompleteElicitationNotification(elicitation_id=elicitation_id)
         )
 
+    # -- unstable (the connection must opt in) ------------------------------
+
+    async def auth_status_update(
+        self, state: str, *, accounts: Sequence[s.AuthAccount] | None = None
+    ) -> None:
+        """``auth/status_update`` (unstable): tell the client the sign-in state changed.
+
+        Gated by this agent's own ``auth.status`` capability."""
+        params = s.AuthStatusUpdateNotification(
+            state=state, accounts=UNSET if accounts is None else list(accounts)
+        )
+        await self._call("auth/status_update", params)
+
+    async def mcp_message(
+        self,
+        server_id: str,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        request_id: str | None = None,
+        on_notification: McpListener | None = None,
+    ) -> s.MessageMcpResponse:
+        """Send one MCP request to a server the client offers over ACP (unstable
+        ``mcp/message``) and return its outcome: ``result`` or an MCP ``error``.
+
+        ``params`` go as they are (the MCP ``_meta`` envelope is the caller's, see
+        :mod:`acpwire.agent.mcp`); MCP notifications the client sends for this
+        request while it runs go to ``on_notification``. Gated by this agent's own
+        ``mcpCapabilities.acp``. An outer ACP error (server unknown, binding
+        failure) raises :class:`~acpwire.protocol.errors.RequestError`.
+        """
+        rid = request_id or f"mcp-request:{uuid.uuid4().hex}"
+        key = (server_id, rid)
+        if key in self._mcp_listeners:
+            raise ValueError(f"MCP request {rid!r} is already active for server {server_id!r}")
+        message = s.MessageMcpRequest(
+            server_id=server_id,
+            request_id=rid,
+            method=method,
+            params=UNSET if params is None else params,
+        )
+        if on_notification is not None:
+            self._mcp_listeners[key] = on_notification
+        try:
+            result: s.MessageMcpResponse = await self._call("mcp/message", message)
+        finally:
+            self._mcp_listeners.pop(key, None)
+        return result
+
+    async def deliver_mcp_notification(self, params: s.MessageMcpNotification) -> None:
+        """Hand an MCP notification to the listener of the request it belongs to, if any."""
+        listener = self._mcp_listeners.get((params.server_id, params.request_id))
+        if listener is not None:
+            await listener(params)
+
+    async def proxy_successor(self, method: str, params: Any = None) -> Any:
+        """``proxy/successor`` (unstable): have the conductor deliver a request to this
+        proxy's successor; returns the successor's answer unchanged."""
+        return await self._call(
+            "proxy/successor",
+            s.ProxySuccessorRequest(method=method, params=UNSET if params is None else params),
+        )
+
+    async def proxy_successor_notification(self, method: str, params: Any = None) -> None:
+        """``proxy/successor`` as a notification (unstable): forward one to the successor."""
+        await self._call(
+            "proxy/successor",
+            s.ProxySuccessorNotification(method=method, params=UNSET if params is None else params),
+            request=False,
+        )
+
+
+McpListener = Callable[[s.MessageMcpNotification], Awaitable[None]]
+"""Receives the MCP notifications of one ``mcp/message`` request while it runs."""
 
 AgentFactory = Callable[[], Agent]
 
@@ -224,15 +382,22 @@ class AgentSideConnection:
         self, agent: Agent, transport: Transport, *, check_capabilities: bool = True
     ) -> None:
         self.agent = agent
+        table = v1_table(agent.unstable)
         router = build_router(
             agent,
             "agent",
-            overrides={"initialize": self._initialize, "session/prompt": self._prompt},
+            table,
+            overrides={
+                "initialize": self._initialize,
+                "session/prompt": self._prompt,
+                "mcp/message": self._mcp_message,
+            },
         )
         self.connection = Connection(transport, router, name="agent")
-        self.client = ClientPeer(self.connection)
+        self.client = ClientPeer(self.connection, table)
         self.client.check_capabilities = check_capabilities
         self.client.remote_capabilities = s.ClientCapabilities()
+        self.client.local_capabilities = s.AgentCapabilities()
         self._prompting: dict[str, int] = {}  # session id -> prompts in hand
         agent.on_connect(self.client)
 
@@ -243,7 +408,19 @@ class AgentSideConnection:
         )
         info = params.client_info
         self.client.client_info = None if isinstance(info, UnsetType) else info
-        return await self.agent.initialize(params)
+        response = await self.agent.initialize(params)
+        if not self.client.unstable:
+            # Never advertise what this connection will not route.
+            response = without_unstable(response)
+        own = response.agent_capabilities
+        self.client.local_capabilities = (
+            s.AgentCapabilities() if isinstance(own, UnsetType) else own
+        )
+        return response
+
+    async def _mcp_message(self, params: s.MessageMcpNotification) -> None:
+        await self.client.deliver_mcp_notification(params)
+        await self.agent.mcp_message(params)
 
     async def _prompt(self, params: s.PromptRequest) -> s.PromptResponse:
         sid = params.session_id

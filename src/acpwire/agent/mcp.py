@@ -19,6 +19,15 @@ and the others stay usable. Calling a tool on such a server raises
 A stdio server's stderr never reaches the agent's stdout (the ACP channel): by
 default it is read line by line, logged on the ``acpwire.agent.mcp`` logger and
 its tail is quoted in failure messages; pass ``errlog=`` to redirect it instead.
+
+MCP over ACP (unstable): a server the client offers on the ACP connection itself
+(``{"type": "acp", "serverId": ...}``, :mod:`acpwire.protocol.mcp_binding`) is
+reached through ``client=`` (the connection's :class:`~acpwire.agent.ClientPeer`,
+which must have opted in to unstable ACP, with ``mcpCapabilities.acp``
+advertised). The ``mcp`` SDK's own ``ClientSession`` drives it over a dispatcher
+that turns each MCP request into one ``mcp/message`` request; there is no
+handshake (the SDK's ``server/discover``, or a minimal discovery when the server
+does not implement it) and no process. Needs ``mcp`` >= 2.3 (MCP 2026-07-28).
 """
 
 from __future__ import annotations
@@ -33,17 +42,25 @@ import threading
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from ..protocol.errors import AcpError, RequestError
+from ..protocol.mcp_binding import MCP_PROTOCOL_VERSION
 from ..schema import (
+    UNSET,
     AgentCapabilities,
     McpCapabilities,
     McpServer,
+    McpServerAcp,
     McpServerHttp,
     McpServerSse,
     McpServerStdio,
+    MessageMcpNotification,
     UnknownVariant,
 )
+
+if TYPE_CHECKING:
+    from .connection import ClientPeer
 
 __all__ = [
     "McpServerError",
@@ -169,7 +186,7 @@ class _StderrCapture:
 @dataclass
 class _Conn:
     name: str
-    config: McpServerStdio | McpServerHttp | McpServerSse
+    config: McpServerStdio | McpServerHttp | McpServerSse | McpServerAcp
     scope: Any = None  # anyio.CancelScope the runner enters
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     closing: asyncio.Event = field(default_factory=asyncio.Event)
@@ -185,10 +202,11 @@ class McpServers:
     """The MCP servers of one ACP session, connected with the official ``mcp`` SDK.
 
     ``servers`` are the ``mcpServers`` of ``session/new`` (``McpServerStdio``,
-    ``McpServerHttp``, ``McpServerSse``; anything else is recorded as a
-    failure). ``capabilities`` are the agent's own (``AgentCapabilities`` or
-    its ``McpCapabilities``): HTTP and SSE servers are refused unless the agent
-    advertised them; ``None`` accepts every transport this class supports.
+    ``McpServerHttp``, ``McpServerSse``, and ``McpServerAcp`` given ``client``;
+    anything else is recorded as a failure). ``capabilities`` are the agent's
+    own (``AgentCapabilities`` or its ``McpCapabilities``): HTTP, SSE and ACP
+    servers are refused unless the agent advertised them; ``None`` accepts
+    every transport this class supports.
 
     Stdio servers run in ``cwd`` (default: the agent's own) with ``env`` from
     the client laid over the agent's environment (``inherit_env=True``) or over
@@ -206,8 +224,10 @@ class McpServers:
         errlog: TextIO | None = None,
         client_name: str = "acpwire",
         client_version: str = "0",
+        client: ClientPeer | None = None,
     ) -> None:
         self._servers = list(servers)
+        self._client = client
         self._mcp_caps = (
             capabilities.mcp_capabilities
             if isinstance(capabilities, AgentCapabilities)
@@ -298,8 +318,12 @@ class McpServers:
             self._fail(name, f"unsupported MCP server type {server.tag!r}")
             return None
         name = server.name
-        if not isinstance(server, (McpServerStdio, McpServerHttp, McpServerSse)):
-            self._fail(name, f"unsupported MCP server type {type(server).__name__}")
+        if isinstance(server, McpServerAcp) and (self._client is None or not self._client.unstable):
+            self._fail(
+                name,
+                "MCP servers over ACP are unstable ACP: the agent must opt in "
+                "(unstable = True) and give McpServers its client peer",
+            )
             return None
         if name in self._conns or name in self.failures:
             self._fail(f"{name} (#{index})", f"duplicate MCP server name {name!r}; ignored")
@@ -320,6 +344,15 @@ class McpServers:
                 self._fail(
                     name,
                     "SSE MCP servers need mcpCapabilities.sse, which this agent did not advertise",
+                )
+                return None
+            if isinstance(server, McpServerAcp) and not (
+                isinstance(caps, McpCapabilities) and caps.acp is True
+            ):
+                self._fail(
+                    name,
+                    "MCP servers over ACP need mcpCapabilities.acp, "
+                    "which this agent did not advertise",
                 )
                 return None
         conn = _Conn(name=name, config=server)
@@ -362,17 +395,22 @@ class McpServers:
         try:
             with conn.scope:
                 async with contextlib.AsyncExitStack() as stack:
-                    read, write = await self._open_transport(stack, conn)
-                    session = await stack.enter_async_context(
-                        sdk.ClientSession(
-                            read,
-                            write,
-                            client_info=sdk.types.Implementation(
-                                name=self._client_name, version=self._client_version
-                            ),
-                        )
+                    info = sdk.types.Implementation(
+                        name=self._client_name, version=self._client_version
                     )
-                    await session.initialize()
+                    if isinstance(conn.config, McpServerAcp):
+                        assert self._client is not None  # checked by _admit
+                        dispatcher = _AcpDispatcher(self._client, conn.config.server_id)
+                        session = await stack.enter_async_context(
+                            sdk.ClientSession(dispatcher=dispatcher, client_info=info)
+                        )
+                        await _discover(sdk, session)
+                    else:
+                        read, write = await self._open_transport(stack, conn)
+                        session = await stack.enter_async_context(
+                            sdk.ClientSession(read, write, client_info=info)
+                        )
+                        await session.initialize()
                     conn.tools = await self._list_tools(sdk, session, conn.name)
                     conn.session = session
                     conn.ready.set()
@@ -394,6 +432,7 @@ class McpServers:
         self, stack: contextlib.AsyncExitStack, conn: _Conn
     ) -> tuple[Any, Any]:
         config = conn.config
+        assert not isinstance(config, McpServerAcp)  # reached without a transport
         if isinstance(config, McpServerStdio):
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -544,3 +583,129 @@ async def _streamable_http(
         legacy_client = getattr(sh, "streamablehttp_client")  # noqa: B009
         async with legacy_client(url, headers=headers) as streams:
             yield streams
+
+
+async def _discover(sdk: ModuleType, session: Any) -> None:
+    """Adopt the server's MCP 2026-07-28 discovery (``server/discover``), or a minimal
+    one if the server does not implement it (it is optional to answer over ACP)."""
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        await session.discover()
+    except MCPError as exc:
+        if exc.code != -32601:
+            raise
+        session.adopt(
+            sdk.types.DiscoverResult(
+                supported_versions=[MCP_PROTOCOL_VERSION],
+                capabilities=sdk.types.ServerCapabilities(tools=sdk.types.ToolsCapability()),
+                result_type="complete",
+                ttl_ms=0,
+                cache_scope="public",
+            )
+        )
+
+
+class _NotifyContext:
+    """What the ``mcp`` SDK's notification handler is given: no transport details,
+    and no way back (an MCP 2026-07-28 client answers nothing)."""
+
+    def __init__(self) -> None:
+        from mcp.shared.transport_context import TransportContext
+
+        self.transport = TransportContext(kind="acp", can_send_request=False)
+        self.can_send_request = False
+        self.request_id = None
+        self.message_metadata = None
+
+
+class _AcpDispatcher:
+    """The ``mcp`` SDK's ``Dispatcher`` over MCP over ACP: one ``mcp/message`` request
+    per MCP request, to one server the ACP client offers.
+
+    Outer ACP errors (unknown server, binding failures, the connection closing)
+    reach the SDK as ``MCPError`` with the ACP code; inner MCP errors with theirs.
+    Cancelling a request cancels the ACP request (``$/cancel_request``), which is
+    the binding's cancellation, so MCP's ``notifications/cancelled`` is not sent;
+    MCP 2026-07-28 defines no other client-to-server notification.
+    """
+
+    def __init__(self, client: ClientPeer, server_id: str) -> None:
+        import anyio
+
+        self._client = client
+        self._server_id = server_id
+        self._on_notify: Any = None
+        self._intercept: Any = None
+        self._closed = anyio.Event()
+
+    async def send_raw_request(
+        self, method: str, params: Any = None, opts: Any = None
+    ) -> dict[str, Any]:
+        import anyio
+        from mcp.shared.exceptions import MCPError
+
+        options: dict[str, Any] = dict(opts or {})
+        on_progress = options.get("on_progress")
+        request_id = options.get("request_id")
+
+        async def listener(note: MessageMcpNotification) -> None:
+            body = note.params if isinstance(note.params, dict) else None
+            if note.method == "notifications/progress" and on_progress is not None and body:
+                progress = body.get("progress")
+                if isinstance(progress, (int, float)):
+                    await on_progress(float(progress), body.get("total"), body.get("message"))
+                return
+            await self._deliver(note.method, body)
+
+        try:
+            with anyio.fail_after(options.get("timeout")):
+                answer = await self._client.mcp_message(
+                    self._server_id,
+                    method,
+                    None if params is None else dict(params),
+                    request_id=None if request_id is None else str(request_id),
+                    on_notification=listener,
+                )
+        except TimeoutError:
+            raise MCPError(-32001, f"timed out waiting for {method!r} over ACP") from None
+        except RequestError as exc:
+            raise MCPError(exc.code, exc.message, exc.data) from None
+        except AcpError as exc:  # connection closed, capability refused
+            raise MCPError(-32000, str(exc)) from None
+        if answer.error is not UNSET:
+            error = answer.error
+            data = None if error.data is UNSET else error.data
+            raise MCPError(error.code, error.message, data)
+        result: object = answer.result
+        if not isinstance(result, dict):
+            raise MCPError(-32603, f"MCP server answered {method!r} with a non-object result")
+        return cast("dict[str, Any]", result)
+
+    async def _deliver(self, method: str, params: dict[str, Any] | None) -> None:
+        from mcp.shared.dispatcher import run_notify_intercept
+
+        if run_notify_intercept(self._intercept, method, params):
+            return
+        if self._on_notify is not None:
+            await self._on_notify(_NotifyContext(), method, params)
+
+    async def notify(self, method: str, params: Any = None, opts: Any = None) -> None:
+        logger.debug("MCP over ACP carries no client notifications; dropped %s", method)
+
+    async def run(
+        self,
+        on_request: Any,
+        on_notify: Any,
+        on_notify_intercept: Any = None,
+        *,
+        task_status: Any = None,
+    ) -> None:
+        self._on_notify = on_notify
+        self._intercept = on_notify_intercept
+        if task_status is not None:
+            task_status.started()
+        await self._closed.wait()
+
+    def close(self) -> None:
+        self._closed.set()

@@ -93,13 +93,16 @@ class McpSupport:
     startup_timeout: float = 15.0
     client_name: str = "acpwire"
     client_version: str = "0"
+    over_acp: bool = False
+    """Take servers the client offers over ACP (unstable ACP; the app opted in)."""
     live: set[McpServers] = field(default_factory=set["McpServers"])
 
     @property
     def capabilities(self) -> s.McpCapabilities:
-        """What ``initialize`` advertises: HTTP and SSE only if enabled and the SDK is present."""
+        """What ``initialize`` advertises: HTTP and SSE (and ACP, if the app opted in to
+        unstable ACP) only if enabled and the SDK is present."""
         usable = self.enabled and mcp_sdk_available()
-        return s.McpCapabilities(http=usable, sse=usable)
+        return s.McpCapabilities(http=usable, sse=usable, acp=usable if self.over_acp else s.UNSET)
 
     async def aclose(self) -> None:
         """Disconnect every session's servers (stdio server processes are stopped)."""
@@ -399,6 +402,7 @@ class Session:
                 cwd=cwd,
                 client_name=support.client_name,
                 client_version=support.client_version,
+                client=self.client,
             )
             support.live.add(servers)
             try:

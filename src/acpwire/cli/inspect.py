@@ -99,6 +99,10 @@ class TrafficLog:
         self.started = time.monotonic()
         self._lock = threading.RLock()
         self._pending: dict[tuple[Sender, str], tuple[str, float]] = {}
+        from acpwire.schema.methods import V1_UNSTABLE
+
+        # Every v1 method: messages of unstable ones are marked as such.
+        self._methods = V1_UNSTABLE
 
     def _write(self, text: str) -> None:
         # Called with the lock held.
@@ -154,15 +158,24 @@ class TrafficLog:
                 method, since = found
                 latency = now - since
         record.update(kind=kind, method=method, id=rid)
+        spec = (
+            self._methods.find(method, request=kind != "notification")
+            if isinstance(method, str)
+            else None
+        )
+        unstable = spec is not None and spec.stability == "unstable"
+        if unstable:
+            record["stability"] = "unstable"
         if latency is not None:
             record["latencyMs"] = round(latency * 1000, 3)
         if self.json_lines:
             record["message"] = value
             self._write(json.dumps(record, ensure_ascii=False))
             return
-        self._write(
-            f"{t:9.3f}  {_ARROWS[sender]}  {self._summary(kind, method, rid, value, latency)}"
-        )
+        summary = self._summary(kind, method, rid, value, latency)
+        if unstable:
+            summary = f"[unstable] {summary}"
+        self._write(f"{t:9.3f}  {_ARROWS[sender]}  {summary}")
 
     def _summary(
         self, kind: str, method: Any, rid: Any, value: dict[str, Any], latency: float | None

@@ -1,8 +1,10 @@
 """The ``acp`` command.
 
 ``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
-talks to an agent (the built-in demo agent when no command is given): one turn with
-``--prompt``, else the interactive Textual app. ``acp demo-agent [--store URL]`` runs
+talks to an agent (the built-in demo agent when no command is given; a remote one with
+``--url URL [--token T] [--http]``): one turn with ``--prompt``, else the interactive
+Textual app. ``acp connect URL`` bridges stdio to a remote agent (WebSocket, or
+Streamable HTTP with ``--http``). ``acp demo-agent [--store URL]`` runs
 the demo agent over stdio (its options are the demo's own). ``acp --version``.
 
 Rich and Textual (the ``cli`` extra) are imported only when a subcommand needs them,
@@ -68,6 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --prompt: print each session/update as a JSON line, then the stop reason",
     )
+    chat.add_argument(
+        "--url",
+        default=None,
+        help="talk to a remote agent (the address `acp serve` prints) instead of a command",
+    )
+    chat.add_argument(
+        "--token",
+        default=None,
+        help="with --url: send 'Authorization: Bearer TOKEN' (default: $ACP_TOKEN)",
+    )
+    chat.add_argument(
+        "--http", action="store_true", help="with --url: Streamable HTTP instead of WebSocket"
+    )
     chat.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     # Listed for --help only: main() hands everything after `demo-agent` to the demo's
     # own parser (argparse cannot pass `--store URL` through a REMAINDER positional).
@@ -81,14 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve a stdio agent (or --demo) remotely over WebSocket and Streamable HTTP",
         description="Expose an ACP agent on http://HOST:PORT/acp. Put the agent command after `--`.",
     )
-    from . import serve as serve_command  # stdlib-only module; uvicorn is imported on use
+    from . import serve as serve_command  # stdlib-only module; the server is imported on use
 
     serve_command.add_arguments(serve)
     from .check import add_check_parser  # argparse-only modules; the work is imported on use
+    from .connect import add_connect_parser
     from .inspect import add_inspect_parser
 
     add_check_parser(sub)
     add_inspect_parser(sub)
+    add_connect_parser(sub)
     return parser
 
 
@@ -109,6 +126,10 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--cwd {args.cwd!r} is not a directory")
     if args.json and args.prompt is None:
         parser.error("--json needs --prompt (the interactive app has no JSON output)")
+    if args.url is not None and agent:
+        parser.error("give either --url or an agent command, not both")
+    if args.url is None and (args.token is not None or args.http):
+        parser.error("--token and --http go with --url")
     if not _need_cli_extra():
         return 1
     from .chat.oneshot import run_once  # lazily: needs Rich
@@ -120,7 +141,10 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         prompt=args.prompt,
         policy=args.policy,
         json=args.json,
-        default_agent=not agent,
+        default_agent=not agent and args.url is None,
+        url=args.url,
+        token=args.token or os.environ.get("ACP_TOKEN", "").strip() or None,
+        http=args.http,
     )
     if args.prompt is not None:
         return run_once(options)
@@ -175,7 +199,7 @@ def _run(argv: list[str]) -> int:
         from .serve import run as run_serve
 
         code = run_serve(args, parser)
-    elif args.command in ("check", "inspect"):
+    elif args.command in ("check", "inspect", "connect"):
         code = args.handler(args)
     else:
         parser.print_help()

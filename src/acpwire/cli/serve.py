@@ -27,10 +27,12 @@ import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..agent.app import AgentApp
     from ..server.core import AgentTarget
+    from ..server.runner import Tls
 
 __all__ = ["add_arguments", "run"]
 
@@ -48,6 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--path", default="/acp", help="endpoint path (default: /acp)")
     parser.add_argument("--demo", action="store_true", help="serve the built-in demo agent")
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="with --demo: where sessions are kept (a path, sqlite:///PATH, postgresql://...; "
+        "default: $ACPWIRE_STORE, else the demo's SQLite file)",
+    )
     parser.add_argument(
         "--token",
         action="append",
@@ -80,10 +89,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--certfile", help="serve HTTPS/WSS with this certificate (PEM)")
     parser.add_argument("--keyfile", help="the certificate's private key (PEM)")
     parser.add_argument(
+        "--worker-cookie",
+        metavar="NAME=VALUE",
+        help="set this cookie on every answer; clients send it back, so a load balancer "
+        "can keep each client on the worker the cookie names",
+    )
+    parser.add_argument(
+        "--websocket-compression",
+        action="store_true",
+        help="accept per-message deflate on WebSockets (default: off; it costs more CPU "
+        "than it saves bandwidth on fast links)",
+    )
+    parser.add_argument(
         "--owners",
         metavar="FILE",
         help="keep which principal owns which session in FILE, across restarts "
-        "(default with --demo: beside the demo's session store; else in memory)",
+        "(default with --demo and no --store: beside the demo's session store; else in memory)",
     )
     parser.add_argument(
         "--max-agents",
@@ -133,6 +154,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         agent = agent[1:]
     if args.demo == bool(agent):
         parser.error("acp serve: give either --demo or -- AGENT_COMMAND ARGS...")
+    if args.store is not None and not args.demo:
+        parser.error("acp serve: --store is for --demo (a stdio agent keeps its own sessions)")
     if args.no_auth and args.token:
         parser.error("acp serve: --no-auth and --token contradict each other")
     if (args.keyfile is None) != (args.certfile is None):
@@ -141,7 +164,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("acp serve: --max-message-size must be at least 1 (MiB)")
     if args.max_agents is not None and args.max_agents < 1:
         parser.error("acp serve: --max-agents must be at least 1")
-    missing = [m for m in ("uvicorn", "websockets") if importlib.util.find_spec(m) is None]
+    if args.worker_cookie is not None:
+        from ..server.asgi import check_cookie
+
+        try:
+            check_cookie(args.worker_cookie)
+        except ValueError as exc:
+            parser.error(f"acp serve: --worker-cookie: {exc}")
+    missing = [m for m in ("hypercorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
         return 1
@@ -203,31 +233,46 @@ async def _serve(args: argparse.Namespace, agent: Sequence[str]) -> int:
         return 2
     if any(len(t) < 16 for t in auth.tokens):
         _say("warning: a token shorter than 16 characters can be guessed")
-    store = None
+    demo = None
     target: AgentTarget
     owners_file = args.owners
     if args.demo:
-        from ..demo import build_app
         from ..demo.agent import default_store_path
 
-        store = build_app()
-        target = store
-        if owners_file is None:
+        try:
+            demo = _demo_app(args.store)
+        except (ValueError, ImportError) as exc:
+            _say(f"--store: {exc}")
+            return 2
+        target = demo
+        if owners_file is None and args.store is None:
             owners_file = str(default_store_path().with_name("acpwire-demo-owners.jsonl"))
     else:
         target = StdioBridge(agent[0], agent[1:])
     try:
         return await _serve_target(args, target, auth, tls, owners_file)
     finally:
-        if store is not None:
-            await store.aclose()
+        if demo is not None:
+            await demo.aclose()
+
+
+def _demo_app(store: str | None) -> AgentApp:
+    """The demo agent ``acp serve --demo`` hosts, its sessions in the store ``--store``
+    names (a URL or path; None: ``$ACPWIRE_STORE``, else the demo's SQLite file).
+
+    Sessions survive a restart in that store, as tests/server/test_reconnect.py shows (it
+    kills and restarts ``acp serve --demo`` mid-session).
+    """
+    from ..demo import build_app
+
+    return build_app(store if store is not None else True)
 
 
 async def _serve_target(
     args: argparse.Namespace,
     target: AgentTarget,
     auth: _Auth,
-    tls: dict[str, Any],
+    tls: Tls | None,
     owners_file: str | None,
 ) -> int:
     from ..server import Limits, SessionOwners, asgi_app
@@ -262,6 +307,7 @@ async def _serve_target(
             allowed_origins=args.allow_origin,
             limits=limits,
             owners=owners,
+            cookie=args.worker_cookie,
         )
     try:
         sock = bind(args.host, args.port)
@@ -269,7 +315,7 @@ async def _serve_target(
         _say(f"cannot listen on {args.host}:{args.port}: {exc}")
         owners.close()
         return 1
-    url = url_of(sock, args.path, tls=bool(tls))
+    url = url_of(sock, args.path, tls=tls is not None)
     ws_url = ("wss" if tls else "ws") + "://" + url.split("://", 1)[1]
     _say(f"listening on {url} (WebSocket: {ws_url})")
     if auth.generated:
@@ -283,14 +329,14 @@ async def _serve_target(
             "WARNING: authentication is OFF (--no-auth): anyone who can connect can run "
             "the agent, read and write your files and run commands as you"
         )
-    if not tls and not _is_loopback(args.host):
+    if tls is None and not _is_loopback(args.host):
         _say(
             f"WARNING: listening on {args.host} without TLS: the token and every message "
             "(prompts, file contents, command output) cross the network in clear text and "
             "can be read or changed on the way. Use --certfile/--keyfile or a TLS reverse proxy"
         )
     try:
-        await serve(app, sock, **tls)
+        await serve(app, sock, tls=tls, websocket_compression=args.websocket_compression)
     finally:
         await app.aclose()
         sock.close()

@@ -1,5 +1,11 @@
 """The client role, low tier: one handler method per agent->client method, and a
-typed peer for calling the agent. Mirrors :mod:`acpwire.agent.connection`."""
+typed peer for calling the agent. Mirrors :mod:`acpwire.agent.connection`.
+
+Unstable ACP is opt-in here too: set ``unstable = True`` on the client. Otherwise
+unstable methods answer ``-32601``, the unstable parts of the client's
+capabilities are left out of ``initialize``, and the :class:`AgentPeer` refuses
+to send unstable methods (``session/fork``, ``providers/*``, ...).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +19,20 @@ import msgspec
 from .. import schema as s
 from ..engine.connection import Connection
 from ..engine.roles import Peer, build_router
-from ..protocol.errors import InvalidParams, MethodNotFound, VersionMismatchError
+from ..protocol.errors import (
+    InvalidParams,
+    MethodNotFound,
+    UnstableMethodError,
+    VersionMismatchError,
+)
+from ..protocol.mcp_binding import SERVER_UNAVAILABLE, binding_error
 from ..protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from ..schema import UNSET, UnsetType
+from ..schema.methods import V1, MethodTable, v1_table
+from ..schema.stability import without_unstable
 from ..transports.base import Transport
 from ..transports.subprocess import SubprocessTransport, spawn
+from .mcp import DEFAULT_MAX_ACTIVE, McpHandler, McpOffers
 
 
 class Client:
@@ -25,6 +40,10 @@ class Client:
 
     agent: AgentPeer
     """The connected agent; set when a connection adopts this client."""
+
+    unstable: bool = False
+    """Opt in to unstable ACP: route its methods to this client and let it advertise
+    and send them. Read when a connection adopts the client."""
 
     def on_connect(self, agent: AgentPeer) -> None:
         self.agent = agent
@@ -76,6 +95,32 @@ class Client:
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
         """``elicitation/complete``; ignored unless overridden."""
 
+    # -- unstable (routed only when ``unstable`` is true) ------------------
+
+    async def auth_status_update(self, params: s.AuthStatusUpdateNotification) -> None:
+        """``auth/status_update`` (unstable): the agent's sign-in state changed; ignored
+        unless overridden."""
+
+    async def mcp_message(self, params: s.MessageMcpRequest) -> s.MessageMcpResponse:
+        """An MCP request (unstable ``mcp/message``) for a server this client offers.
+
+        Servers offered with :meth:`AgentPeer.offer_mcp_server` are served before
+        this runs; anything else is answered as the binding answers an unknown
+        server."""
+        raise binding_error(
+            SERVER_UNAVAILABLE,
+            "MCP server registration unavailable",
+            {"serverId": params.server_id},
+        )
+
+    async def proxy_successor(self, params: s.ProxySuccessorRequest) -> Any:
+        """``proxy/successor`` request (unstable): a proxy forwards a request to its
+        successor through this client, acting as the conductor."""
+        raise MethodNotFound("proxy/successor is not supported by this client")
+
+    async def proxy_successor_notification(self, params: s.ProxySuccessorNotification) -> None:
+        """``proxy/successor`` notification (unstable); ignored unless overridden."""
+
     async def ext_method(self, method: str, params: Any) -> Any:
         raise MethodNotFound(f"Method not found: {method}", {"method": method})
 
@@ -90,7 +135,13 @@ def _opt(value: Any) -> Any:
 class AgentPeer(Peer):
     """The agent, as the client calls it."""
 
+    side = "agent"
     initialize_response: s.InitializeResponse | None = None
+
+    def __init__(self, connection: Connection, table: MethodTable = V1) -> None:
+        super().__init__(connection, table)
+        self.mcp = McpOffers(self)
+        """The MCP servers this client offers the agent over ACP (see :meth:`offer_mcp_server`)."""
 
     @property
     def agent_capabilities(self) -> s.AgentCapabilities:
@@ -109,6 +160,10 @@ class AgentPeer(Peer):
         Raises :class:`VersionMismatchError` (after which the caller should
         close) when the agent answers with a version this library cannot speak.
         """
+        if client_capabilities is not None and not self.unstable:
+            # Never advertise what this connection will not route.
+            client_capabilities = without_unstable(client_capabilities)
+        self.local_capabilities = client_capabilities or s.ClientCapabilities()
         params = s.InitializeRequest(
             protocol_version=protocol_version,
             client_capabilities=_opt(client_capabilities),
@@ -257,6 +312,167 @@ class AgentPeer(Peer):
         """``session/cancel``: ask the agent to end the running turn with ``cancelled``."""
         await self._call("session/cancel", s.CancelNotification(session_id=session_id))
 
+    # -- unstable (the connection must opt in) ------------------------------
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: Sequence[s.McpServer] = (),
+        *,
+        additional_directories: Sequence[str] | None = None,
+    ) -> s.ForkSessionResponse:
+        """``session/fork`` (unstable): a new session that starts from ``session_id``'s
+        history and goes its own way."""
+        params = s.ForkSessionRequest(
+            session_id=session_id,
+            cwd=cwd,
+            mcp_servers=list(mcp_servers),
+            additional_directories=UNSET
+            if additional_directories is None
+            else list(additional_directories),
+        )
+        result: s.ForkSessionResponse = await self._call("session/fork", params)
+        return result
+
+    async def archive_session(self, session_id: str) -> s.ArchiveSessionResponse:
+        """``session/archive`` (unstable)."""
+        result: s.ArchiveSessionResponse = await self._call(
+            "session/archive", s.ArchiveSessionRequest(session_id=session_id)
+        )
+        return result
+
+    async def unarchive_session(self, session_id: str) -> s.UnarchiveSessionResponse:
+        """``session/unarchive`` (unstable)."""
+        result: s.UnarchiveSessionResponse = await self._call(
+            "session/unarchive", s.UnarchiveSessionRequest(session_id=session_id)
+        )
+        return result
+
+    async def session_status(self, session_id: str) -> s.SessionStatusResponse:
+        """``session/status`` (unstable): ``open`` or ``saved``, without side effects."""
+        result: s.SessionStatusResponse = await self._call(
+            "session/status", s.SessionStatusRequest(session_id=session_id)
+        )
+        return result
+
+    async def set_session_title(self, session_id: str, title: str) -> s.SetSessionTitleResponse:
+        """``session/set_title`` (unstable)."""
+        result: s.SetSessionTitleResponse = await self._call(
+            "session/set_title", s.SetSessionTitleRequest(session_id=session_id, title=title)
+        )
+        return result
+
+    async def list_providers(self) -> s.ListProvidersResponse:
+        """``providers/list`` (unstable)."""
+        result: s.ListProvidersResponse = await self._call(
+            "providers/list", s.ListProvidersRequest()
+        )
+        return result
+
+    async def set_provider(
+        self,
+        provider_id: str,
+        api_type: str,
+        base_url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> s.SetProviderResponse:
+        """``providers/set`` (unstable): route the agent's LLM calls for ``provider_id``."""
+        params = s.SetProviderRequest(
+            provider_id=provider_id,
+            api_type=api_type,
+            base_url=base_url,
+            headers=UNSET if headers is None else dict(headers),
+        )
+        result: s.SetProviderResponse = await self._call("providers/set", params)
+        return result
+
+    async def disable_provider(self, provider_id: str) -> s.DisableProviderResponse:
+        """``providers/disable`` (unstable)."""
+        result: s.DisableProviderResponse = await self._call(
+            "providers/disable", s.DisableProviderRequest(provider_id=provider_id)
+        )
+        return result
+
+    async def auth_status(self) -> s.AuthStatusResponse:
+        """``auth/status`` (unstable): whether sessions can start without signing in."""
+        result: s.AuthStatusResponse = await self._call("auth/status", s.AuthStatusRequest())
+        return result
+
+    async def mcp_message(
+        self,
+        server_id: str,
+        request_id: str,
+        method: str,
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        """Send an MCP notification for one of the agent's MCP requests in flight
+        (unstable ``mcp/message``). :meth:`offer_mcp_server` does this for its servers."""
+        await self._call(
+            "mcp/message",
+            s.MessageMcpNotification(
+                server_id=server_id,
+                request_id=request_id,
+                method=method,
+                params=UNSET if params is None else params,
+            ),
+        )
+
+    def offer_mcp_server(
+        self,
+        name: str,
+        server: McpHandler | Any,
+        *,
+        server_id: str | None = None,
+        max_active: int = DEFAULT_MAX_ACTIVE,
+    ) -> s.McpServerAcp:
+        """Offer an MCP server over this ACP connection (unstable MCP over ACP).
+
+        ``server`` is an official ``mcp`` SDK server (``MCPServer`` or a low-level
+        ``Server``) or an :data:`~acpwire.client.mcp.McpHandler`. Returns the
+        declaration to list in ``mcpServers`` of ``session/new``; the agent must
+        have advertised ``mcpCapabilities.acp``. See :mod:`acpwire.client.mcp`.
+        """
+        if not self.unstable:
+            raise UnstableMethodError(
+                "MCP over ACP is unstable ACP and this connection did not opt in; "
+                "set `unstable = True` on the client handler to use it"
+            )
+        return self.mcp.offer(name, server, server_id=server_id, max_active=max_active)
+
+    async def initialize_proxy(
+        self,
+        client_capabilities: s.ClientCapabilities | None = None,
+        *,
+        client_info: s.Implementation | None = None,
+        protocol_version: int = PROTOCOL_VERSION,
+    ) -> s.InitializeResponse:
+        """``proxy/initialize`` (unstable): as a conductor, start the agent as a proxy."""
+        params = s.InitializeRequest(
+            protocol_version=protocol_version,
+            client_capabilities=_opt(client_capabilities),
+            client_info=_opt(client_info),
+        )
+        result: s.InitializeResponse = await self._call("proxy/initialize", params)
+        return result
+
+    async def proxy_successor(self, method: str, params: Any = None) -> Any:
+        """``proxy/successor`` (unstable): as a conductor, deliver a request from the
+        proxy's successor to it; returns the proxy's answer unchanged."""
+        return await self._call(
+            "proxy/successor",
+            s.ProxySuccessorRequest(method=method, params=UNSET if params is None else params),
+        )
+
+    async def proxy_successor_notification(self, method: str, params: Any = None) -> None:
+        """``proxy/successor`` as a notification (unstable)."""
+        await self._call(
+            "proxy/successor",
+            s.ProxySuccessorNotification(method=method, params=UNSET if params is None else params),
+            request=False,
+        )
+
 
 class ClientSideConnection:
     """Serves a :class:`Client` over a transport and exposes the agent as :attr:`agent`."""
@@ -266,11 +482,17 @@ class ClientSideConnection:
     ) -> None:
         self.client = client
         self.transport = transport
-        self.connection = Connection(transport, build_router(client, "client"), name="client")
-        self.agent = AgentPeer(self.connection)
+        table = v1_table(client.unstable)
+        router = build_router(client, "client", table, overrides={"mcp/message": self._mcp_message})
+        self.connection = Connection(transport, router, name="client")
+        self.agent = AgentPeer(self.connection, table)
         self.agent.check_capabilities = check_capabilities
         client.on_connect(self.agent)
         self.connection.start()
+
+    async def _mcp_message(self, params: s.MessageMcpRequest) -> s.MessageMcpResponse:
+        answer = await self.agent.mcp.serve(params)
+        return answer if answer is not None else await self.client.mcp_message(params)
 
     async def initialize(self, **kwargs: Any) -> s.InitializeResponse:
         """``initialize`` with the client's own :meth:`Client.capabilities`."""

@@ -61,6 +61,7 @@ from ..sandbox import DEFAULT_PROTECTED_NAMES, SandboxPath
 from ..schema import UNSET, UnsetType
 from ..schema.methods import BY_NAME, CapabilityGate
 from ..transports.base import Transport
+from ..transports.remote import Reconnected
 from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
 from .access import AccessPolicy, AccessRequest, ReadRequest, TerminalRequest, WriteRequest, decide
 from .connection import Client, ClientSideConnection
@@ -174,6 +175,8 @@ class ToolkitClient(Client):
         self._pending_permissions: dict[str, set[asyncio.Future[PermissionOutcome]]] = {}
         self._cancelling: set[str] = set()
         self._closed = False
+        self.reconnections: list[Reconnected] = []
+        """Every reconnect of a remote connection (:meth:`reconnected`), oldest first."""
 
     # ------------------------------------------------------------------ wiring
 
@@ -248,6 +251,19 @@ class ToolkitClient(Client):
         finally:
             if self.connection is not None:
                 await self.connection.close()
+
+    def reconnected(self, event: Reconnected) -> None:
+        """A remote connection broke and was restored (:mod:`acpwire.transports.remote`).
+
+        Sessions in ``event.reattached`` go on under the same ids; updates the agent
+        sent while the connection was down may be missing from their state (the gap).
+        Sessions in ``event.lost`` are marked closed. Override to tell the user.
+        """
+        self.reconnections.append(event)
+        for session_id in event.lost:
+            state = self.sessions.get(session_id)
+            if state is not None:
+                state.closed = True
 
     # ------------------------------------------------------------------ sessions
 
@@ -724,7 +740,7 @@ _ADDITIONAL_DIRECTORIES = CapabilityGate(
 
 @contextlib.asynccontextmanager
 async def open_agent(
-    command: Sequence[str] | str,
+    command: Sequence[str] | str | None = None,
     *,
     client: ToolkitClient | None = None,
     cwd: str | os.PathLike[str] | None = None,
@@ -734,12 +750,28 @@ async def open_agent(
     grace_period: float = 2.0,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     on_stray_output: Callable[[str], None] | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    http: bool = False,
+    reconnect: bool = True,
+    on_reconnect: Callable[[Reconnected], None] | None = None,
 ) -> AsyncGenerator[ToolkitClient, None]:
-    """Spawn the agent ``command`` (an argv list), connect ``client`` and initialize it.
+    """Spawn the agent ``command`` (an argv list), or connect to the remote agent at
+    ``url``; connect ``client`` and initialize it.
 
     Yields the client (a new :class:`ToolkitClient` when none is given), with
     ``client.agent`` ready. On exit the client's terminals are released and the agent
-    is stopped (stdin closed, then terminate, then kill).
+    is stopped (stdin closed, then terminate, then kill) or the remote connection closed.
+
+    Remote agents (``url``: ``ws(s)://`` or ``http(s)://``, as ``acp serve`` prints):
+    WebSocket by default, Streamable HTTP with ``http=True`` (HTTP/2, or HTTP/1.1
+    when the server has no HTTP/2); ``token`` is sent as ``Authorization: Bearer``,
+    ``headers`` on every request. With ``reconnect`` (the default) a broken connection
+    is restored and the open sessions re-attached under the same ids
+    (:mod:`acpwire.transports.remote`): requests in flight then fail with
+    :class:`~acpwire.protocol.errors.ConnectionLost`, and ``on_reconnect`` (and
+    :meth:`ToolkitClient.reconnected`) hears about it.
 
     ``on_stderr`` gets the agent's stderr line by line; ``on_stray_output`` the lines of
     its stdout that are not JSON (a login prompt some agents print), which otherwise
@@ -749,14 +781,25 @@ async def open_agent(
     Raises :class:`AgentNotFoundError` when the command cannot be started,
     :class:`AgentExitedError` (with the agent's stderr tail) when it exits before
     answering ``initialize``, :class:`AgentStartError` when it does not answer within
-    ``initialize_timeout`` seconds, and
-    :class:`~acpwire.protocol.errors.VersionMismatchError` when it answers with a
-    protocol version this library cannot speak (the agent is stopped first, INIT-010).
+    ``initialize_timeout`` seconds,
+    :class:`~acpwire.protocol.errors.ConnectionClosedError` when ``url`` cannot be
+    reached, and :class:`~acpwire.protocol.errors.VersionMismatchError` when it answers
+    with a protocol version this library cannot speak (the agent is stopped first,
+    INIT-010).
     """
+    if (command is None) == (url is None):
+        raise ValueError("open_agent needs either a command or url=")
+    client = client if client is not None else ToolkitClient()
+    if url is not None:
+        async with _open_remote(
+            client, url, token, headers, http, reconnect, on_reconnect, initialize_timeout
+        ):
+            yield client
+        return
+    assert command is not None
     argv = [command] if isinstance(command, str) else list(command)
     if not argv:
         raise ValueError("open_agent needs a command")
-    client = client if client is not None else ToolkitClient()
     transport: SubprocessTransport = await spawn(
         argv[0],
         argv[1:],
@@ -791,6 +834,50 @@ async def open_agent(
         raise
     try:
         yield client
+    finally:
+        await client.close()
+
+
+@contextlib.asynccontextmanager
+async def _open_remote(
+    client: ToolkitClient,
+    url: str,
+    token: str | None,
+    headers: Mapping[str, str] | None,
+    http: bool,
+    reconnect: bool,
+    on_reconnect: Callable[[Reconnected], None] | None,
+    initialize_timeout: float | None,
+) -> AsyncGenerator[None, None]:
+    from ..transports.remote import connect_remote
+
+    def reconnected(event: Reconnected) -> None:
+        client.reconnected(event)
+        if on_reconnect is not None:
+            on_reconnect(event)
+
+    transport = await connect_remote(
+        url,
+        token=token,
+        headers=headers,
+        kind="http" if http else "websocket",
+        http2=None,
+        reconnect=reconnect,
+        on_reconnect=reconnected,
+    )
+    client.connect(transport)
+    try:
+        await asyncio.wait_for(client.initialize(), initialize_timeout)
+    except asyncio.TimeoutError:
+        await client.close()
+        raise AgentStartError(
+            f"the agent at {url} did not answer initialize within {initialize_timeout} s"
+        ) from None
+    except BaseException:
+        await client.close()
+        raise
+    try:
+        yield
     finally:
         await client.close()
 

@@ -1,14 +1,20 @@
 """What the agent and client roles share: routing from the method table,
-capability gates, and the base of the typed peers."""
+capability gates, and the base of the typed peers.
+
+A connection routes the rows of one :class:`~acpwire.schema.methods.MethodTable`
+(stable v1 unless the application opts in to unstable ACP): a method outside it
+is answered ``-32601`` like any unknown method, and its typed sender raises
+:class:`UnstableMethodError` before anything is sent.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
-from ..protocol.errors import CapabilityError
+from ..protocol.errors import CapabilityError, UnstableMethodError
 from ..schema import to_json
-from ..schema.methods import BY_NAME, METHODS, CapabilityGate, MethodSpec
+from ..schema.methods import V1, V1_UNSTABLE, CapabilityGate, MethodSpec, MethodTable
 from .connection import Connection, Route, Router
 
 Side = Literal["agent", "client"]
@@ -17,15 +23,15 @@ Side = Literal["agent", "client"]
 def build_router(
     handler: Any,
     side: Side,
+    table: MethodTable,
     overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None,
 ) -> Router:
-    """Route every method the table assigns to ``side`` to ``handler.<python_name>``."""
+    """Route every method ``table`` assigns to ``side`` to ``handler.<python_name>``
+    (or to the override given for its wire name)."""
     requests: dict[str, Route] = {}
     notifications: dict[str, Route] = {}
     overrides = overrides or {}
-    for spec in METHODS:
-        if spec.handled_by != side:
-            continue
+    for spec in table.handled_by(side):
         fn = overrides.get(spec.name) or getattr(handler, spec.python_name)
         (requests if spec.is_request else notifications)[spec.name] = Route(spec.params, fn)
     return Router(
@@ -62,32 +68,58 @@ def gate_allows(gate: CapabilityGate, capabilities: Any, mode: str | None = None
 class Peer:
     """Base of the typed peers: the other side, as seen from this one.
 
-    ``remote_capabilities`` is filled in by ``initialize``; calls whose method
-    is gated by a capability the peer did not advertise raise
-    :class:`CapabilityError` before anything is sent.
+    ``remote_capabilities`` is filled in by ``initialize``, ``local_capabilities``
+    with what this side advertised there. Calls whose method is gated by a
+    capability that was not advertised raise :class:`CapabilityError`, and calls
+    of methods outside the connection's :attr:`table` raise
+    :class:`UnstableMethodError`, before anything is sent.
     """
 
-    def __init__(self, connection: Connection) -> None:
+    side: ClassVar[Side]
+    """The role of the other side: the one that handles what this peer sends."""
+
+    def __init__(self, connection: Connection, table: MethodTable = V1) -> None:
         self.connection = connection
+        self.table = table
         self.remote_capabilities: Any = None
+        self.local_capabilities: Any = None
         self.check_capabilities = True
 
-    def _spec(self, method: str) -> MethodSpec:
-        return BY_NAME[method]
+    @property
+    def unstable(self) -> bool:
+        """Whether this connection opted in to unstable ACP."""
+        return self.table.unstable
+
+    def _spec(self, method: str, request: bool | None = None) -> MethodSpec:
+        spec = self.table.get(method, self.side, request=request)
+        if spec is not None:
+            return spec
+        if V1_UNSTABLE.get(method, self.side, request=request) is not None:
+            own = "client" if self.side == "agent" else "agent"
+            raise UnstableMethodError(
+                f"{method} is an unstable ACP method and this connection did not opt in; "
+                f"set `unstable = True` on the {own} handler to use it"
+            )
+        raise ValueError(f"{method} is not an ACP method the {self.side} handles")
 
     def _check(self, spec: MethodSpec, mode: str | None = None) -> None:
         gate = spec.gate
         if gate is None or not self.check_capabilities:
             return
-        if not gate_allows(gate, self.remote_capabilities, mode):
+        own = gate.advertised_by != self.side
+        capabilities = self.local_capabilities if own else self.remote_capabilities
+        if not gate_allows(gate, capabilities, mode):
             what = f"{gate.path}.{mode}" if gate.kind == "mode" else gate.path
+            whose = f"this {gate.advertised_by}" if own else f"the {gate.advertised_by}"
             raise CapabilityError(
                 f"{spec.name} needs the {gate.advertised_by} capability `{what}`, "
-                f"which the {gate.advertised_by} did not advertise"
+                f"which {whose} did not advertise"
             )
 
-    async def _call(self, method: str, params: Any, mode: str | None = None) -> Any:
-        spec = self._spec(method)
+    async def _call(
+        self, method: str, params: Any, mode: str | None = None, *, request: bool | None = None
+    ) -> Any:
+        spec = self._spec(method, request)
         self._check(spec, mode)
         if spec.is_request:
             return await self.connection.request(method, params, spec.result)

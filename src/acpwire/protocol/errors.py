@@ -31,6 +31,10 @@ class ErrorCode(IntEnum):
     REQUEST_CANCELLED = -32800
     AUTH_REQUIRED = -32000
     RESOURCE_NOT_FOUND = -32002
+    CONNECTION_LOST = -32099
+    """acpwire's own, from the implementation-defined range: a reconnecting client
+    transport answers a request that was in flight when the connection broke
+    (transports/remote.py). Never sent to an agent."""
 
 
 class AcpError(Exception):
@@ -133,6 +137,16 @@ class ResourceNotFound(RequestError):
     default_message = "Resource not found"
 
 
+class ConnectionLost(RequestError):
+    """The connection broke while this request was in flight; a reconnecting transport
+    answered it. ``data["sessionReattached"]`` says whether its session is attached
+    again (then the next request on it goes to the agent as usual); what the agent did
+    with the request itself is unknown."""
+
+    default_code = ErrorCode.CONNECTION_LOST
+    default_message = "connection lost"
+
+
 _BY_CODE: dict[int, type[RequestError]] = {
     cls.default_code: cls
     for cls in (
@@ -144,6 +158,7 @@ _BY_CODE: dict[int, type[RequestError]] = {
         RequestCancelled,
         AuthRequired,
         ResourceNotFound,
+        ConnectionLost,
     )
 }
 
@@ -154,6 +169,10 @@ class LocalProtocolError(AcpError):
 
 class CapabilityError(LocalProtocolError):
     """The peer did not advertise the capability a call needs."""
+
+
+class UnstableMethodError(LocalProtocolError):
+    """An unstable ACP method was called on a connection that did not opt in to unstable ACP."""
 
 
 class VersionMismatchError(LocalProtocolError):

@@ -43,9 +43,6 @@ CompactionId: TypeAlias = str
 IdleStateUpdate: TypeAlias = Any
 ExtNotification: TypeAlias = Any
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
-MessageMcpResponse: TypeAlias = Any
-InitializeProxyRequest: TypeAlias = Any
-InitializeProxyResponse: TypeAlias = Any
 ProxySuccessorResponse: TypeAlias = Any
 
 if TYPE_CHECKING:
@@ -590,8 +587,8 @@ class MultiSelectPropertySchema(AcpModel, _ElicitationPropertySchemaMarker, kw_o
 class ElicitationFormMode(AcpModel, _CreateElicitationRequestMarker, kw_only=True, tag_field="mode", tag="form"):
     """``mode: form`` member. Schema: ``ElicitationFormMode``."""
 
-    message: str  # unstable
-    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")  # unstable
+    message: str
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
     requested_schema: ElicitationSchema = _field(name="requestedSchema")
     session_id: SessionId | UnsetType = _field(default=UNSET, name="sessionId")
     tool_call_id: ToolCallId | None | UnsetType = _field(default=UNSET, name="toolCallId")
@@ -601,8 +598,8 @@ class ElicitationFormMode(AcpModel, _CreateElicitationRequestMarker, kw_only=Tru
 class ElicitationUrlMode(AcpModel, _CreateElicitationRequestMarker, kw_only=True, tag_field="mode", tag="url"):
     """``mode: url`` member. Schema: ``ElicitationUrlMode``."""
 
-    message: str  # unstable
-    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")  # unstable
+    message: str
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
     elicitation_id: ElicitationId = _field(name="elicitationId")
     url: str
     session_id: SessionId | UnsetType = _field(default=UNSET, name="sessionId")
@@ -920,11 +917,11 @@ class SessionConfigSelectGroup(AcpModel, _SessionConfigSelectOptionsItemMarker, 
 class SessionConfigSelect(AcpModel, _SessionConfigOptionMarker, kw_only=True, tag_field="type", tag="select"):
     """``type: select`` member. Schema: ``SessionConfigSelect``."""
 
-    id: SessionConfigId  # unstable
-    name: str  # unstable
-    description: str | None | UnsetType = _field(default=UNSET)  # unstable
-    category: SessionConfigOptionCategory | None | UnsetType = _field(default=UNSET)  # unstable
-    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")  # unstable
+    id: SessionConfigId
+    name: str
+    description: str | None | UnsetType = _field(default=UNSET)
+    category: SessionConfigOptionCategory | None | UnsetType = _field(default=UNSET)
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
     current_value: SessionConfigValueId = _field(name="currentValue")
     options: SessionConfigSelectOptions
 
@@ -932,11 +929,11 @@ class SessionConfigSelect(AcpModel, _SessionConfigOptionMarker, kw_only=True, ta
 class SessionConfigBoolean(AcpModel, _SessionConfigOptionMarker, kw_only=True, tag_field="type", tag="boolean"):
     """``type: boolean`` member. Schema: ``SessionConfigBoolean``."""
 
-    id: SessionConfigId  # unstable
-    name: str  # unstable
-    description: str | None | UnsetType = _field(default=UNSET)  # unstable
-    category: SessionConfigOptionCategory | None | UnsetType = _field(default=UNSET)  # unstable
-    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")  # unstable
+    id: SessionConfigId
+    name: str
+    description: str | None | UnsetType = _field(default=UNSET)
+    category: SessionConfigOptionCategory | None | UnsetType = _field(default=UNSET)
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
     current_value: bool = _field(name="currentValue")
 
 
@@ -1704,8 +1701,16 @@ class KillTerminalResponse(AcpModel, kw_only=True):
 class ElicitationAcceptAction(AcpModel, _CreateElicitationResponseMarker, kw_only=True, tag_field="action", tag="accept"):
     """``action: accept`` member. Schema: ``ElicitationAcceptAction``."""
 
-    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")  # unstable
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
     content: dict[str, ElicitationContentValue] | None | UnsetType = _field(default=UNSET)
+
+
+class MessageMcpResponse(AcpModel, kw_only=True):
+    """Unstable (opt-in). Schema: ``MessageMcpResponse``."""
+
+    result: Any | UnsetType = _field(default=UNSET)
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
+    error: McpError | UnsetType = _field(default=UNSET)
 
 
 class McpError(AcpModel, kw_only=True):
@@ -1871,6 +1876,14 @@ if TYPE_CHECKING:
     SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
 else:
     SessionConfigSelectOptions = list[SessionConfigSelectOptionsItem]
+if TYPE_CHECKING:
+    InitializeProxyRequest: TypeAlias = InitializeRequest
+else:
+    InitializeProxyRequest = InitializeRequest
+if TYPE_CHECKING:
+    InitializeProxyResponse: TypeAlias = InitializeResponse
+else:
+    InitializeProxyResponse = InitializeResponse
 
 register_tagged_union(_ToolCallContentMarker, "type", {"content": Content, "diff": Diff, "terminal": Terminal}, UnknownToolCallContent)
 register_native_union(ToolCallContent, UnknownToolCallContent)

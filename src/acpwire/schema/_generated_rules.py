@@ -42,8 +42,25 @@ FIELD_ENUMS: Mapping[tuple[str, str], str] = {
 REQUIRED_ONE_OF: Mapping[str, tuple[frozenset[str], ...]] = {
     "ElicitationFormMode": (frozenset({"requestId"}), frozenset({"sessionId"}),),
     "ElicitationUrlMode": (frozenset({"requestId"}), frozenset({"sessionId"}),),
+    "MessageMcpResponse": (frozenset({"error"}), frozenset({"result"}),),
 }
 """Models merged from alternatives: the fields one of the alternatives requires."""
+
+UNSTABLE_FIELDS: Mapping[str, frozenset[str]] = {
+    "AgentCapabilities": frozenset({"providers"}),
+    "McpCapabilities": frozenset({"acp"}),
+    "SessionCapabilities": frozenset({"systemPrompt", "fork", "archive", "status", "title"}),
+    "AgentAuthCapabilities": frozenset({"status"}),
+    "SessionInfo": frozenset({"archived"}),
+    "PromptResponse": frozenset({"usage"}),
+    "ClientCapabilities": frozenset({"subagents", "plan"}),
+    "NewSessionRequest": frozenset({"systemPrompt"}),
+    "LoadSessionRequest": frozenset({"systemPrompt"}),
+    "ListSessionsRequest": frozenset({"archived"}),
+    "ResumeSessionRequest": frozenset({"systemPrompt"}),
+}
+"""Fields of stable models that only the unstable schema has (model class -> wire
+names): what a peer that did not opt in to unstable ACP must not send."""
 
 OPEN_UNIONS: frozenset[str] = frozenset(
     {

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
+HandledBy = Literal["agent", "client", "both"]
+"""Which role serves a method (``both``: protocol-level, ``$/cancel_request``)."""
+
 
 class CapabilityGate(NamedTuple):
-    """What the other side must have advertised before a method may be called.
+    """What must have been advertised before a method may be called.
 
-    ``advertised_by`` is the role whose capabilities hold the flag, ``path`` the
-    dotted wire path inside them, and ``kind`` how to read it: ``bool`` (true
-    means supported), ``marker`` (a present, non-null object means supported)
-    or ``mode`` (elicitation: the sub-object named after the request's mode).
+    ``advertised_by`` is the role whose capabilities hold the flag (usually the
+    side that handles the method; for a few unstable methods the sender's own),
+    ``path`` the dotted wire path inside them, and ``kind`` how to read it:
+    ``bool`` (true means supported), ``marker`` (a present, non-null object means
+    supported) or ``mode`` (elicitation: the sub-object named after the request's
+    mode).
     """
 
     advertised_by: Literal["agent", "client"]
@@ -23,7 +28,7 @@ class MethodSpec(NamedTuple):
     """One ACP method: who handles it, its kind, its types and its gate."""
 
     name: str
-    handled_by: Literal["agent", "client", "both"]
+    handled_by: HandledBy
     kind: Literal["request", "notification"]
     python_name: str
     params: Any

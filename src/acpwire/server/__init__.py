@@ -3,7 +3,7 @@ streamable-http-websocket-transport), and the stdio->remote bridge.
 
 ``asgi_app(agent, auth=...)`` is framework-neutral ASGI behind a security
 middleware (Host/Origin checks, authentication); :func:`serve_in_background`
-runs it under uvicorn (the ``remote`` extra). See docs/remote.md and
+runs it under hypercorn (HTTP/1.1, HTTP/2, WebSocket; the ``remote`` extra). See docs/remote.md and
 docs/security.md.
 """
 

@@ -4,7 +4,7 @@ Only the HTTP surface lives here (methods, headers, content negotiation, body
 reading, SSE framing, the ASGI websocket protocol); who may call is decided
 by :mod:`.security` before a request gets here, and every decision about
 connections, sessions and routing by :class:`~.core.RemoteHost`. Any ASGI
-server can run it; :mod:`.runner` uses uvicorn.
+server can run it; :mod:`.runner` uses hypercorn.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import cast
@@ -35,6 +36,7 @@ from .security import (
     PRINCIPAL_KEY,
     Authenticator,
     BearerTokens,
+    Message,
     Receive,
     Scope,
     SecurityMiddleware,
@@ -60,6 +62,20 @@ _SSE_BROKEN = (
 )
 """The last event of a stream whose agent failed (docs/remote.md): not a JSON-RPC
 message, so a client that ignores event types cannot take it for one."""
+
+
+_COOKIE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+=[!#-+\--:<-\[\]-~]*$")
+
+
+def check_cookie(cookie: str) -> str:
+    """``NAME=VALUE`` for ``Set-Cookie``, checked against RFC 6265's syntax."""
+    if not _COOKIE.match(cookie):
+        raise ValueError(f"not a NAME=VALUE cookie (RFC 6265): {cookie!r}")
+    return cookie
+
+
+_SSE_BATCH_BYTES = 64 * 1024
+"""Queued events joined into one write, up to about this size."""
 
 
 class NoAuthenticationWarning(UserWarning):
@@ -107,10 +123,19 @@ def _text(status: int, text: str) -> Reply:
     return Reply(status, text.encode(), "text/plain")
 
 
-def _sse_event(message: bytes) -> bytes:
+def _sse_event(message: bytes, event_id: int) -> bytes:
     # A JSON text may contain raw newlines between tokens; SSE joins data lines with \n.
     lines = message.split(b"\n")
-    return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    data = b"".join(b"data: " + line + b"\n" for line in lines)
+    return b"id: %d\nevent: message\n%s\n" % (event_id, data)
+
+
+def _last_event_id(scope: Scope) -> int | None:
+    """The ``Last-Event-ID`` header as an event id; ``-1`` when it is not one."""
+    value = _header(scope, "last-event-id")
+    if value is None:
+        return None
+    return int(value) if value.isdigit() and len(value) < 19 else -1
 
 
 class _ClientGone(Exception):
@@ -126,10 +151,20 @@ class AcpAsgiApp:
     """ASGI app serving one ACP endpoint behind :class:`~.security.SecurityMiddleware`;
     see :func:`asgi_app`."""
 
-    def __init__(self, host: RemoteHost, security: SecuritySettings, *, path: str = "/acp") -> None:
+    def __init__(
+        self,
+        host: RemoteHost,
+        security: SecuritySettings,
+        *,
+        path: str = "/acp",
+        cookie: str | None = None,
+    ) -> None:
         self.host = host
         self.security = security
         self.path = path
+        self.cookie = check_cookie(cookie) if cookie is not None else None
+        """``NAME=VALUE`` set on every answer of the endpoint (RFD: clients return
+        cookies; a load balancer keeps a client on the worker its cookie names)."""
         self._guarded = SecurityMiddleware(self._endpoint, security)
 
     async def aclose(self) -> None:
@@ -146,13 +181,28 @@ class AcpAsgiApp:
             return
         await self._guarded(scope, receive, send)
 
+    def _with_cookie(self, scope: Scope, send: Send) -> Send:
+        if self.cookie is None:
+            return send
+        secure = "; Secure" if scope.get("scheme") in ("https", "wss") else ""
+        value = f"{self.cookie}; Path={self.path}; HttpOnly; SameSite=Strict{secure}"
+        header = (b"set-cookie", value.encode("latin-1"))
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] in ("http.response.start", "websocket.accept"):
+                message = {**message, "headers": [*message.get("headers", ()), header]}
+            await send(message)
+
+        return send_with_cookie
+
     async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get(PRINCIPAL_KEY)
         if not isinstance(principal, str):  # not through the middleware: fail closed
             await refuse(scope, receive, send, 401, "Unauthorized")
             return
+        send = self._with_cookie(scope, send)
         if scope["type"] == "websocket":
-            await self._websocket(receive, send, principal, _peer(scope))
+            await self._websocket(scope, receive, send, principal)
             return
         method = scope.get("method", "GET")
         if method == "POST":
@@ -197,11 +247,39 @@ class AcpAsgiApp:
             )
         except _BodyRefused as refused:
             reply = refused.reply
+            if scope.get("http_version") in ("1.0", "1.1"):
+                # The rest of the body is not kept: the connection closes after the answer
+                # rather than make the server wait for it before a next request. (HTTP/2
+                # ends just this stream; the header is not allowed there.)
+                reply.headers.append(("connection", "close"))
+                await _respond(send, reply)
+                await self._discard_body(receive)
+                return
         except _ClientGone:
             return
         finally:
             host.body_bytes_in_flight -= held
         await _respond(send, reply)
+
+    async def _discard_body(self, receive: Receive) -> None:
+        """Read and drop what is left of a refused body, for a bounded time and size.
+
+        Closing a socket with unread data in it sends a reset, which can reach the
+        client before it has read the refusal (a 413 then looks like a network error);
+        a client still sending gets to finish first. An idle or endless one is cut off.
+        """
+        limits = self.host.limits
+
+        async def drain() -> None:
+            budget = 4 * limits.max_message_size
+            while budget > 0:
+                message = await receive()
+                if message["type"] != "http.request" or not message.get("more_body"):
+                    return
+                budget -= len(message.get("body", b""))
+
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(drain(), limits.close_timeout)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         """The whole body, within the size limit, the time limit and the endpoint's budget.
@@ -248,6 +326,10 @@ class AcpAsgiApp:
         if connection_id is None:
             await _respond(send, _text(400, "Acp-Connection-Id header required"))
             return
+        last = _last_event_id(scope)
+        if last == -1:
+            await _respond(send, _text(400, "Last-Event-ID must be an event id of this stream"))
+            return
         conn = self.host.lookup(connection_id, principal)
         if conn is None or conn.mode != "http":
             await _respond(send, _text(404, "unknown connection"))
@@ -256,10 +338,18 @@ class AcpAsgiApp:
         if box is None:
             await _respond(send, _text(404, "unknown session"))
             return
-        if box.attached:
+        replay: list[tuple[int, bytes]] = []
+        if last is not None:
+            found = box.replay_after(last)
+            if found is None:
+                await _respond(send, _text(410, "this stream can no longer be resumed from there"))
+                return
+            replay = found
+        # A client that resumes takes the stream over from a request whose client is gone
+        # but not yet noticed; a second plain GET is refused.
+        if not await box.attach(take_over=last is not None, timeout=self.host.limits.close_timeout):
             await _respond(send, _text(409, "this stream is already open"))
             return
-        box.attached = True
         conn.touch()
         try:
             await send(
@@ -274,12 +364,14 @@ class AcpAsgiApp:
                     ],
                 }
             )
-            await self._stream(box, receive, send)
+            await self._stream(box, receive, send, replay)
         finally:
-            box.attached = False
+            box.detach()
             conn.touch()
 
-    async def _stream(self, box: Outbox, receive: Receive, send: Send) -> None:
+    async def _stream(
+        self, box: Outbox, receive: Receive, send: Send, replay: list[tuple[int, bytes]]
+    ) -> None:
         async def client_gone() -> None:
             while (await receive())["type"] != "http.disconnect":
                 pass
@@ -288,32 +380,51 @@ class AcpAsgiApp:
             keepalive = self.host.keepalive
             # Opening bytes let the client see the stream is live before any event.
             await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
+            for event_id, old in replay:
+                body = _sse_event(old, event_id)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+            queue = box.queue
             while True:
-                try:
-                    message = await asyncio.wait_for(box.queue.get(), keepalive)
-                except asyncio.TimeoutError:
-                    chunk = b": keepalive\n\n"
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    continue
+                if len(queue):
+                    message = await queue.get()  # at once: no timer needed
+                else:
+                    try:
+                        message = await asyncio.wait_for(queue.get(), keepalive)
+                    except asyncio.TimeoutError:
+                        chunk = b": keepalive\n\n"
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                        continue
                 if message is None:
                     if box.broken:
                         await send(
                             {"type": "http.response.body", "body": _SSE_BROKEN, "more_body": True}
                         )
                     return
-                await send(
-                    {"type": "http.response.body", "body": _sse_event(message), "more_body": True}
-                )
-                box.sent()
+                # Whatever else is already queued goes out in the same write: one ASGI
+                # message and one socket write for a burst of updates, not one each.
+                events = [_sse_event(message, box.take(message))]
+                size = len(events[0])
+                while len(queue) and size < _SSE_BATCH_BYTES:
+                    more = await queue.get()
+                    if more is None:
+                        break
+                    events.append(_sse_event(more, box.take(more)))
+                    size += len(events[-1])
+                body = b"".join(events)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                for _ in events:
+                    box.sent()
 
         watcher = asyncio.ensure_future(client_gone())
         writer = asyncio.ensure_future(write())
+        taken = asyncio.ensure_future(box.taken_over())
+        tasks = (watcher, writer, taken)
         try:
-            await asyncio.wait({watcher, writer}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (watcher, writer):
+            for task in tasks:
                 task.cancel()
-            for task in (watcher, writer):
+            for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
         if writer.done() and not writer.cancelled() and writer.exception() is None:
@@ -322,7 +433,13 @@ class AcpAsgiApp:
 
     # -- WebSocket ---------------------------------------------------------------------
 
-    async def _websocket(self, receive: Receive, send: Send, principal: str, peer: str) -> None:
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
+        peer = _peer(scope)
+        last = _last_event_id(scope)
+        resume_id = _header(scope, CONNECTION_HEADER)
+        if resume_id is not None:
+            await self._resume_websocket(scope, receive, send, principal, resume_id, last)
+            return
         first = await receive()
         if first["type"] != "websocket.connect":
             return
@@ -334,12 +451,68 @@ class AcpAsgiApp:
             await send({"type": "websocket.close", "code": WS_TRY_AGAIN_LATER, "reason": refusal})
             return
         conn = host.open("websocket", principal, peer)
+        # A client that sends Last-Event-ID (0 on a new connection) keeps count of what it
+        # received and can resume: its connection outlives a dropped socket for a while.
+        conn.resumable = last is not None
+        await conn.stream.attach(take_over=False, timeout=0)
         await send(
             {
                 "type": "websocket.accept",
                 "headers": [(CONNECTION_HEADER.encode(), conn.id.encode())],
             }
         )
+        await self._socket(conn, receive, send, fresh=True, replay=[])
+
+    async def _resume_websocket(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        principal: str,
+        connection_id: str,
+        last: int | None,
+    ) -> None:
+        """A client re-attaching a dropped WebSocket to its connection (docs/remote.md)."""
+        conn = self.host.lookup(connection_id, principal)
+        if conn is None or conn.mode != "websocket" or not conn.resumable or conn.ended:
+            await refuse(scope, receive, send, 404, "unknown connection")
+            return
+        replay = conn.stream.replay_after(last) if last is not None and last >= 0 else None
+        if replay is None:
+            await refuse(scope, receive, send, 410, "this connection can no longer be resumed")
+            return
+        if not await conn.stream.attach(take_over=True, timeout=self.host.limits.close_timeout):
+            await refuse(scope, receive, send, 409, "the connection is still in use")
+            return
+        if (await receive())["type"] != "websocket.connect":
+            conn.stream.detach()
+            return
+        conn.resumed()
+        log.info("connection %s resumed after event %d (%d to replay)", conn.id, last, len(replay))
+        await send(
+            {
+                "type": "websocket.accept",
+                "headers": [
+                    (CONNECTION_HEADER.encode(), conn.id.encode()),
+                    (b"last-event-id", str(conn.frames_in).encode()),
+                ],
+            }
+        )
+        await self._socket(conn, receive, send, fresh=False, replay=replay)
+
+    async def _socket(
+        self,
+        conn: RemoteConnection,
+        receive: Receive,
+        send: Send,
+        *,
+        fresh: bool,
+        replay: list[tuple[int, bytes]],
+    ) -> None:
+        """Pump one accepted socket of ``conn`` until the client leaves, the connection
+        ends, or a resuming socket takes over."""
+        host = self.host
+        principal = conn.principal
         refused: list[tuple[int, str]] = []
 
         async def frames() -> tuple[Peeked | None, bytes] | None:
@@ -358,57 +531,84 @@ class AcpAsgiApp:
                     return None, body  # the agent answers it with a parse error
 
         async def from_client() -> None:
-            try:
-                first_frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
-            except asyncio.TimeoutError:
-                refused.append((WS_POLICY, "initialize expected"))
-                return
-            if first_frame is None:
-                return
-            p, body = first_frame
-            if p is None or p.kind != "request" or p.method != "initialize":
-                refused.append((WS_POLICY, "initialize must be the first message"))
-                return
-            why = host.refusal(principal, agent=True)
-            if why is not None:
-                refused.append((WS_TRY_AGAIN_LATER, why))
-                return
-            conn.start_agent()
+            if fresh:
+                try:
+                    first_frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
+                except asyncio.TimeoutError:
+                    refused.append((WS_POLICY, "initialize expected"))
+                    return
+                if first_frame is None:
+                    return
+                p, body = first_frame
+                if p is None or p.kind != "request" or p.method != "initialize":
+                    refused.append((WS_POLICY, "initialize must be the first message"))
+                    return
+                why = host.refusal(principal, agent=True)
+                if why is not None:
+                    refused.append((WS_TRY_AGAIN_LATER, why))
+                    return
+                conn.start_agent()
+            else:
+                frame = await frames()
+                if frame is None:
+                    return
+                p, body = frame
             while True:
                 try:
                     await conn.from_client(p, body)
                 except ConnectionClosedError:
                     return
+                conn.frames_in += 1
                 frame = await frames()
                 if frame is None:
                     return
                 p, body = frame
 
         async def to_client() -> None:
+            for _, old in replay:
+                await send({"type": "websocket.send", "text": old.decode("utf-8", "replace")})
+            box = conn.stream
             while True:
-                message = await conn.stream.queue.get()
+                message = await box.queue.get()
                 if message is None:
                     return
+                box.take(message)
                 await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
-                conn.stream.sent()
+                box.sent()
 
         reader = asyncio.ensure_future(from_client())
         writer = asyncio.ensure_future(to_client())
+        taken = asyncio.ensure_future(conn.stream.taken_over())
+        tasks = (reader, writer, taken)
+        lingering = False
         try:
-            await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
-            # The client left or was refused, or the connection ended on the server's side
-            # (then this keeps the reason it ended with).
-            await conn.terminate("closed" if refused else "client gone")
-            # Let the writer flush what is left (the last answers), if the client still reads.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(writer), host.limits.close_timeout)
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if taken.done():
+                lingering = True  # another socket resumed this connection
+            elif reader.done() and not refused and conn.resumable and not conn.ended:
+                # The socket dropped: keep the connection for the client to resume.
+                lingering = True
+                conn.linger()
+            else:
+                # The client left or was refused, or the connection ended on the server's
+                # side (then this keeps the reason it ended with).
+                await conn.terminate("closed" if refused else "client gone")
+                # Let the writer flush what is left (the last answers), if the client reads.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(writer), host.limits.close_timeout)
         finally:
-            for task in (reader, writer):
+            for task in tasks:
                 task.cancel()
-            for task in (reader, writer):
+            for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
-            await conn.terminate()
+            conn.stream.detach()
+            if not lingering:
+                await conn.terminate()
+        if lingering:
+            with contextlib.suppress(Exception):
+                await send({"type": "websocket.close", "code": WS_NORMAL, "reason": "resumed"})
+            return
         code, reason = refused[0] if refused else self._close_code(conn)
         with contextlib.suppress(Exception):
             await send({"type": "websocket.close", "code": code, "reason": reason})
@@ -444,6 +644,7 @@ def asgi_app(
     limits: Limits | None = None,
     owners: SessionOwners | None = None,
     keepalive: float | None = 15.0,
+    cookie: str | None = None,
 ) -> AcpAsgiApp:
     """An ASGI app serving ``agent`` on ``path`` over Streamable HTTP and WebSocket.
 
@@ -460,7 +661,8 @@ def asgi_app(
     are the DNS-rebinding and cross-site checks of :class:`~.security.SecuritySettings`;
     ``limits`` every resource bound; ``owners`` the session ownership map
     (default: in memory; with one principal, sessions it has not seen yet are
-    that principal's).
+    that principal's). ``cookie`` (``NAME=VALUE``) is set on every answer, for
+    load balancers that keep a client on one worker by cookie.
     """
     authenticate = _authenticator(auth)
     if authenticate is None:
@@ -480,7 +682,7 @@ def asgi_app(
     if owners is None:
         owners = SessionOwners(default_owner=_sole_principal(authenticate))
     host = RemoteHost(agent, limits=limits, owners=owners, keepalive=keepalive)
-    return AcpAsgiApp(host, security, path=path)
+    return AcpAsgiApp(host, security, path=path, cookie=cookie)
 
 
 def _sole_principal(authenticate: Authenticator | None) -> str | None:

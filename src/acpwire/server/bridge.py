@@ -24,7 +24,9 @@ from ..transports.subprocess import SubprocessTransport, spawn
 log = logging.getLogger("acpwire.server")
 
 
-async def _copy(source: Transport, target: Transport, what: str) -> None:
+async def copy_messages(source: Transport, target: Transport, what: str) -> None:
+    """Forward whole messages from ``source`` to ``target`` until ``source`` ends;
+    an oversize one is dropped and logged (``what`` says which direction)."""
     while True:
         message = await source.receive()
         if message is None:
@@ -83,8 +85,8 @@ class StdioBridge:
             on_stderr=lambda line: log.info("agent: %s", line),
         )
         self.pids.append(agent.pid)
-        up = asyncio.ensure_future(_copy(transport, agent, "from the client"))
-        down = asyncio.ensure_future(_copy(agent, transport, "from the agent"))
+        up = asyncio.ensure_future(copy_messages(transport, agent, "from the client"))
+        down = asyncio.ensure_future(copy_messages(agent, transport, "from the agent"))
         try:
             await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
         finally:

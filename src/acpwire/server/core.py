@@ -25,7 +25,9 @@ RFD leaves open and what we chose; docs/security.md the threat model):
   connection stream; responses to other requests go where the request was
   scoped; agent requests and notifications carrying ``sessionId`` go on that
   session's stream, the rest on the connection stream. Messages for a stream
-  no client has opened yet wait in its bounded queue. Over a WebSocket every
+  the client has not opened go on the connection stream (the RFD's single
+  stream; clients demultiplex by ``sessionId``). A connection has at most
+  ``max_sessions_per_connection`` session streams. Over a WebSocket every
   message goes to the one socket, in order.
 * **Ordering.** Messages for one stream keep their order. The one cross-stream
   case that matters, ``session/load`` replay (session stream) before its
@@ -60,6 +62,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -172,17 +175,43 @@ def _session_of(info: object) -> str:
     return ""
 
 
-class Outbox:
-    """The bounded queue behind one outgoing stream (an SSE stream, or the WebSocket)."""
+class ReplayBudget:
+    """Bytes kept for resumes by all the streams of one connection (``Limits.resume_bytes``)."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+
+class Outbox:
+    """The bounded queue behind one outgoing stream (an SSE stream, or the WebSocket),
+    and the log of what it wrote, for a client that resumes it.
+
+    Every message taken off the queue to be written gets the next event id of the
+    stream (1, 2, ...) and is kept in the log, the last ``resume_messages`` of them
+    within the connection's :class:`ReplayBudget`. A client that comes back saying
+    the last id it received gets the rest from the log; if the log no longer reaches
+    back that far, the stream cannot be resumed (docs/remote.md, "Reconnect and resume").
+    """
+
+    def __init__(self, limits: Limits, budget: ReplayBudget) -> None:
         self.queue = MessageQueue(limits.queue_messages, limits.queue_bytes)
         self.attached = False
+        self.opened = False
+        """A client has opened this stream: its session's messages come here from now on."""
         self.broken = False
         """The stream ended because the agent failed, not by choice."""
+        self.last_id = 0
+        """Event id of the last message taken for writing."""
         self._unsent = 0
         self._drained = asyncio.Event()
         self._drained.set()
+        self._log: deque[tuple[int, bytes]] = deque()
+        self._log_limit = limits.resume_messages
+        self._budget = budget
+        self._released = asyncio.Event()
+        self._released.set()
+        self._take_over = asyncio.Event()
 
     async def put(self, message: bytes) -> None:
         """Queue ``message``, waiting for room (a message for an ended stream is dropped)."""
@@ -197,6 +226,27 @@ class Outbox:
         self._drained.clear()
         self.queue.force(message)
 
+    def take(self, message: bytes) -> int:
+        """``message`` was taken off the queue to be written: its event id, and a log entry."""
+        self.last_id += 1
+        self._log.append((self.last_id, message))
+        budget = self._budget
+        budget.held += len(message)
+        while self._log and (len(self._log) > self._log_limit or budget.held > budget.limit):
+            _, old = self._log.popleft()
+            budget.held -= len(old)
+        return self.last_id
+
+    def replay_after(self, last: int) -> list[tuple[int, bytes]] | None:
+        """What was written after event ``last``; ``None`` when the log no longer has it all."""
+        if last < 0 or last > self.last_id:
+            return None
+        if last == self.last_id:
+            return []
+        if not self._log or self._log[0][0] > last + 1:
+            return None
+        return [(event_id, message) for event_id, message in self._log if event_id > last]
+
     def sent(self) -> None:
         """The stream has written one message taken from the queue."""
         self._unsent -= 1
@@ -206,6 +256,30 @@ class Outbox:
 
     async def wait_drained(self) -> None:
         await self._drained.wait()
+
+    async def attach(self, *, take_over: bool, timeout: float) -> bool:
+        """Claim the stream for one writer. A resuming client takes it over from a writer
+        whose client is gone but not yet noticed; otherwise a second claim is refused."""
+        if self.attached:
+            if not take_over:
+                return False
+            self._take_over.set()
+            try:
+                await asyncio.wait_for(self._released.wait(), timeout)
+            except asyncio.TimeoutError:
+                return False
+        self.attached = self.opened = True
+        self._released.clear()
+        self._take_over.clear()
+        return True
+
+    def detach(self) -> None:
+        self.attached = False
+        self._released.set()
+
+    async def taken_over(self) -> None:
+        """Returns when another client has claimed the stream (the writer must stop)."""
+        await self._take_over.wait()
 
     def end(self, *, broken: bool = False) -> None:
         if self.queue.ended:
@@ -251,10 +325,13 @@ class RemoteConnection:
         self.closed = asyncio.Event()
         self.end_reason: EndReason | None = None
         self.stats = Stats()
-        self.stream = Outbox(self.limits)
+        self.replay_budget = ReplayBudget(self.limits.resume_bytes)
+        self.stream = Outbox(self.limits, self.replay_budget)
         """The connection stream (HTTP), or everything for the socket (WebSocket)."""
         self.sessions: dict[str, Outbox] = {}
         """Session streams (HTTP only)."""
+        self._known: set[str] = set()
+        """Sessions opened on this connection (new, load, resume, fork), stream or not."""
         self._pending: dict[RequestId, _Pending] = {}
         self._out_pending: dict[RequestId, str | None] = {}
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
@@ -262,6 +339,11 @@ class RemoteConnection:
         self._backend: asyncio.Task[None] | None = None
         self._pump: asyncio.Task[None] | None = None
         self._terminating = False
+        self.resumable = False
+        """(WebSocket) The client tracks event ids: a dropped socket may be resumed."""
+        self.frames_in = 0
+        """(WebSocket) Client frames handed to the agent: where a resuming client restarts."""
+        self._linger: asyncio.Task[None] | None = None
         log.info("connection %s opened (%s) by %s from %s", self.id, mode, principal, peer or "?")
 
     @property
@@ -375,8 +457,21 @@ class RemoteConnection:
         answers it). Raises :class:`ConnectionClosedError` once the connection has ended."""
         if p is not None:
             if p.kind == "response":
+                if p.id is not None and p.id not in self._out_pending:
+                    # Not an answer to anything the agent asked on this connection: most
+                    # likely a client's retry of an answer that did arrive (a POST whose
+                    # 202 was lost with the network).
+                    log.info(
+                        "connection %s: dropped an answer to unknown request %r", self.id, p.id
+                    )
+                    return
                 if p.id is not None:
                     self._out_pending.pop(p.id, None)
+            elif p.kind == "request" and p.id is not None and p.id in self._pending:
+                # The same id while the first is still in flight: a retry after a network
+                # failure (ids of pending requests are unique, JSON-RPC), not a new request.
+                log.info("connection %s: dropped a repeated request %r", self.id, p.id)
+                return
             else:
                 refusal = self._refusal(p)
                 if refusal is not None:
@@ -398,8 +493,17 @@ class RemoteConnection:
     def session(self, session_id: str) -> Outbox:
         box = self.sessions.get(session_id)
         if box is None:
-            box = self.sessions[session_id] = Outbox(self.limits)
+            box = self.sessions[session_id] = Outbox(self.limits, self.replay_budget)
         return box
+
+    def _stream_for(self, session_id: str) -> Outbox:
+        """A session's messages go on its own stream once the client has opened it
+        (GET with ``Acp-Session-Id``), else on the connection stream, where the client
+        tells sessions apart by ``sessionId`` (the RFD's single-stream model). So a
+        client need not open a stream per session, and neither an HTTP/2 stream limit
+        nor ``max_sessions_per_connection`` strands a session."""
+        box = self.sessions.get(session_id)
+        return box if box is not None and box.opened else self.stream
 
     def _target(self, pending: _Pending) -> Outbox:
         """Where the answer to a client request goes."""
@@ -407,7 +511,7 @@ class RemoteConnection:
             return self.stream
         if pending.method in SESSION_ATTACHING:
             return self.stream
-        return self.sessions.get(pending.session, self.stream)
+        return self._stream_for(pending.session)
 
     def expect_initialize(self, request_id: RequestId) -> asyncio.Future[bytes]:
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
@@ -421,7 +525,7 @@ class RemoteConnection:
         if p.kind == "request" and p.id is not None:
             self._out_pending[p.id] = p.session_id
         if self.mode == "http" and p.session_id is not None:
-            await self.session(p.session_id).put(message)
+            await self._stream_for(p.session_id).put(message)
         else:
             await self.stream.put(message)
 
@@ -438,8 +542,8 @@ class RemoteConnection:
             return
         message = self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
-            if pending.method in SESSION_OPENING and p.session_id is not None:
-                self.session(p.session_id)
+            if pending.method in SESSION_OPENING and p.session_id is not None and not p.is_error:
+                self._known.add(p.session_id)
             if pending.method in SESSION_ATTACHING and pending.session is not None:
                 box = self.sessions.get(pending.session)
                 if box is not None and p.is_error and not box.attached and not len(box.queue):
@@ -474,6 +578,7 @@ class RemoteConnection:
             owners.claim(pending.session, self.principal)
         elif method == "session/delete" and pending.session is not None:
             owners.forget(pending.session)
+            self._known.discard(pending.session)
         elif method == "session/list":
             return self._visible_sessions(message)
         return message
@@ -513,7 +618,7 @@ class RemoteConnection:
                 return _error_reply(400, f"{SESSION_HEADER} header required for this message")
             if session_header != session:
                 return _error_reply(400, f"{SESSION_HEADER} does not match the message's session")
-            if session not in self.sessions:
+            if session not in self.sessions and session not in self._known:
                 if p.method not in SESSION_ATTACHING:
                     return _error_reply(404, "unknown session for this connection")
                 if self.host.owners.allows(self.principal, session):
@@ -534,11 +639,37 @@ class RemoteConnection:
         box = self.sessions.get(session_id)
         if (
             box is None
-            and self.host.owners.owner(session_id) == self.principal
+            and (session_id in self._known or self.host.owners.owner(session_id) == self.principal)
             and len(self.sessions) < self.limits.max_sessions_per_connection
         ):
             box = self.session(session_id)
         return box
+
+    # -- resuming (WebSocket) ------------------------------------------------------------
+
+    def linger(self) -> None:
+        """The socket dropped: wait ``resume_timeout`` for the client to resume, then end."""
+        if self._terminating or self._linger is not None:
+            return
+
+        async def wait_then_end() -> None:
+            await asyncio.sleep(self.limits.resume_timeout)
+            log.info(
+                "connection %s: not resumed within %.0f s", self.id, self.limits.resume_timeout
+            )
+            self._linger = None
+            await self.terminate("client gone")
+
+        self._linger = asyncio.ensure_future(wait_then_end())
+
+    def resumed(self) -> None:
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
+
+    @property
+    def ended(self) -> bool:
+        return self._terminating
 
     # -- teardown --------------------------------------------------------------------
 
@@ -550,6 +681,8 @@ class RemoteConnection:
         self._terminating = True
         self.end_reason = reason
         self.host.forget(self)
+        if self._linger is not None and self._linger is not asyncio.current_task():
+            self._linger.cancel()
         failed = self.failed
         # A stalled agent cannot see the end of its input: cancel it at once.
         grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout

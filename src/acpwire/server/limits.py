@@ -45,6 +45,22 @@ class Limits:
     max_sessions_per_connection: int = 1024
     """Session streams one connection may hold (HTTP); bounds what a client can
     make the server keep by naming session ids."""
+    http2_max_streams: int = 1100
+    """Concurrent streams on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS):
+    the connection stream, up to ``max_sessions_per_connection`` session streams
+    (each an open GET) and 75 POSTs in flight. A client at the bound waits for a
+    stream to end before it starts another (httpx does); one that ignores the
+    setting loses its connection (a protocol error). hypercorn's default, 100,
+    would cap a client at 99 sessions."""
+    resume_messages: int = 256
+    """Messages each stream keeps after writing them, for a client that resumes the
+    stream (SSE ``Last-Event-ID``, WebSocket re-attach). A client that comes back
+    having missed more gets 410 and starts a new connection (docs/remote.md)."""
+    resume_bytes: int = 8 * MiB
+    """Bytes all the streams of one connection keep for resumes, oldest dropped first."""
+    resume_timeout: float = 60.0
+    """How long a resumable WebSocket connection whose socket dropped waits for its
+    client to come back (its agent keeps running meanwhile), before it ends."""
     body_timeout: float = 30.0
     """Seconds for a whole POST body to arrive once its headers have (408 after)."""
     handshake_timeout: float = 30.0

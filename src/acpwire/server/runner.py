@@ -1,26 +1,55 @@
-"""Run an :class:`~.asgi.AcpAsgiApp` under uvicorn, blocking or in the background.
+"""Run an :class:`~.asgi.AcpAsgiApp` under hypercorn: HTTP/1.1, HTTP/2 and WebSocket on one port.
 
-uvicorn (HTTP/1.1 and WebSocket) comes with the ``remote`` extra and is
-imported only here. The listening socket is bound before uvicorn starts, so
-``port=0`` picks a free port and :attr:`ServedApp.url` names the one chosen.
+Why hypercorn (docs/remote.md compares the others): it is the one Python ASGI
+server that speaks HTTP/1.1, HTTP/2 with TLS (ALPN ``h2``), HTTP/2 without TLS
+(h2c, prior knowledge and ``Upgrade: h2c``) and WebSocket (over HTTP/1.1 and
+HTTP/2, RFC 8441) on the same socket, runs inside the caller's asyncio loop
+(so :func:`serve_in_background` can host an endpoint in a test or an
+application), and supports the ASGI ``websocket.http.response`` extension the
+security middleware uses to refuse an upgrade with 401. uvicorn speaks only
+HTTP/1.1; daphne has no h2c; granian runs its own Rust runtime and workers.
 
-Slow clients (slowloris): uvicorn bounds the size of a request head
-(``h11_max_incomplete_event_size``, 16 KiB) but not the time it may take, so a
-socket that sends its head a byte at a time is held forever. The HTTP protocol
-used here closes a connection whose request head is not complete
-``header_timeout`` seconds after it opened (or after its previous response);
-the body has its own deadline in the app (``Limits.body_timeout``).
+Settings that matter to ACP, each with its reason:
+
+* **Request heads** (slowloris). A head is at most 16 KiB
+  (``h11_max_incomplete_size``), and a connection with no request in progress
+  is closed ``header_timeout`` seconds after it opened or after its last
+  response ended (hypercorn's idle timer, which data arriving does not reset,
+  so a head sent a byte at a time is cut off there). The body has its own
+  deadline in the app (``Limits.body_timeout``).
+* **Requests per connection.** hypercorn's default closes a connection after
+  1,000 requests; over HTTP/2 that would take every open SSE stream of the
+  connection with it after 1,000 POSTs. The bound here is the protocol's own:
+  a client runs out of HTTP/2 stream ids after 2**30 requests.
+* **Concurrent HTTP/2 streams** (``Limits.http2_max_streams``): one per SSE
+  stream (the connection's and one per session) plus the POSTs in flight. The
+  default leaves room for every session stream a connection may hold
+  (``Limits.max_sessions_per_connection``) and 75 concurrent POSTs; httpx waits
+  for a free stream beyond that.
+* **WebSocket compression** is off unless asked for (``websocket_compression``):
+  per-message deflate costs far more CPU per ACP message than it saves on
+  loopback and LAN links, and hypercorn would otherwise accept it from any
+  client that offers it.
+* **No WebSocket pings from the server.** hypercorn's ping loop outlives a
+  closed socket by up to its interval, holding the connection's task (and a
+  clean shutdown) that long. Clients ping (the ``websockets`` library every
+  20 s), which keeps proxies from timing idle sockets out.
+
+The listening socket is bound before the server starts, so ``port=0`` picks
+a free port and :attr:`ServedApp.url` names the one chosen.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import signal
 import socket
 import ssl
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .asgi import AcpAsgiApp
 
@@ -29,96 +58,104 @@ INSTALL_HINT = "serving ACP remotely needs the remote extra: pip install 'acpwir
 HEADER_TIMEOUT = 10.0
 """Seconds a client has to send a complete request head."""
 
+MAX_REQUESTS_PER_CONNECTION = 2**30
+"""Effectively unbounded: HTTP/2 runs out of client stream ids at 2**30 requests."""
 
-def _uvicorn() -> Any:
+log = logging.getLogger("acpwire.server")
+
+
+@dataclass(frozen=True)
+class Tls:
+    """A certificate and its key (PEM files), checked by :func:`tls_options`."""
+
+    certfile: str
+    keyfile: str | None
+
+
+def tls_options(certfile: str | None, keyfile: str | None) -> Tls | None:
+    """TLS settings, checked here so that a bad pair fails before listening."""
+    if certfile is None:
+        if keyfile is not None:
+            raise ValueError("a key file needs a certificate file")
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certfile, keyfile)  # raises on a bad pair
+    return Tls(certfile, keyfile)
+
+
+def _hypercorn() -> Any:
     try:
-        import uvicorn
+        import hypercorn.config as config
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(INSTALL_HINT) from exc
-    return uvicorn
+    _no_unasked_compression()
+    return config
 
 
-def _guarded_h11(header_timeout: float) -> type[Any]:
-    """uvicorn's h11 protocol with a deadline on each request head."""
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+def _config(
+    app: AcpAsgiApp, tls: Tls | None, header_timeout: float, websocket_compression: bool
+) -> Any:
+    hypercorn = _hypercorn()
+    limits = app.host.limits
+    config = hypercorn.Config()
+    config.keep_alive_timeout = header_timeout
+    config.h11_max_incomplete_size = 16 * 1024
+    config.keep_alive_max_requests = MAX_REQUESTS_PER_CONNECTION
+    config.h2_max_concurrent_streams = limits.http2_max_streams
+    config.websocket_max_message_size = limits.max_message_size
+    config.websocket_ping_interval = None
+    config.graceful_timeout = 3.0
+    config.errorlog = logging.getLogger("acpwire.server.http")
+    config.accesslog = None
+    if tls is not None:
+        config.certfile = tls.certfile
+        config.keyfile = tls.keyfile
+    # Read by the hook installed by _no_unasked_compression().
+    config.acpwire_websocket_compression = websocket_compression
+    return config
 
-    class GuardedH11Protocol(H11Protocol):
-        _head_deadline: asyncio.TimerHandle | None = None
 
-        def _arm(self) -> None:
-            self._disarm()
-            self._head_deadline = self.loop.call_later(header_timeout, self._head_too_slow)
+_hooked: list[bool] = []
 
-        def _disarm(self) -> None:
-            if self._head_deadline is not None:
-                self._head_deadline.cancel()
-                self._head_deadline = None
 
-        def _head_too_slow(self) -> None:
-            self._head_deadline = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                self.transport.close()
+def _no_unasked_compression() -> None:
+    """Make hypercorn's WebSocket handshake follow ``websocket_compression``.
 
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._arm()
+    hypercorn always answers a client's ``permessage-deflate`` offer with
+    acceptance and has no setting for it. The hook forgets the offer before
+    the handshake is answered when the server's config (ours only: other
+    hypercorn configs keep hypercorn's behaviour) has compression off.
+    """
+    if _hooked:
+        return
+    from hypercorn.protocol import ws_stream
 
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:
-                self._disarm()
+    stream_class: Any = ws_stream.WSStream
+    accept: Callable[[Any, Any], Awaitable[None]] = stream_class._accept
 
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()  # a kept-alive connection waits for its next head
+    async def _accept(stream: Any, message: Any) -> None:
+        if getattr(stream.config, "acpwire_websocket_compression", True) is False:
+            stream.handshake.extensions = None
+        await accept(stream, message)
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-    return GuardedH11Protocol
+    stream_class._accept = _accept
+    _hooked.append(True)
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """A listening TCP socket on ``host:port`` (``0``: any free port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    # sockets that say they are TCP, and accepted sockets inherit the listener's proto.
+    # With Nagle on, a response written in two parts (HTTP/2 HEADERS, then DATA) waits
+    # for the client's delayed ACK: 40 ms per request.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    # Listening now lets clients queue in the backlog until uvicorn accepts them.
+    # Listening now lets clients queue in the backlog until the server accepts them.
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
-
-
-def _server(app: AcpAsgiApp, header_timeout: float = HEADER_TIMEOUT, **options: Any) -> Any:
-    uvicorn = _uvicorn()
-    settings: dict[str, Any] = {
-        "lifespan": "on",
-        "http": _guarded_h11(header_timeout),
-        "ws": "websockets-sansio",
-        "ws_max_size": app.host.limits.max_message_size,
-        "log_level": "warning",
-        "timeout_graceful_shutdown": 3,
-        # Peer addresses in logs are the socket's, not what a client claims in
-        # X-Forwarded-For; behind a proxy, pass proxy_headers=True and
-        # forwarded_allow_ips=... explicitly.
-        "proxy_headers": False,
-    }
-    settings.update(options)
-    server = uvicorn.Server(uvicorn.Config(app, **settings))
-    original_shutdown = server.shutdown
-
-    async def shutdown(sockets: Any = None) -> None:
-        # End the connections (and stop their agents) first: open SSE streams and
-        # WebSockets would otherwise hold uvicorn's graceful wait to its timeout.
-        await app.aclose()
-        await original_shutdown(sockets=sockets)
-
-    server.shutdown = shutdown
-    return server
 
 
 def url_of(sock: socket.socket, path: str, *, tls: bool = False) -> str:
@@ -140,58 +177,112 @@ class ServedApp:
         return ("wss" if scheme == "https" else "ws") + "://" + rest
 
 
-def tls_options(certfile: str | None, keyfile: str | None) -> dict[str, Any]:
-    """uvicorn options for TLS; checked here so a bad file fails before listening."""
-    if certfile is None:
-        if keyfile is not None:
-            raise ValueError("a key file needs a certificate file")
-        return {}
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(certfile, keyfile)  # raises on a bad pair
-    return {"ssl_certfile": certfile, "ssl_keyfile": keyfile}
+async def _run(
+    app: AcpAsgiApp,
+    sock: socket.socket,
+    stop: asyncio.Event,
+    *,
+    tls: Tls | None,
+    header_timeout: float,
+    websocket_compression: bool,
+    started: asyncio.Event | None = None,
+) -> None:
+    hypercorn = _hypercorn()
+    from hypercorn.app_wrappers import ASGIWrapper
+    from hypercorn.asyncio import run as hypercorn_run
+
+    config = _config(app, tls, header_timeout, websocket_compression)
+    sockets = hypercorn.Sockets(
+        secure_sockets=[sock] if tls is not None else [],
+        insecure_sockets=[] if tls is not None else [sock],
+        quic_sockets=[],
+    )
+
+    async def shutdown_trigger() -> None:
+        if started is not None:
+            started.set()
+        await stop.wait()
+        # End the connections (and stop their agents) first: open SSE streams and
+        # WebSockets would otherwise hold the graceful wait to its timeout.
+        await app.aclose()
+
+    asgi: Any = app  # a plain ASGI 3 callable; hypercorn's types are stricter than ASGI's
+    worker_serve: Any = cast("Any", hypercorn_run).worker_serve
+    await worker_serve(
+        ASGIWrapper(asgi), config, sockets=sockets, shutdown_trigger=shutdown_trigger
+    )
 
 
 @contextlib.asynccontextmanager
 async def serve_in_background(
-    app: AcpAsgiApp, host: str = "127.0.0.1", port: int = 0, **options: Any
+    app: AcpAsgiApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    tls: Tls | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
+    websocket_compression: bool = False,
 ) -> AsyncGenerator[ServedApp, None]:
     """Serve ``app`` in this event loop while the block runs; stop it afterwards.
 
-    ``options`` go to uvicorn (``ssl_certfile``/``ssl_keyfile`` for TLS) or set
-    ``header_timeout``.
+    HTTP/1.1, HTTP/2 (h2c on plain TCP; ALPN with ``tls``) and WebSocket on one
+    port. ``tls`` comes from :func:`tls_options`.
     """
     sock = bind(host, port)
-    server = _server(app, **options)
+    stop = asyncio.Event()
     started = asyncio.Event()
-    original_startup = server.startup
-
-    async def startup(sockets: Any = None) -> None:
-        await original_startup(sockets=sockets)
-        started.set()
-
-    server.startup = startup
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    try:
-        done, _ = await asyncio.wait(
-            {task, asyncio.ensure_future(started.wait())}, return_when=asyncio.FIRST_COMPLETED
+    task = asyncio.ensure_future(
+        _run(
+            app,
+            sock,
+            stop,
+            tls=tls,
+            header_timeout=header_timeout,
+            websocket_compression=websocket_compression,
+            started=started,
         )
-        if task in done:
+    )
+    try:
+        waiter = asyncio.ensure_future(started.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiter.cancel()
             task.result()
             raise RuntimeError("the server stopped while starting")
-        tls = options.get("ssl_certfile") is not None
-        yield ServedApp(app, url_of(sock, app.path, tls=tls))
+        yield ServedApp(app, url_of(sock, app.path, tls=tls is not None))
     finally:
+        stop.set()
         await app.aclose()
-        server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
             await task
         sock.close()
 
 
-async def serve(app: AcpAsgiApp, sock: socket.socket, **options: Any) -> None:
-    """Serve ``app`` on an already bound socket until interrupted (SIGINT/SIGTERM).
+async def serve(
+    app: AcpAsgiApp,
+    sock: socket.socket,
+    *,
+    tls: Tls | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
+    websocket_compression: bool = False,
+) -> None:
+    """Serve ``app`` on an already bound socket until SIGINT or SIGTERM.
 
     Shutdown ends every connection and stops every agent before the server exits.
     """
-    server = _server(app, **options)
-    await server.serve(sockets=[sock])
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await _run(
+            app,
+            sock,
+            stop,
+            tls=tls,
+            header_timeout=header_timeout,
+            websocket_compression=websocket_compression,
+        )
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)

@@ -1,10 +1,25 @@
-"""The ACP v1 rules an agent must (or should) follow that ``acp check`` tests from outside.
+"""The rules ``acp check`` tests from outside, each with an id, a level and where it comes from.
 
 Each rule has the id used across acpwire's tests and docs, its level, the side that
-must comply, one sentence in our own words and the spec page it comes from (the ACP
-documentation, ``docs/protocol/v1/``). The sentences paraphrase; the spec is the
-authority. :mod:`acpwire.testing.conformance` cites these ids in every check, and a
-test proves each id here is checked by something and exists in the full list.
+must comply, one sentence in our own words, the page it comes from and its *origin*:
+
+``spec``      the ACP v1 documentation (``docs/protocol/v1/``); the ids are those of
+              acpwire's full requirement list;
+``rfd``       the draft RFD "Streamable HTTP & WebSocket Transport"
+              (``docs/rfds/streamable-http-websocket-transport.mdx``), ids ``RFD-HTTP-*``
+              and ``RFD-WS-*``; ``source`` names the RFD section. Not part of ACP v1 yet;
+``security``  what acpwire expects where the spec says nothing: of a client that serves
+              files and terminals to an untrusted agent (docs/security.md, "The client
+              sandbox"), ids ``SANDBOX-*``; of any remote endpoint that runs an agent for
+              others (docs/security.md), ids ``SEC-*``;
+``project``   acpwire's own rule for clients, tolerant in what they accept: survive any
+              agent output, never hang (docs/check.md, "Checking a client"), ids ``CLIENT-*``;
+``web``       a web standard the endpoint relies on (``SSE-*``: the HTML Standard's
+              server-sent events).
+
+The sentences paraphrase; the sources are the authority. :mod:`acpwire.testing.conformance`
+cites these ids in every check, and a test proves each id here is checked by something and
+that every ``spec`` id exists in the full requirement list.
 """
 
 from __future__ import annotations
@@ -13,10 +28,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["BY_ID", "REQUIREMENTS", "Level", "Requirement", "Side", "requirement"]
+__all__ = ["BY_ID", "REQUIREMENTS", "Level", "Origin", "Requirement", "Side", "requirement"]
 
 Level = Literal["MUST", "SHOULD"]
-Side = Literal["agent", "client", "both"]
+Side = Literal["agent", "client", "both", "server"]
+"""``server``: the remote endpoint that hosts an agent (the RFD's and the security rules)."""
+Origin = Literal["spec", "rfd", "security", "project", "web"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,10 +45,32 @@ class Requirement:
     side: Side
     text: str
     source: str
+    origin: Origin = "spec"
 
 
 def _r(id: str, level: Level, side: Side, text: str, source: str) -> Requirement:
     return Requirement(id, level, side, text, source)
+
+
+def _sandbox(id: str, level: Level, text: str) -> Requirement:
+    return Requirement(id, level, "client", text, "docs/security.md#the-client-sandbox", "security")
+
+
+def _project(id: str, level: Level, text: str, source: str = "") -> Requirement:
+    return Requirement(
+        id, level, "client", text, source or "docs/check.md#checking-a-client", "project"
+    )
+
+
+_RFD = "RFD streamable-http-websocket-transport: "
+
+
+def _rfd(id: str, level: Level, text: str, section: str) -> Requirement:
+    return Requirement(id, level, "server", text, _RFD + section, "rfd")
+
+
+def _sec(id: str, level: Level, text: str, section: str) -> Requirement:
+    return Requirement(id, level, "server", text, section, "security")
 
 
 REQUIREMENTS: tuple[Requirement, ...] = (
@@ -572,6 +611,462 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         "agent",
         "No compaction updates unless the client advertised session.compaction.",
         "draft/prompt-turn.mdx#session-compaction",
+    ),
+    # the client side (acp check --client)
+    _r(
+        "TRANS-005",
+        "MUST",
+        "client",
+        "The client writes only valid ACP messages to the agent's stdin.",
+        "transports.mdx#stdio",
+    ),
+    _r(
+        "INIT-001",
+        "MUST",
+        "client",
+        "The client calls initialize before it creates any session.",
+        "initialization.mdx",
+    ),
+    _r(
+        "INIT-002",
+        "SHOULD",
+        "client",
+        "The client names itself in initialize (clientInfo with name and version).",
+        "initialization.mdx#implementation-information",
+    ),
+    _r(
+        "INIT-006",
+        "MUST",
+        "both",
+        "Both sides go on only with a protocol version they both speak.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-007",
+        "MUST",
+        "client",
+        "initialize carries the newest protocol version the client speaks, as an integer.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-010",
+        "SHOULD",
+        "client",
+        "Given a version it does not speak, the client closes the connection and tells the user.",
+        "initialization.mdx#version-negotiation",
+    ),
+    _r(
+        "INIT-013",
+        "SHOULD",
+        "client",
+        "The client states its capabilities in initialize.",
+        "initialization.mdx#client-capabilities",
+    ),
+    _r(
+        "SESS-001",
+        "MUST",
+        "client",
+        "The client creates sessions only once initialize has been answered.",
+        "session-setup.mdx",
+    ),
+    _r(
+        "SESS-004",
+        "MUST",
+        "client",
+        "No session/load unless the agent advertised loadSession.",
+        "session-setup.mdx#loading-sessions",
+    ),
+    _r(
+        "SESS-009",
+        "MUST",
+        "client",
+        "No session/resume unless the agent advertised sessionCapabilities.resume.",
+        "session-setup.mdx#resuming-sessions",
+    ),
+    _r(
+        "SESS-013",
+        "MUST",
+        "client",
+        "No session/close unless the agent advertised sessionCapabilities.close.",
+        "session-setup.mdx#closing-active-sessions",
+    ),
+    _r(
+        "SESS-017",
+        "MUST",
+        "client",
+        "additionalDirectories only when the agent advertised support for them.",
+        "session-setup.mdx#additional-workspace-roots",
+    ),
+    _r(
+        "SESS-019",
+        "MUST",
+        "both",
+        "A session's cwd is an absolute path.",
+        "session-setup.mdx#working-directory",
+    ),
+    _r(
+        "SESS-026",
+        "MUST",
+        "client",
+        "HTTP or SSE MCP servers only when the agent advertised that transport.",
+        "session-setup.mdx#mcp-servers",
+    ),
+    _r(
+        "LIST-003",
+        "MUST",
+        "client",
+        "No session/list unless the agent advertised sessionCapabilities.list.",
+        "session-list.mdx",
+    ),
+    _r(
+        "DEL-003",
+        "MUST",
+        "client",
+        "No session/delete unless the agent advertised sessionCapabilities.delete.",
+        "session-delete.mdx",
+    ),
+    _r(
+        "AUTH-001",
+        "MUST",
+        "client",
+        "No logout unless the agent advertised auth.logout.",
+        "authentication.mdx",
+    ),
+    _r(
+        "PROMPT-001",
+        "MUST",
+        "client",
+        "The client prompts only once initialize and session/new have been answered.",
+        "prompt-turn.mdx",
+    ),
+    _r(
+        "PROMPT-002",
+        "MUST",
+        "client",
+        "Prompt content is limited to what the agent's promptCapabilities allow.",
+        "prompt-turn.mdx#1-user-message",
+    ),
+    _r(
+        "TOOL-003",
+        "MUST",
+        "client",
+        "A permission request of a cancelled turn is answered with the cancelled outcome.",
+        "tool-calls.mdx#requesting-permission",
+    ),
+    _r(
+        "CANCEL-002",
+        "MUST",
+        "client",
+        "After session/cancel the client answers the turn's pending permission requests cancelled.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "CANCEL-007",
+        "SHOULD",
+        "client",
+        "The client keeps taking tool call updates after it sent session/cancel.",
+        "prompt-turn.mdx#cancellation",
+    ),
+    _r(
+        "FS-003",
+        "MUST",
+        "client",
+        "fs/write_text_file creates the file when it does not exist.",
+        "file-system.mdx#writing-files",
+    ),
+    _r(
+        "TERM-003",
+        "MUST",
+        "client",
+        "Terminal output is truncated only at character boundaries.",
+        "terminals.mdx#executing-commands",
+    ),
+    # what acpwire expects of a client's sandbox where the spec is silent (docs/security.md)
+    _sandbox(
+        "SANDBOX-001",
+        "MUST",
+        "Reads and writes through `..` that lead out of the session's roots are refused.",
+    ),
+    _sandbox(
+        "SANDBOX-002",
+        "MUST",
+        "Reads and writes of absolute paths outside the session's roots are refused.",
+    ),
+    _sandbox(
+        "SANDBOX-003",
+        "MUST",
+        "Reads and writes through a symbolic link inside the roots that leads out are refused.",
+    ),
+    _sandbox(
+        "SANDBOX-004",
+        "SHOULD",
+        "A relative path is refused, not resolved against the client's own working directory.",
+    ),
+    _sandbox(
+        "SANDBOX-005",
+        "SHOULD",
+        "A terminal whose cwd lies outside the session's roots is refused.",
+    ),
+    _sandbox(
+        "SANDBOX-006",
+        "SHOULD",
+        "Terminals get an allow-listed environment: the client's secrets do not reach them.",
+    ),
+    _sandbox(
+        "SANDBOX-007",
+        "SHOULD",
+        "Writes into version control internals (.git/ and the like) are refused.",
+    ),
+    # acpwire's rules for clients: tolerant in what they accept, never hang
+    _project(
+        "CLIENT-001",
+        "MUST",
+        "Lines that are not JSON-RPC messages (not JSON, not UTF-8, not objects) neither stop "
+        "the client nor end the turn.",
+    ),
+    _project(
+        "CLIENT-002",
+        "MUST",
+        "Updates out of the usual order or of unknown kinds, sessions or tool calls neither "
+        "stop the client nor end the turn.",
+    ),
+    _project(
+        "CLIENT-003",
+        "MUST",
+        "A line longer than the client reads is dropped (or read), and the turn goes on.",
+    ),
+    _project(
+        "CLIENT-004",
+        "SHOULD",
+        "A message of tens of megabytes is read and the turn completes.",
+    ),
+    _project(
+        "CLIENT-005",
+        "MUST",
+        "When the agent exits, the client notices within seconds, even while another process "
+        "holds the agent's stdout, and ends the turn with an error.",
+    ),
+    _project(
+        "CLIENT-006",
+        "MUST",
+        "Floods of output (the agent's stderr, a terminal's output) never block the client.",
+    ),
+    _project(
+        "CLIENT-007",
+        "SHOULD",
+        "The client waits a few seconds for initialize rather than giving up.",
+    ),
+    _project(
+        "CLIENT-008",
+        "SHOULD",
+        "An error answer is shown to the user and ends the run with a failure status.",
+    ),
+    _project(
+        "CLIENT-009",
+        "MUST",
+        "A terminal keeps at most outputByteLimit bytes, the newest, and says it truncated.",
+        "terminals.mdx#executing-commands (stated without a keyword)",
+    ),
+    _project(
+        "CLIENT-010",
+        "SHOULD",
+        "A read of a file that does not exist is answered with an error, not with content.",
+    ),
+    _project(
+        "CLIENT-011",
+        "SHOULD",
+        "Terminals the agent never released are stopped when the client ends.",
+    ),
+    _project(
+        "CLIENT-012",
+        "SHOULD",
+        "Terminal calls naming a terminal the client does not have are answered with an error.",
+    ),
+    # The remote endpoint: the RFD's Streamable HTTP profile
+    _rfd(
+        "RFD-HTTP-001",
+        "MUST",
+        "POST initialize without Acp-Connection-Id is answered 200 with the JSON-RPC response "
+        "as a JSON body and the new Acp-Connection-Id in a header.",
+        "Unified Endpoint Routing; Streamable HTTP Message Flow",
+    ),
+    _rfd(
+        "RFD-HTTP-002",
+        "MUST",
+        "Every other POST (request, notification or response) is answered 202 Accepted at "
+        "once, with an empty body.",
+        "1. Adds an HTTP Transport; 6. Defines a unified routing model",
+    ),
+    _rfd(
+        "RFD-HTTP-003",
+        "MUST",
+        "GET with Accept: text/event-stream and a known Acp-Connection-Id opens an SSE stream.",
+        "6. Defines a unified routing model; Unified Endpoint Routing",
+    ),
+    _rfd(
+        "RFD-HTTP-004",
+        "MUST",
+        "The connection's one GET stream carries every server-to-client message: answers, "
+        "notifications and agent requests of all its sessions.",
+        "1. Adds an HTTP Transport; Connection and Session Model",
+    ),
+    _rfd(
+        "RFD-HTTP-005",
+        "MUST",
+        "A POST whose Content-Type is not application/json is answered 415.",
+        "Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-006",
+        "MUST",
+        "A GET whose Accept does not include text/event-stream is answered 406.",
+        "Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-007",
+        "MUST",
+        "A POST other than initialize, a GET or a DELETE without Acp-Connection-Id is "
+        "answered 400.",
+        "Unified Endpoint Routing",
+    ),
+    _rfd(
+        "RFD-HTTP-008",
+        "MUST",
+        "A POST or GET naming an unknown Acp-Connection-Id is answered 404.",
+        "Unified Endpoint Routing",
+    ),
+    _rfd(
+        "RFD-HTTP-009",
+        "MUST",
+        "A session-scoped POST without Acp-Session-Id is answered 400.",
+        "Unified Endpoint Routing; Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-010",
+        "MUST",
+        "A batch (a JSON array of messages) is answered 501.",
+        "Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-011",
+        "MUST",
+        "DELETE ends the connection: 202, its GET stream closes, and its id is unknown afterwards.",
+        "Unified Endpoint Routing; Connection Termination",
+    ),
+    _rfd(
+        "RFD-HTTP-012",
+        "MUST",
+        "Streamable HTTP is served over HTTP/2 (h2c with prior knowledge, or h2 by ALPN on TLS).",
+        "1. Adds an HTTP Transport; Content Negotiation and Validation",
+    ),
+    _rfd(
+        "RFD-HTTP-013",
+        "SHOULD",
+        "Cookies the server sets are ones a client returns on its later requests to the endpoint.",
+        "5. Requires cookie support on HTTP transports",
+    ),
+    _rfd(
+        "RFD-HTTP-014",
+        "SHOULD",
+        "When SSE events carry ids, a stream reopened with Last-Event-ID goes on after that "
+        "event: nothing lost, nothing repeated.",
+        "Comparing to MCP Streamable HTTP (resumability: future work)",
+    ),
+    # The remote endpoint: the RFD's WebSocket profile
+    _rfd(
+        "RFD-WS-001",
+        "MUST",
+        "GET with Upgrade: websocket on the same endpoint is upgraded (101), with "
+        "Acp-Connection-Id in the 101 headers.",
+        "4. Adds WebSocket as a first-class upgrade; WebSocket Request Flow",
+    ),
+    _rfd(
+        "RFD-WS-002",
+        "MUST",
+        "Over WebSocket every JSON-RPC message is one text frame, initialize first.",
+        "WebSocket Request Flow: Bidirectional Messaging",
+    ),
+    _rfd(
+        "RFD-WS-003",
+        "MUST",
+        "Binary WebSocket frames are ignored: not answered, and the connection stays open.",
+        "WebSocket Request Flow: Bidirectional Messaging",
+    ),
+    # The remote endpoint: what acpwire expects of any endpoint that runs an agent for others
+    _sec(
+        "SEC-001",
+        "MUST",
+        "Without credentials, POST initialize and the WebSocket upgrade are refused with 401.",
+        "docs/security.md#authentication",
+    ),
+    _sec(
+        "SEC-002",
+        "MUST",
+        "A wrong bearer token is refused like a missing one (401), the WebSocket upgrade included.",
+        "docs/security.md#authentication",
+    ),
+    _sec(
+        "SEC-003",
+        "MUST",
+        "A 401 answer carries WWW-Authenticate naming the scheme to use.",
+        "docs/security.md#authentication; RFC 9110 section 15.5.2",
+    ),
+    _sec(
+        "SEC-004",
+        "MUST",
+        "A request with an Origin that is not allowed is refused (403), the WebSocket upgrade "
+        "included, even with valid credentials.",
+        "docs/security.md#origin-and-host-browsers-and-dns-rebinding",
+    ),
+    _sec(
+        "SEC-005",
+        "MUST",
+        "An endpoint on a loopback address refuses a Host that is not a loopback name (DNS "
+        "rebinding), on the WebSocket upgrade too.",
+        "docs/security.md#origin-and-host-browsers-and-dns-rebinding",
+    ),
+    _sec(
+        "SEC-006",
+        "MUST",
+        "Another principal's connection id is unknown (404 for POST, GET and DELETE), and the "
+        "connection goes on.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-007",
+        "MUST",
+        "Another principal cannot list, load, resume or prompt a session: it is not listed and "
+        "those requests fail.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-008",
+        "SHOULD",
+        "The principal that owns a session can attach it from another connection.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-009",
+        "MUST",
+        "Connection ids are all different and unguessable: at least 128 bits by length and "
+        "alphabet.",
+        "docs/security.md#isolation-between-principals",
+    ),
+    _sec(
+        "SEC-010",
+        "SHOULD",
+        "A POST declaring a body above the endpoint's message limit is refused with 413 "
+        "before the body is sent.",
+        "docs/security.md#bounded-resources",
+    ),
+    Requirement(
+        "SSE-001",
+        "SHOULD",
+        "server",
+        "An idle SSE stream sends a comment or an event at least every 15 s or so, so that "
+        "proxies keep it open.",
+        "HTML Standard, server-sent events: authoring notes; docs/remote.md (liveness)",
+        "web",
     ),
 )
 

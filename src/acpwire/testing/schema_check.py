@@ -4,6 +4,10 @@ Needs the ``jsonschema`` package. Each message is checked as a JSON-RPC 2.0
 envelope, and its params or result against the exact schema definition the
 method table names for it (the schema's catch-all ``anyOf`` would accept any
 params through its extension branch, so it is not enough on its own).
+
+Give it ``schema.json`` to hold messages to stable ACP (an unstable method then
+fails: its definition is not there) or ``schema.unstable.json`` for a connection
+that opted in to unstable ACP.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..schema.methods import BY_NAME
+from ..schema.methods import V1_UNSTABLE, MethodSpec
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -45,6 +49,13 @@ class SchemaValidator:
             v = self._validators[definition] = self._validator_class(sub)
         return v
 
+    def _definition(self, spec: MethodSpec, name: str) -> str:
+        if name not in self._schema["$defs"]:
+            raise AssertionError(
+                f"{spec.name} ({spec.stability}) is not in this schema: {name} is not defined"
+            )
+        return name
+
     def note_request(self, message: Any) -> None:
         """Record a request sent by the *other* side, so this side's answer can be checked."""
         if isinstance(message, dict) and "method" in message and "id" in message:
@@ -63,9 +74,11 @@ class SchemaValidator:
                 assert isinstance(rid, (int, str)) and not isinstance(rid, bool), (
                     f"bad id in {message!r}"
                 )
-            spec = BY_NAME.get(method)
+            spec = V1_UNSTABLE.find(method, request="id" in message)
             if spec is not None:
-                self._validator(spec.params_def).validate(message.get("params"))
+                self._validator(self._definition(spec, spec.params_def)).validate(
+                    message.get("params")
+                )
             elif method.startswith("_") or method.startswith("$/"):
                 params = message.get("params")
                 assert params is None or isinstance(params, (dict, list)), (
@@ -81,9 +94,9 @@ class SchemaValidator:
             return
         assert "result" in message, f"neither result nor error: {message!r}"
         method = self._methods.pop(message["id"], None)
-        spec = BY_NAME.get(method) if method else None
+        spec = V1_UNSTABLE.find(method, request=True) if method else None
         if spec is not None and spec.result_def:
-            self._validator(spec.result_def).validate(message["result"])
+            self._validator(self._definition(spec, spec.result_def)).validate(message["result"])
 
     def validate_conversation(self, sent: Iterable[Any], received: Iterable[Any]) -> None:
         """Validate everything in ``sent``, using ``received`` to know what each result answers."""

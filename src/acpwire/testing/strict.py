@@ -15,7 +15,8 @@ schema's letter:
 * ``enum``: a string outside a closed enumeration (:data:`FIELD_ENUMS`).
 * ``unknown-member``: a union member the schema does not list, where the schema admits no
   others (:data:`OPEN_UNIONS` names the unions that do).
-* ``method``: a method name that is neither in the method table nor an extension (``_``).
+* ``method``: a method name that is neither in the method table (stable or unstable)
+  nor an extension (``_``).
 
 Only payloads are judged (params, results); the JSON-RPC envelope is the caller's business.
 Unstable fields and members are accepted: they are in the official (unstable) schema.
@@ -31,7 +32,7 @@ import msgspec.inspect as mi
 
 from ..schema._base import union_layout
 from ..schema._generated_rules import ENUM_VALUES, FIELD_ENUMS, OPEN_UNIONS, REQUIRED_ONE_OF
-from ..schema.methods import BY_NAME
+from ..schema.methods import V1_UNSTABLE
 
 __all__ = ["Problem", "ProblemKind", "StrictValidator", "validate_value"]
 
@@ -298,7 +299,7 @@ class StrictValidator:
         m = cast("dict[str, Any]", message)
         method = m.get("method")
         if isinstance(method, str):
-            spec = BY_NAME.get(method)
+            spec = V1_UNSTABLE.find(method, request="id" in m)
             if spec is None:
                 if method.startswith(("_", "$/")):
                     return []
@@ -307,7 +308,7 @@ class StrictValidator:
         if "result" not in m:
             return []
         answered = self._methods.pop(self._key(m.get("id")), None)
-        spec = BY_NAME.get(answered) if answered is not None else None
+        spec = V1_UNSTABLE.find(answered, request=True) if answered is not None else None
         if spec is None or spec.result is None:
             return []
         return validate_value(m["result"], spec.result, "$.result")

@@ -5,11 +5,18 @@ RFD streamable-http-websocket-transport: ``initialize`` is POSTed without
 connection id in a header. Every later message is POSTed with that header (and
 ``Acp-Session-Id`` when it concerns a session) and answered ``202``; what the
 agent sends arrives on GET SSE streams: one for the connection and one per
-session, which this transport opens as soon as it learns a session id. DELETE
-ends the connection. Cookies set by the server are kept and returned.
+session, which this transport opens before its first message about the session.
+DELETE ends the connection. Cookies set by the server are kept and returned.
 
-Uses ``httpx`` (the ``remote`` extra), imported on first use. ``http2=True``
-needs the ``h2`` package and a server that speaks HTTP/2.
+Resuming (docs/remote.md): SSE events carry ids; a stream that breaks is opened
+again with ``Last-Event-ID`` (events already delivered are skipped), and a POST
+that fails on the network is sent again, for ``resume_within`` seconds. Past
+that, or when the server cannot resume (``410``, or ``404`` after a restart),
+the transport ends broken.
+
+Uses ``httpx`` (the ``remote`` extra), imported on first use; HTTP/2 (``http2=True``,
+or ``None`` to fall back to HTTP/1.1) uses acpwire's own transport on the ``h2``
+package (:mod:`._h2`).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import msgspec
 
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
-from ..protocol.peek import SESSION_ATTACHING, SESSION_OPENING, NotAMessage, peek
+from ..protocol.peek import SESSION_ATTACHING, NotAMessage, peek
 
 log = logging.getLogger("acpwire.transports.http")
 
@@ -66,21 +73,30 @@ class HttpTransport:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         inbox_size: int = 256,
         request_timeout: float = 120.0,
+        resume_within: float = 30.0,
     ) -> None:
         self.url = url
         self.connection_id: str | None = None
         """The server's ``Acp-Connection-Id``, once ``initialize`` has been answered."""
         self.max_message_size = max_message_size
+        self.cookies: Any = client.cookies
+        """The cookie jar (``httpx.Cookies``): what the server set, sent back on every request."""
         self._client = client
         self._httpx = _httpx()
         self._timeout = request_timeout
         self._inbox: asyncio.Queue[bytes | Oversize | _Broken | None] = asyncio.Queue(inbox_size)
         self._streams: dict[str | None, asyncio.Task[None]] = {}
         self._stream_lock = asyncio.Lock()
-        self._outgoing: dict[str | int, str] = {}
         self._incoming: dict[str | int, str | None] = {}
         self._closed = False
         self._eof = False
+        self._resume_within = resume_within
+        self.resumes = 0
+        """How many times a broken event stream was resumed (``Last-Event-ID``)."""
+        self._last_ids: dict[str | None, int] = {}
+        """Per stream, the id of the last event delivered."""
+        self._no_stream: set[str] = set()
+        """Sessions whose stream the server refused (their messages come on the connection's)."""
 
     # -- sending ---------------------------------------------------------------------
 
@@ -91,8 +107,9 @@ class HttpTransport:
             raise ConnectionClosedError("the server ended the connection")
         try:
             p = peek(message)
-        except NotAMessage as exc:
-            raise ConnectionClosedError(f"not a JSON-RPC message: {exc}") from exc
+        except NotAMessage:
+            await self._post_unparsed(message)
+            return
         if self.connection_id is None:
             if p.method != "initialize" or p.id is None:
                 raise ConnectionClosedError("initialize must be the first message over HTTP")
@@ -105,13 +122,13 @@ class HttpTransport:
         headers = {"content-type": "application/json", CONNECTION_HEADER: self.connection_id}
         if session is not None:
             headers[SESSION_HEADER] = session
-        if p.kind == "request" and p.id is not None and p.method is not None:
-            self._outgoing[p.id] = p.method
+            if p.method not in SESSION_ATTACHING:
+                await self._session_stream(session)
         response = await self._post(message, headers)
         status = response.status_code
         if status in (200, 202):
             if p.method in SESSION_ATTACHING and session is not None:
-                await self._ensure_stream(session)
+                await self._session_stream(session)
             return
         if status == 404 and session is None:
             self._eof = True
@@ -119,7 +136,6 @@ class HttpTransport:
         text = response.text[:200]
         log.warning("POST answered %d: %s", status, text)
         if p.kind == "request" and p.id is not None:
-            self._outgoing.pop(p.id, None)
             # 404 for a session-scoped message: the session is unknown on this connection.
             code = ErrorCode.RESOURCE_NOT_FOUND if status == 404 else ErrorCode.INTERNAL_ERROR
             error = {"code": int(code), "message": f"HTTP {status} from the ACP endpoint: {text}"}
@@ -127,16 +143,46 @@ class HttpTransport:
                 msgspec.json.encode({"jsonrpc": "2.0", "id": p.id, "error": error})
             )
 
-    async def _post(self, message: bytes, headers: Mapping[str, str]) -> Any:
+    async def _post_unparsed(self, message: bytes) -> None:
+        """POST what is not a JSON-RPC message anyway (a bridge forwards what it gets): the
+        server's JSON-RPC parse error comes back as the answer, as over stdio."""
+        if self.connection_id is None:
+            raise ConnectionClosedError("initialize must be the first message over HTTP")
+        headers = {"content-type": "application/json", CONNECTION_HEADER: self.connection_id}
+        response = await self._post(message, headers)
+        if response.status_code in (200, 202):
+            return
         try:
-            return await self._client.post(
-                self.url, content=message, headers=headers, timeout=self._timeout
-            )
-        except self._httpx.HTTPError as exc:
-            raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
+            answer = peek(response.content)
+        except NotAMessage:
+            log.warning("POST of a non-JSON-RPC message answered %d", response.status_code)
+            return
+        if answer.kind == "response" and answer.id is None:
+            await self._inbox.put(response.content)
+
+    async def _post(self, message: bytes, headers: Mapping[str, str], *, retry: bool = True) -> Any:
+        """POST ``message``; a network failure is retried for ``resume_within`` seconds
+        (the server drops a repeat of a request it already has in flight)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._resume_within
+        delay = 0.1
+        while True:
+            try:
+                return await self._client.post(
+                    self.url, content=message, headers=headers, timeout=self._timeout
+                )
+            except self._httpx.TransportError as exc:
+                if not retry or self._closed or loop.time() >= deadline:
+                    raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
+                log.info("POST failed (%s); retrying", exc)
+                await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+                delay = min(delay * 2, 2.0)
+            except self._httpx.HTTPError as exc:
+                raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
 
     async def _initialize(self, message: bytes) -> None:
-        response = await self._post(message, {"content-type": "application/json"})
+        # Not retried: a repeat could make a second connection.
+        response = await self._post(message, {"content-type": "application/json"}, retry=False)
         if response.status_code != 200:
             raise ConnectionClosedError(
                 f"initialize answered HTTP {response.status_code}: {response.text[:200]}",
@@ -153,26 +199,41 @@ class HttpTransport:
 
     # -- streams ---------------------------------------------------------------------
 
+    async def _open_stream(self, session: str | None, last: int | None) -> Any:
+        """GET the connection stream (``None``) or a session's; resume after event ``last``."""
+        assert self.connection_id is not None
+        headers = {"accept": "text/event-stream", CONNECTION_HEADER: self.connection_id}
+        if session is not None:
+            headers[SESSION_HEADER] = session
+        if last is not None:
+            headers["last-event-id"] = str(last)
+        httpx = self._httpx
+        request = self._client.build_request(
+            "GET", self.url, headers=headers, timeout=httpx.Timeout(self._timeout, read=None)
+        )
+        return await self._client.send(request, stream=True)
+
+    async def _session_stream(self, session: str) -> None:
+        """Open the session's stream before the first message about it goes out (the
+        TypeScript SDK's server sends its updates there only; acpwire's sends them on the
+        connection stream until then). Opened lazily, so that making a session costs
+        one request, not two."""
+        if session in self._streams or session in self._no_stream:
+            return
+        try:
+            await self._ensure_stream(session)
+        except ConnectionClosedError as exc:
+            log.warning("cannot open the stream of session %s: %s", session, exc)
+
     async def _ensure_stream(self, session: str | None) -> None:
         """Open the connection stream (``None``) or a session's stream, once."""
         async with self._stream_lock:
             task = self._streams.get(session)
             if task is not None and not task.done():
                 return
-            assert self.connection_id is not None
-            headers = {"accept": "text/event-stream", CONNECTION_HEADER: self.connection_id}
-            if session is not None:
-                headers[SESSION_HEADER] = session
-            httpx = self._httpx
-            request = self._client.build_request(
-                "GET",
-                self.url,
-                headers=headers,
-                timeout=httpx.Timeout(self._timeout, read=None),
-            )
             try:
-                response = await self._client.send(request, stream=True)
-            except httpx.HTTPError as exc:
+                response = await self._open_stream(session, None)
+            except self._httpx.HTTPError as exc:
                 raise ConnectionClosedError(
                     f"cannot open event stream: {exc}", broken=True
                 ) from exc
@@ -182,59 +243,134 @@ class HttpTransport:
                     raise ConnectionClosedError(
                         f"event stream answered HTTP {response.status_code}", broken=True
                     )
-                log.warning("session %s stream answered HTTP %d", session, response.status_code)
+                # The server keeps no more session streams for this connection (or does
+                # not know the session yet): its messages come on the connection stream.
+                log.info("session %s stream answered HTTP %d", session, response.status_code)
+                self._no_stream.add(session)
                 return
             self._streams[session] = asyncio.ensure_future(self._read(response, session))
 
+    async def _resume_stream(self, session: str | None, last: int) -> Any:
+        """The stream again, from after event ``last``; ``None`` if the server cannot
+        resume it (it restarted, or the gap outgrew its log) or is gone for too long."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._resume_within
+        delay = 0.1
+        while not self._closed and loop.time() < deadline:
+            try:
+                response = await self._open_stream(session, last)
+            except self._httpx.TransportError as exc:
+                log.info("resuming an event stream failed (%s); retrying", exc)
+                await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+                delay = min(delay * 2, 2.0)
+                continue
+            if response.status_code == 200:
+                self.resumes += 1
+                return response
+            await response.aclose()
+            log.info("the server refused to resume an event stream: HTTP %d", response.status_code)
+            return None
+        return None
+
     async def _read(self, response: Any, session: str | None) -> None:
+        """Read one stream to its end, resuming it (``Last-Event-ID``) when it breaks."""
         ended: _Broken | None = None
-        try:
-            data: list[str] = []
-            size = 0
-            event = "message"
-            async for line in response.aiter_lines():
-                if not line:
-                    if event == "error":
-                        # The server's way of saying the connection broke (its agent
-                        # failed): not a clean end (docs/remote.md). It comes on every
-                        # stream; the connection stream's, after the last answers, is
-                        # the one that ends the transport.
-                        if session is None:
-                            reason = "\n".join(data)[:200]
-                            ended = _Broken(
-                                ConnectionClosedError(f"the server reported: {reason}", broken=True)
-                            )
-                        break
-                    if data:
-                        payload = "\n".join(data)
-                        data.clear()
-                        if size > self.max_message_size:
-                            await self._inbox.put(Oversize(size))
-                        else:
-                            await self._deliver(payload.encode("utf-8"), session)
-                        size = 0
-                    event = "message"
-                    continue
-                if line.startswith(":"):
-                    continue
-                name, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if name == "event":
-                    event = value
-                elif name == "data":
-                    size += len(value) + 1
-                    if size <= self.max_message_size:
-                        data.append(value)
-        except self._httpx.HTTPError as exc:
-            if not self._closed:
+        while True:
+            try:
+                ended = await self._events(response, session)
+                break  # the server ended the stream (cleanly, or saying why)
+            except self._httpx.HTTPError as exc:
+                if self._closed:
+                    break
                 ended = _Broken(ConnectionClosedError(f"event stream broke: {exc}", broken=True))
-        finally:
-            with contextlib.suppress(Exception):
-                await response.aclose()
+            finally:
+                with contextlib.suppress(Exception):
+                    await response.aclose()
+            last = self._last_ids.get(session)
+            if last is None:
+                break  # a server that sends no event ids cannot resume the stream
+            again = await self._resume_stream(session, last)
+            if again is None:
+                break
+            response = again
         if session is None and not self._closed:
             await self._inbox.put(ended)  # None: the server ended the connection cleanly
         elif ended is not None and not self._closed:
             await self._inbox.put(ended)
+
+    async def _events(self, response: Any, session: str | None) -> _Broken | None:
+        """Deliver the events of one response until it ends: ``None`` for a clean end, the
+        server's ``event: error`` as a broken end; a broken stream raises ``HTTPError``.
+
+        The SSE text is cut into events on bytes (a blank line ends one), not decoded
+        line by line: a burst of updates arrives as one chunk of many events."""
+        buffer = b""
+        skipped = 0
+        """Bytes of an event too large to keep, dropped as they come."""
+        limit = self.max_message_size + 4096  # room for the field names of one event
+        async for chunk in response.aiter_bytes():
+            buffer += chunk
+            if b"\r" in buffer:  # CRLF or CR line ends (SSE allows them); keep a lone
+                # trailing CR, which may be the first half of a CRLF still on its way
+                tail = b"\r" if buffer.endswith(b"\r") else b""
+                body = buffer[:-1] if tail else buffer
+                buffer = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + tail
+            while True:
+                end = buffer.find(b"\n\n")
+                if end < 0:
+                    break
+                block, buffer = buffer[:end], buffer[end + 2 :]
+                if skipped:
+                    await self._inbox.put(Oversize(skipped + len(block)))
+                    skipped = 0
+                    continue
+                ended, broken = await self._event(block, session)
+                if ended:
+                    return broken
+            if len(buffer) > limit:
+                skipped += len(buffer)
+                buffer = b""
+        return None
+
+    async def _event(self, block: bytes, session: str | None) -> tuple[bool, _Broken | None]:
+        """One SSE event: (the stream ended, how it broke if it did; see :meth:`_events`)."""
+        data: list[bytes] = []
+        event = b"message"
+        event_id: int | None = None
+        for line in block.split(b"\n"):
+            if not line or line.startswith(b":"):
+                continue
+            name, _, value = line.partition(b":")
+            if value.startswith(b" "):
+                value = value[1:]
+            if name == b"data":
+                data.append(value)
+            elif name == b"id":
+                event_id = int(value) if value.isdigit() else None
+            elif name == b"event":
+                event = value
+        if event == b"error":
+            # The server's way of saying the connection broke (its agent failed): not a
+            # clean end (docs/remote.md). It comes on every stream; the connection
+            # stream's, after the last answers, is the one that ends the transport.
+            if session is None:
+                reason = b"\n".join(data)[:200].decode("utf-8", "replace")
+                error = ConnectionClosedError(f"the server reported: {reason}", broken=True)
+                return True, _Broken(error)
+            return True, None
+        if not data:
+            return False, None
+        last = self._last_ids.get(session)
+        if event_id is not None:
+            if last is not None and event_id <= last:
+                return False, None  # already delivered before the stream was resumed
+            self._last_ids[session] = event_id
+        payload = data[0] if len(data) == 1 else b"\n".join(data)
+        if len(payload) > self.max_message_size:
+            await self._inbox.put(Oversize(len(payload)))
+        else:
+            await self._deliver(payload, session)
+        return False, None
 
     async def _deliver(self, message: bytes, session: str | None) -> None:
         try:
@@ -244,13 +380,6 @@ class HttpTransport:
             return
         if p.kind == "request" and p.id is not None:
             self._incoming[p.id] = p.session_id if p.session_id is not None else session
-        elif p.kind == "response" and p.id is not None:
-            method = self._outgoing.pop(p.id, None)
-            if method in SESSION_OPENING and p.session_id is not None:
-                try:
-                    await self._ensure_stream(p.session_id)
-                except ConnectionClosedError as exc:
-                    log.warning("cannot open the stream of session %s: %s", p.session_id, exc)
         await self._inbox.put(message)
 
     # -- the contract ----------------------------------------------------------------
@@ -291,28 +420,46 @@ async def connect_http(
     *,
     token: str | None = None,
     headers: Mapping[str, str] | None = None,
-    http2: bool = False,
+    http2: bool | None = False,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     request_timeout: float = 120.0,
     verify: bool | ssl.SSLContext = True,
+    cookies: Any = None,
 ) -> HttpTransport:
     """A transport to ``url`` (``http(s)://host:port/acp``); the connection starts with ``initialize``.
 
     ``token`` is sent as ``Authorization: Bearer TOKEN`` (what ``acp serve``
     expects); ``headers`` go on every request (another authentication scheme,
     say). ``verify`` is ``False`` or an :class:`ssl.SSLContext` trusting a
-    private CA. Use the result with
+    private CA. ``http2``: ``False`` HTTP/1.1, ``True`` HTTP/2 only (h2c on
+    ``http://``, ALPN on ``https://``), ``None`` HTTP/2 with a fallback to
+    HTTP/1.1. Cookies the server sets are kept in ``transport.cookies`` (an
+    ``httpx.Cookies``; pass one as ``cookies`` to start from it, or to share it
+    with a later connection) and sent back on every request (RFD). Use the result with
     :class:`~acpwire.client.connection.ClientSideConnection` or
     ``ToolkitClient.connect(...)``.
     """
     httpx = _httpx()
-    client = httpx.AsyncClient(
-        headers=auth_headers(token, headers),
-        http2=http2,
-        verify=verify,
-        timeout=httpx.Timeout(request_timeout),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
-    )
+    common: dict[str, Any] = {
+        "headers": auth_headers(token, headers),
+        "timeout": httpx.Timeout(request_timeout),
+        "cookies": cookies,
+    }
+    h1_options: dict[str, Any] = {
+        "verify": verify,
+        "limits": httpx.Limits(max_connections=None, max_keepalive_connections=20),
+    }
+    if http2 is False:
+        client = httpx.AsyncClient(**h1_options, **common)
+    else:
+        # Our own HTTP/2 transport (see ._h2 for why not httpx's): h2c with prior
+        # knowledge on http://, ALPN h2 on https://, one TCP connection. ``None``:
+        # HTTP/1.1 for a server that turns out not to speak HTTP/2.
+        from ._h2 import Http2Transport
+
+        fallback = httpx.AsyncHTTPTransport(**h1_options) if http2 is None else None
+        transport = Http2Transport(verify=verify, fallback=fallback)
+        client = httpx.AsyncClient(transport=transport, **common)
     return HttpTransport(
         url, client, max_message_size=max_message_size, request_timeout=request_timeout
     )

@@ -54,7 +54,6 @@ from ...client.elicitation import (
 )
 from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
 from ...client.state import SessionState, select_values
-from ...client.toolkit import open_agent
 from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
@@ -84,11 +83,13 @@ from .session import (
     build_prompt,
     demo_agent_available,
     describe_connection_lost,
+    describe_reconnect,
     describe_startup_error,
     embeds_context,
     forget_failed_prompt,
     format_auth_required,
     is_auth_required,
+    open_chat_agent,
     show_library_warnings,
 )
 from .widgets import PromptInput, StatusLine, Transcript
@@ -218,7 +219,7 @@ class ChatApp(App[int]):
 
     async def _run_agent(self, env: dict[str, str]) -> None:
         """One agent process: start it, open a session, wait until told to stop."""
-        argv = self.options.agent
+        argv = self.options.target
         client = self.client = ChatClient(
             permissions=self._policy(),
             elicitation=ElicitationHandler(form=self.ask_form, url=self.ask_url),
@@ -228,11 +229,11 @@ class ChatApp(App[int]):
         async with contextlib.AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(
-                    open_agent(
-                        argv,
-                        client=client,
-                        cwd=self.options.cwd,
-                        env=env or None,
+                    open_chat_agent(
+                        self.options,
+                        client,
+                        env,
+                        on_reconnect=lambda event: self.note(describe_reconnect(event)),
                         on_stderr=self._on_stderr,
                         max_message_size=CHAT_MAX_MESSAGE_SIZE,
                         on_stray_output=self._on_stray_output,

@@ -9,19 +9,35 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from rich.console import RenderableType
 from rich.text import Text
 
 from ... import schema as s
-from ...client.state import select_values
+from ...client.state import SessionState, select_values
 from ...protocol.errors import CapabilityError
 from ..render import unset_none
+from .session import ChatClient, ChatOptions
 
-if TYPE_CHECKING:
-    from .app import ChatApp
+__all__ = ["COMMANDS", "KEYS_HELP", "ChatHost", "LocalCommand", "help_text"]
 
-__all__ = ["COMMANDS", "KEYS_HELP", "LocalCommand", "help_text"]
+
+class ChatHost(Protocol):
+    """What a local command may use of the app (the chat app is one)."""
+
+    client: ChatClient | None
+    state: SessionState | None
+    options: ChatOptions
+
+    def note(self, text: str | RenderableType, *, error: bool = False) -> None: ...
+
+    def use_state(self, state: SessionState) -> None: ...
+
+    async def new_session(self) -> bool: ...
+
+    async def action_quit(self) -> None: ...
+
 
 KEYS_HELP = """Keys: Enter send | Ctrl+J newline | Tab complete /command | Esc or Ctrl+C cancel the turn
 (Ctrl+C again or while idle: quit) | F2 agent stderr log | Ctrl+P command palette | Ctrl+Q quit.
@@ -34,7 +50,7 @@ class LocalCommand:
 
     name: str
     summary: str
-    run: Callable[[ChatApp, str], Awaitable[None]]
+    run: Callable[[ChatHost, str], Awaitable[None]]
 
 
 COMMANDS: dict[str, LocalCommand] = {}
@@ -43,18 +59,18 @@ COMMANDS: dict[str, LocalCommand] = {}
 def _command(
     name: str, summary: str
 ) -> Callable[
-    [Callable[[ChatApp, str], Awaitable[None]]], Callable[[ChatApp, str], Awaitable[None]]
+    [Callable[[ChatHost, str], Awaitable[None]]], Callable[[ChatHost, str], Awaitable[None]]
 ]:
     def register(
-        run: Callable[[ChatApp, str], Awaitable[None]],
-    ) -> Callable[[ChatApp, str], Awaitable[None]]:
+        run: Callable[[ChatHost, str], Awaitable[None]],
+    ) -> Callable[[ChatHost, str], Awaitable[None]]:
         COMMANDS[name] = LocalCommand(name, summary, run)
         return run
 
     return register
 
 
-def help_text(app: ChatApp) -> Text:
+def help_text(app: ChatHost) -> Text:
     """The keys, the local commands and the agent's commands."""
     out = Text(KEYS_HELP + "\n")
     for command in COMMANDS.values():
@@ -69,12 +85,12 @@ def help_text(app: ChatApp) -> Text:
 
 
 @_command("help", "show keys and commands")
-async def _help(app: ChatApp, rest: str) -> None:
+async def _help(app: ChatHost, rest: str) -> None:
     app.note(help_text(app))
 
 
 @_command("mode", "list modes, or switch: /mode ID")
-async def _mode(app: ChatApp, rest: str) -> None:
+async def _mode(app: ChatHost, rest: str) -> None:
     assert app.client is not None and app.state is not None
     if not rest:
         if not app.state.available_modes:
@@ -88,7 +104,7 @@ async def _mode(app: ChatApp, rest: str) -> None:
 
 
 @_command("config", "list config options, or set one: /config ID VALUE")
-async def _config(app: ChatApp, rest: str) -> None:
+async def _config(app: ChatHost, rest: str) -> None:
     assert app.client is not None and app.state is not None
     config_id, _, value_text = rest.partition(" ")
     if not config_id:
@@ -110,7 +126,7 @@ async def _config(app: ChatApp, rest: str) -> None:
 
 
 @_command("sessions", "list the agent's earlier sessions")
-async def _sessions(app: ChatApp, rest: str) -> None:
+async def _sessions(app: ChatHost, rest: str) -> None:
     assert app.client is not None
     if not app.client.supports("session/list"):
         app.note("the agent does not list sessions")
@@ -126,7 +142,7 @@ async def _sessions(app: ChatApp, rest: str) -> None:
 
 
 @_command("load", "load an earlier session: /load ID")
-async def _load(app: ChatApp, session_id: str) -> None:
+async def _load(app: ChatHost, session_id: str) -> None:
     assert app.client is not None
     if not session_id:
         app.note("usage: /load SESSION_ID", error=True)
@@ -142,11 +158,11 @@ async def _load(app: ChatApp, session_id: str) -> None:
 
 
 @_command("new", "start a new session")
-async def _new(app: ChatApp, rest: str) -> None:
+async def _new(app: ChatHost, rest: str) -> None:
     if app.client is not None and await app.new_session():
         app.note("new session started")
 
 
 @_command("quit", "leave")
-async def _quit(app: ChatApp, rest: str) -> None:
+async def _quit(app: ChatHost, rest: str) -> None:
     await app.action_quit()

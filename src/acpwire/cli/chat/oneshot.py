@@ -44,7 +44,6 @@ from ... import schema as s
 from ...client.auth import AuthOption, auth_options
 from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
 from ...client.state import SessionState
-from ...client.toolkit import open_agent
 from ...protocol.errors import ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
@@ -63,12 +62,14 @@ from .session import (
     build_prompt,
     demo_agent_available,
     describe_connection_lost,
+    describe_reconnect,
     describe_startup_error,
     embeds_context,
     exit_code_for_stop_reason,
     forget_failed_prompt,
     format_auth_required,
     is_auth_required,
+    open_chat_agent,
     show_library_warnings,
 )
 
@@ -170,7 +171,7 @@ class _Run:
 
     def print_conversation(self, state: SessionState, stop_reason: str | None) -> None:
         assert self.client is not None
-        label = agent_label(self.client.agent.initialize_response, self.options.agent)
+        label = agent_label(self.client.agent.initialize_response, self.options.target)
         parts = render.conversation_parts(
             state, agent=label, stop_reason=stop_reason, plain=self.plain
         )
@@ -403,7 +404,7 @@ class _Run:
     async def attempt(self, env: dict[str, str]) -> _Outcome:
         """Start the agent, open a session, run the turn; stop the agent."""
         options = self.options
-        argv = options.agent
+        argv = options.target
         client = self.client = ChatClient(
             permissions=self.policy(),
             terminal_auth=True,
@@ -412,11 +413,11 @@ class _Run:
         async with contextlib.AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(
-                    open_agent(
-                        argv,
-                        client=client,
-                        cwd=options.cwd,
-                        env=env or None,
+                    open_chat_agent(
+                        options,
+                        client,
+                        env,
+                        on_reconnect=lambda event: self.agent_said(describe_reconnect(event)),
                         max_message_size=CHAT_MAX_MESSAGE_SIZE,
                         on_stray_output=self.on_stray_output,
                         # Our own demo says little on stderr, and it is for the user

@@ -28,9 +28,17 @@ from ...client.toolkit import (
     AgentNotFoundError,
     AgentStartError,
     ToolkitClient,
+    open_agent,
 )
-from ...protocol.errors import AuthRequired, ErrorCode, RequestError, VersionMismatchError
+from ...protocol.errors import (
+    AuthRequired,
+    ConnectionClosedError,
+    ErrorCode,
+    RequestError,
+    VersionMismatchError,
+)
 from ...schema import UnsetType
+from ...transports.remote import Reconnected
 from ...transports.subprocess import SubprocessTransport
 
 __all__ = [
@@ -57,6 +65,7 @@ __all__ = [
     "default_agent_command",
     "demo_agent_available",
     "describe_connection_lost",
+    "describe_reconnect",
     "describe_exit",
     "describe_startup_error",
     "embeds_context",
@@ -64,6 +73,7 @@ __all__ = [
     "forget_failed_prompt",
     "format_auth_required",
     "is_auth_required",
+    "open_chat_agent",
     "show_library_warnings",
 ]
 
@@ -133,6 +143,46 @@ class ChatOptions:
     policy: str | None = None
     json: bool = False
     default_agent: bool = False
+    url: str | None = None
+    """A remote agent (``acp serve``'s address) instead of ``agent``."""
+    token: str | None = None
+    http: bool = False
+    """Streamable HTTP instead of WebSocket, for ``url``."""
+
+    @property
+    def target(self) -> list[str]:
+        """What to name the agent by in messages: its command, or its URL."""
+        return [self.url] if self.url is not None else self.agent
+
+
+def open_chat_agent(
+    options: ChatOptions,
+    client: ToolkitClient,
+    env: dict[str, str],
+    on_reconnect: Callable[[Reconnected], None] | None = None,
+    **local: Any,
+) -> contextlib.AbstractAsyncContextManager[ToolkitClient]:
+    """:func:`open_agent` for the agent command, or for the remote agent at ``options.url``
+    (reconnecting, sessions re-attached; ``local`` options apply to a command only)."""
+    if options.url is not None:
+        return open_agent(
+            url=options.url,
+            token=options.token,
+            http=options.http,
+            client=client,
+            on_reconnect=on_reconnect,
+        )
+    return open_agent(options.agent, client=client, cwd=options.cwd, env=env or None, **local)
+
+
+def describe_reconnect(event: Reconnected) -> str:
+    """One line for a restored connection (a gap: updates may be missing)."""
+    text = f"connection to the agent lost and restored ({event.attempts} attempt(s))"
+    if event.reattached:
+        text += f"; {len(event.reattached)} session(s) re-attached"
+    if event.lost:
+        text += f"; lost: {', '.join(f'{k} ({v})' for k, v in event.lost.items())}"
+    return text + "; updates sent meanwhile may be missing"
 
 
 # ---------------------------------------------------------------------- start-up errors
@@ -188,6 +238,8 @@ def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupPr
         return StartupProblem(
             f"agent command cannot be executed: {command}", str(exc), EXIT_START_FAILED
         )
+    if isinstance(exc, ConnectionClosedError):  # a remote agent (--url) out of reach
+        return StartupProblem(f"cannot reach the agent at {command}", str(exc), EXIT_START_FAILED)
     return None
 
 

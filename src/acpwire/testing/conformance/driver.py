@@ -2,7 +2,9 @@
 
 A :class:`Run` is one line of conversation (``main``, ``full``, a probe) with an agent
 started from the command under test, through acpwire's client connection over real pipes,
-every line recorded on the run's :class:`~.wire.Wire`. Calls never raise for agent
+every line recorded on the run's :class:`~.wire.Wire`. An agent behind a remote endpoint
+is driven the same way over a transport an :data:`Opener` makes (a WebSocket or a
+Streamable HTTP connection): each start is a new remote connection. Calls never raise for agent
 misbehaviour: they return an :class:`Answer` (a result, a JSON-RPC error, or a problem
 such as a timeout or a hang-up). When the process dies, :meth:`Run.revive` starts a fresh
 one (initialized the same way) so one crash is reported by the check that caused it, not
@@ -20,7 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -29,6 +31,7 @@ from ... import schema as s
 from ...client.connection import Client, ClientSideConnection
 from ...client.fs import WorkspaceFiles
 from ...protocol.errors import ConnectionClosedError, ErrorCode, RequestError, ResourceNotFound
+from ...transports.base import Transport
 from ...transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
 from .wire import Process, RecordingPipe, Wire, WireEntry, dict_of, id_key
 
@@ -38,6 +41,7 @@ __all__ = [
     "Answer",
     "BareClient",
     "FullClient",
+    "Opener",
     "Run",
     "client_info",
 ]
@@ -58,6 +62,9 @@ RAW_ID_BASE = 900000
 """Requests the checker writes itself get string ids from here up ("900001", ...)."""
 PING_METHOD = "acpwire_check/ping"
 """An unknown method: every agent must answer it (-32601), which makes it a cheap ping."""
+
+Opener = Callable[[], Awaitable[Transport]]
+"""Opens a new connection to an agent behind an endpoint (raises ConnectionClosedError)."""
 
 
 @dataclass(slots=True)
@@ -205,6 +212,7 @@ class Run:
         make_client: Callable[[], Client],
         capabilities: dict[str, Any],
         quick: float,
+        opener: Opener | None = None,
     ) -> None:
         self.name = name
         self.wire = wire
@@ -213,9 +221,12 @@ class Run:
         self.make_client = make_client
         self.capabilities = capabilities
         self.quick = quick
+        self.opener = opener
         self.generation = 0
         self.label = name
-        self.transport: SubprocessTransport | None = None
+        self.transport: Transport | None = None
+        self.process_transport: SubprocessTransport | None = None
+        """The agent's process when the run spawned it (None behind an endpoint)."""
         self.pipe: RecordingPipe | None = None
         self.conn: ClientSideConnection | None = None
         self.start_problem: str | None = None
@@ -232,16 +243,25 @@ class Run:
     def sessions(self) -> set[str]:
         return self.process.sessions
 
+    @property
+    def remote(self) -> bool:
+        """The agent is behind an endpoint: no process, no stdin, no stdout."""
+        return self.opener is not None
+
     async def start(self) -> bool:
-        """Spawn a process (a new label after the first); False when it cannot be started."""
+        """Spawn a process or open a connection (a new label after the first); False when
+        that fails."""
         self.generation += 1
         self.label = self.name if self.generation == 1 else f"{self.name}#{self.generation}"
         self.wire.processes[self.label] = Process(self.label, self.capabilities)
         try:
-            self.transport = await spawn(
-                self.command[0], self.command[1:], env=self.env, grace_period=0.5
-            )
-        except AgentNotFoundError as exc:
+            if self.opener is not None:
+                self.transport = await self.opener()
+            else:
+                self.transport = self.process_transport = await spawn(
+                    self.command[0], self.command[1:], env=self.env, grace_period=0.5
+                )
+        except (AgentNotFoundError, ConnectionClosedError) as exc:
             self.start_problem = str(exc)
             return False
         self.pipe = RecordingPipe(self.transport, self.label, self.wire)
@@ -258,8 +278,10 @@ class Run:
 
     @property
     def alive(self) -> bool:
-        t = self.transport
-        return t is not None and t.returncode is None and not self.closed
+        if self.transport is None or self.closed:
+            return False
+        t = self.process_transport
+        return t is None or t.returncode is None
 
     @property
     def closed(self) -> bool:
@@ -276,7 +298,7 @@ class Run:
         return (await self.initialize(timeout=timeout)).ok
 
     def exit_note(self) -> str:
-        t = self.transport
+        t = self.process_transport
         if t is None:
             return ""
         note = ""
@@ -309,9 +331,9 @@ class Run:
             answer = Answer(error=exc, seconds=time.monotonic() - started)
         except ConnectionClosedError:
             # Let the process finish exiting so the note can say how it ended.
-            if self.transport is not None:
+            if self.process_transport is not None:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.transport.process.wait(), 1.0)
+                    await asyncio.wait_for(self.process_transport.process.wait(), 1.0)
             answer = Answer(
                 problem=f"the connection closed before {method} was answered{self.exit_note()}",
                 seconds=time.monotonic() - started,
@@ -440,7 +462,7 @@ class Run:
 
     async def close_stdin_and_wait(self, grace: float) -> int | None:
         """Close the agent's stdin; its exit status if it exits within ``grace`` s, else None."""
-        t = self.transport
+        t = self.process_transport
         if t is None:
             return None
         stdin = t.process.stdin

@@ -27,9 +27,8 @@ import secrets
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...agent.turn import STOP_REASONS
 from ...protocol.errors import ErrorCode
@@ -39,16 +38,15 @@ from .driver import (
     Answer,
     BareClient,
     FullClient,
+    Opener,
     Run,
 )
+from .options import CheckOptions
 from .registry import CHECKS, Status
 from .report import Report, Verdicts
 from .wire import Wire, WireEntry, as_dict, as_list, dict_of, dicts, short
 
-if TYPE_CHECKING:
-    from .runner import CheckOptions
-
-__all__ = ["LiveChecks", "TURN_CONTENT_UPDATES", "walk_config_options"]
+__all__ = ["LiveChecks", "TURN_CONTENT_UPDATES"]
 
 TURN_CONTENT_UPDATES = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
@@ -106,22 +104,6 @@ def select_values(option: dict[str, Any]) -> list[Any]:
     return values
 
 
-def walk_config_options(value: Any) -> Iterator[Any]:
-    """Every config option inside ``value`` (results, notifications), found by key."""
-    obj = as_dict(value)
-    array = as_list(value)
-    if obj is not None:
-        for key, item in obj.items():
-            options = as_list(item) if key == "configOptions" else None
-            if options is not None:
-                yield from options
-            else:
-                yield from walk_config_options(item)
-    elif array is not None:
-        for item in array:
-            yield from walk_config_options(item)
-
-
 class LiveChecks:
     """The probe, main and full runs of one ``acp check``."""
 
@@ -145,10 +127,14 @@ class LiveChecks:
         self.working_session: dict[str, str] = {}
         """Per process label, the session the main run's steps work in."""
         self.probe_answers: dict[int, Answer] = {}
+        self.initialize_answered = False
+        """Whether the main run's initialize got any answer (a result or an error)."""
         self.prompt_refused = False
         """The first ``--prompt`` was answered with an error (so later ones are not judged)."""
         self.cancel_request_problems: list[str] | None = None
         """What the quick ``$/cancel_request`` probe found (None: it did not run)."""
+        self.opener: Opener | None = None
+        """Set when the agent is behind an endpoint: how each run connects to it."""
 
     # -- plumbing
 
@@ -188,6 +174,7 @@ class LiveChecks:
             (lambda: FullClient(root)) if full else BareClient,
             FULL_CAPABILITIES if full else BARE_CAPABILITIES,
             self.quick,
+            self.opener,
         )
 
     def blocked(self, where: str, init_result: dict[str, Any] | None = None) -> str:
@@ -261,7 +248,21 @@ class LiveChecks:
         if not self.verdicts.wants("version-newer", "version-unknown", "shutdown", "meta-accepted"):
             return
         await asyncio.gather(self._probe(2), self._probe(65535), self._probe(1, meta=True))
+
+    def judge_probes(self) -> None:
+        """Version negotiation, once the main run has shown whether initialize works at all.
+
+        An agent that answers no initialize is one failure (``initialize``), not three.
+        """
         newer, unknown = self.probe_answers.get(2), self.probe_answers.get(65535)
+        if not self.initialize_answered:
+            for key, answer in (("version-unknown", unknown), ("version-newer", newer)):
+                if answer is not None and not answer.answered:
+                    self.record(key, "skip", "initialize itself is not answered (see initialize)")
+            if unknown is not None and not unknown.answered:
+                unknown = None
+            if newer is not None and not newer.answered:
+                newer = None
         latest = dict_of(unknown.result).get("protocolVersion") if unknown and unknown.ok else None
         if unknown is not None:
             self._judge_unknown(unknown)
@@ -285,7 +286,7 @@ class LiveChecks:
                     )
             else:
                 self.probe_answers[version] = answer
-            if answer.answered:
+            if answer.answered and not run.remote:
                 code = await run.close_stdin_and_wait(self.grace)
                 self.exits.append((f"after initialize ({run.label})", code))
         finally:
@@ -366,6 +367,7 @@ class LiveChecks:
             self.verdicts.skip_stage("main", "the agent did not start")
             return
         init = await run.initialize(timeout=self.timeout)
+        self.initialize_answered = init.answered
         if not init.ok:
             self.fail("initialize", f"initialize: {init.describe()}")
             self.verdicts.skip_stage("main", "initialize failed")
@@ -388,7 +390,7 @@ class LiveChecks:
         await self._load(run, caps, session_id if turn else None)
         await self._list(run, caps, session_id if turn else None)
         await self._unadvertised(run, caps)
-        if run.alive:
+        if run.alive and not run.remote:
             code = await run.close_stdin_and_wait(self.grace)
             self.exits.append(("with sessions open (main)", code))
 
@@ -1195,6 +1197,8 @@ class LiveChecks:
 
     async def _exit_during_turn(self, run: Run, session_id: str) -> None:
         slow = self.options.slow_prompt
+        if run.remote:
+            return  # no stdin to close (the runner says so in the report)
         if not run.alive:
             return self.skip(("shutdown-turn",), "the agent process had ended")
         if not slow:

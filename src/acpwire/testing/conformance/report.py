@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..requirements import Level
-from .registry import CHECKS, CHECKS_BY_KEY, CheckSpec, Stage, Status, strongest
+from .registry import CHECKS, CHECKS_BY_KEY, CheckSpec, Stage, Status, Target, strongest
 
 __all__ = ["EXIT_AUTH", "EXIT_FAILED", "EXIT_OK", "CheckResult", "Report", "Verdicts"]
 
@@ -42,6 +42,7 @@ class CheckResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "check": self.check.key,
+            "target": self.check.target,
             "title": self.check.title,
             "status": self.status,
             "level": self.level,
@@ -57,13 +58,17 @@ class Report:
     """Results in :data:`CHECKS` order, plus what the agent said about itself."""
 
     command: list[str]
+    """The agent's command, or ``[URL]`` for an endpoint."""
     results: list[CheckResult] = field(default_factory=list[CheckResult])
     agent_info: dict[str, Any] | None = None
+    """What the checked program said about itself: agentInfo, or a client's clientInfo."""
     protocol_version: Any = None
     notes: list[str] = field(default_factory=list[str])
     blocked: str | None = None
-    """Why the checks stopped at authentication, when they did."""
+    """Why the checks stopped at authentication, when they did (for a client: why it could
+    not be driven at all, e.g. it never started the agent)."""
     duration: float = 0.0
+    target: Target = "agent"
 
     @property
     def failed_must(self) -> list[CheckResult]:
@@ -71,7 +76,8 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """1 when a check failed at MUST level, else 3 when blocked by authentication, else 0."""
+        """1 when a check failed at MUST level, else 3 when blocked (an agent by
+        authentication, a client that never started the agent or never prompted), else 0."""
         if self.failed_must:
             return EXIT_FAILED
         return EXIT_AUTH if self.blocked else EXIT_OK
@@ -85,12 +91,13 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {
             "command": self.command,
-            "agentInfo": self.agent_info,
+            "target": self.target,
+            "clientInfo" if self.target == "client" else "agentInfo": self.agent_info,
             "protocolVersion": self.protocol_version,
             "results": [r.to_json() for r in self.results],
             "counts": self.counts(),
             "failedMust": [r.check.key for r in self.failed_must],
-            "blockedByAuthentication": self.blocked,
+            "blockedByAuthentication" if self.target == "agent" else "blocked": self.blocked,
             "exitCode": self.exit_code,
             "notes": self.notes,
             "durationSeconds": round(self.duration, 3),
@@ -147,10 +154,17 @@ def _case_name(check: CheckSpec) -> str:
 
 
 class Verdicts:
-    """The results of one run as the checks give them (first verdict per check wins)."""
+    """The results of one run as the checks give them (first verdict per check wins).
 
-    def __init__(self, selected: frozenset[str] | None) -> None:
-        self.selected = selected if selected is not None else frozenset(CHECKS_BY_KEY)
+    Only checks of the run's ``targets`` are reported: an agent run says nothing about
+    client checks, nor about endpoint checks.
+    """
+
+    def __init__(
+        self, selected: frozenset[str] | None, targets: tuple[Target, ...] = ("agent",)
+    ) -> None:
+        of_targets = frozenset(c.key for c in CHECKS if c.target in targets)
+        self.selected = of_targets if selected is None else selected & of_targets
         self.results: dict[str, CheckResult] = {}
 
     def record(
@@ -202,6 +216,9 @@ class Verdicts:
 
     def wants(self, *keys: str) -> bool:
         return any(k in self.selected for k in keys)
+
+    def wants_stage(self, *stages: Stage) -> bool:
+        return any(CHECKS_BY_KEY[k].stage in stages for k in self.selected)
 
     def done(self, key: str) -> bool:
         return key in self.results or key not in self.selected

@@ -1,4 +1,10 @@
-"""Runs a whole check: the live runs side by side, then the wire checks, into a report."""
+"""Runs a whole check: the live runs side by side, then the wire checks, into a report.
+
+Against an endpoint (``CheckOptions.endpoint``), the endpoint's transport and security
+checks run beside the agent checks, which then reach the agent through the endpoint
+(WebSocket, or Streamable HTTP with ``via="http"``). Agent checks that are about stdio
+(exit on end of input, a clean stdout) are skipped with that reason.
+"""
 
 from __future__ import annotations
 
@@ -7,43 +13,21 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...protocol.errors import ConnectionClosedError
+from .driver import Opener
+from .endpoint import EndpointTarget, initialize_request
+from .endpoint_checks import TransportChecks
 from .live import LiveChecks
-from .registry import CHECKS_BY_KEY
+from .options import CheckOptions
+from .registry import CHECKS_BY_KEY, Stage
 from .report import Report, Verdicts
+from .security_checks import SecurityChecks
 from .wire import Wire
 from .wire_checks import judge_wire
 
 __all__ = ["CheckOptions", "run_checks"]
-
-
-@dataclass
-class CheckOptions:
-    """What to check and how: the agent's argv and the knobs of ``acp check``."""
-
-    command: Sequence[str]
-    prompt: str = "Hello"
-    """A prompt the agent answers quickly."""
-    slow_prompt: str | None = None
-    """A prompt that keeps the agent busy until cancelled (cancel checks skip without it)."""
-    tool_prompts: Sequence[str] = field(default_factory=tuple[str, ...])
-    """Prompts that make the agent use tools, run with every capability and permissions granted."""
-    only: frozenset[str] | None = None
-    """Check keys to run and report (see :func:`~.registry.select_checks`); None means all."""
-    timeout: float = 30.0
-    """Seconds to wait for an answer that may take work (initialize, session/new, a turn)."""
-    quick_timeout: float = 5.0
-    """Seconds to wait for an answer that needs no work (an unknown method, bad params)."""
-    grace: float = 5.0
-    """Seconds allowed to end a cancelled turn, to exit after stdin closes, to connect to MCP."""
-    cwd: str | None = None
-    """The sessions' folder (absolute); a fresh temporary folder when None."""
-    auth_method: str | None = None
-    """``authenticate`` with this method id when the agent says authentication is required."""
-    env: Mapping[str, str] | None = None
 
 
 def _folders(cwd: str | None) -> tuple[str, str, str]:
@@ -59,25 +43,107 @@ def _folders(cwd: str | None) -> tuple[str, str, str]:
     return temp, str(main), str(full)
 
 
+AGENT_STAGES: tuple[Stage, ...] = ("probe", "main", "full", "wire")
+
+
 async def run_checks(options: CheckOptions) -> Report:
-    """Run the checks against ``options.command``; never raises for agent misbehaviour."""
-    if not options.command:
-        raise ValueError("no agent command")
+    """Run the checks against ``options.command`` or ``options.endpoint``; never raises for
+    misbehaviour of what is checked."""
+    if not options.command and options.endpoint is None:
+        raise ValueError("no agent command and no endpoint")
     started = time.monotonic()
     temp, cwd, full_cwd = _folders(options.cwd)
     try:
-        verdicts = Verdicts(options.only)
-        report = Report(command=list(options.command))
-        wire = Wire()
-        live = LiveChecks(options, verdicts, report, wire, cwd, full_cwd)
-        runs = [live.main(), live.probes()]
-        if any(CHECKS_BY_KEY[key].stage in ("full", "wire") for key in verdicts.selected):
-            runs.append(live.full())
-        await asyncio.gather(*runs)
-        live.judge_shutdown()
+        if options.endpoint is None:
+            verdicts = Verdicts(options.only)
+            report = Report(command=list(options.command))
+            wire = Wire()
+            await _agent(LiveChecks(options, verdicts, report, wire, cwd, full_cwd))
+        else:
+            verdicts = Verdicts(options.only, ("endpoint", "agent"))
+            report = Report(command=[options.endpoint.url])
+            wire = Wire()
+            await _endpoint(options, options.endpoint, verdicts, report, wire, (cwd, full_cwd))
         judge_wire(wire, verdicts)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     report.results = verdicts.ordered()
     report.duration = time.monotonic() - started
     return report
+
+
+async def _agent(live: LiveChecks) -> None:
+    runs = [live.main(), live.probes()]
+    if any(CHECKS_BY_KEY[key].stage in ("full", "wire") for key in live.verdicts.selected):
+        runs.append(live.full())
+    await asyncio.gather(*runs)
+    live.judge_probes()
+    live.judge_shutdown()
+
+
+async def _endpoint(
+    options: CheckOptions,
+    target: EndpointTarget,
+    verdicts: Verdicts,
+    report: Report,
+    wire: Wire,
+    folders: tuple[str, str],
+) -> None:
+    cwd, full_cwd = folders
+    transport = TransportChecks(options, verdicts, report, cwd)
+    security = SecurityChecks(options, verdicts, report, transport, cwd)
+    live = LiveChecks(options, verdicts, report, wire, cwd, full_cwd)
+    live.opener = target.opener(timeout=options.quick_timeout)
+    _skip_stdio_checks(verdicts, target)
+
+    async def agent() -> None:
+        if not verdicts.wants_stage(*AGENT_STAGES):
+            return
+        problem = await _reach_agent(live.opener, options.timeout)
+        if problem is not None:
+            reason = f"the agent could not be reached over {target.via}: {problem}"
+            for stage in AGENT_STAGES:
+                verdicts.skip_stage(stage, reason)
+            return
+        await _agent(live)
+
+    await asyncio.gather(transport.run(), security.run(), agent())
+    security.judge_connection_ids()
+
+
+def _skip_stdio_checks(verdicts: Verdicts, target: EndpointTarget) -> None:
+    """Agent checks that make no sense through an endpoint, skipped with the reason."""
+    behind = "the agent is behind an endpoint"
+    verdicts.record("shutdown", "skip", f"{behind}: no stdin to close (see http-delete)")
+    verdicts.record("shutdown-turn", "skip", f"{behind}: no stdin to close")
+    verdicts.record("stdout-clean", "skip", f"{behind}: no stdout (TRANS-003/004 are stdio rules)")
+    if target.via == "http":
+        why = "over Streamable HTTP a body that is not JSON never reaches the agent"
+        verdicts.record("malformed-line", "skip", why)
+        verdicts.record("malformed-line-error", "skip", why)
+    if not target.loopback:
+        verdicts.record(
+            "mcp-connect",
+            "skip",
+            f"{behind} on another machine; the stand-in MCP server listens on this one",
+        )
+
+
+async def _reach_agent(opener: Opener | None, timeout: float) -> str | None:
+    """Why no agent answers ``initialize`` through the endpoint (None: one does)."""
+    assert opener is not None
+    try:
+        transport = await opener()
+    except ConnectionClosedError as exc:
+        return str(exc)
+    try:
+        await transport.send(initialize_request("acp-check-reach"))
+        if await asyncio.wait_for(transport.receive(), timeout) is None:
+            return "the connection ended before initialize was answered"
+    except ConnectionClosedError as exc:
+        return str(exc)
+    except asyncio.TimeoutError:
+        return f"no answer to initialize within {timeout:g} s"
+    finally:
+        await transport.close()
+    return None

@@ -40,6 +40,7 @@ __all__ = [
     "id_key",
     "load_capture",
     "short",
+    "walk_config_options",
 ]
 
 Direction = Literal["to_agent", "from_agent"]
@@ -280,3 +281,19 @@ def dicts(items: Iterable[object]) -> list[dict[str, Any]]:
 def short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def walk_config_options(value: Any) -> Iterator[Any]:
+    """Every config option inside ``value`` (results, notifications), found by key."""
+    obj = as_dict(value)
+    array = as_list(value)
+    if obj is not None:
+        for key, item in obj.items():
+            options = as_list(item) if key == "configOptions" else None
+            if options is not None:
+                yield from options
+            else:
+                yield from walk_config_options(item)
+    elif array is not None:
+        for item in array:
+            yield from walk_config_options(item)

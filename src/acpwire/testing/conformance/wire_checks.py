@@ -24,9 +24,19 @@ from ...engine.roles import gate_allows
 from ...protocol.errors import ErrorCode
 from ...schema.methods import BY_NAME
 from ..strict import Problem, StrictValidator
-from .live import walk_config_options
 from .report import Verdicts
-from .wire import UNDECODABLE, Process, Wire, WireEntry, as_list, dict_of, dicts, id_key, short
+from .wire import (
+    UNDECODABLE,
+    Process,
+    Wire,
+    WireEntry,
+    as_list,
+    dict_of,
+    dicts,
+    id_key,
+    short,
+    walk_config_options,
+)
 
 __all__ = ["judge_wire"]
 

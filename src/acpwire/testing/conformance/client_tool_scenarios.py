@@ -1,0 +1,495 @@
+"""The scenarios of ``acp check --client`` that use the client's tools: files, terminals,
+and a permission request the user cancels.
+
+They run in the scenario's folder (``work``, the client's working directory, beside
+``outside``, which holds a secret file and is reached through ``..``, absolute paths and
+links from inside), so what the client read or wrote can be seen on disk and lands
+nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from .client_scene import (
+    GIT_CONFIG,
+    SECRET_TEXT,
+    SECRET_VARIABLE,
+    Scene,
+    Steps,
+    answer_text,
+    is_answer,
+    result_of,
+    until,
+)
+from .registry import NEEDS
+from .wire import WireEntry, dict_of, short
+
+__all__ = [
+    "files",
+    "permission_cancel",
+    "terminal_flood",
+    "terminal_limit",
+    "terminal_orphan",
+    "terminal_sandbox",
+]
+
+
+def _landed(path: Path) -> str | None:
+    """Where a write to ``path`` would have landed, if a file is there now."""
+    real = os.path.realpath(path)
+    return real if os.path.exists(real) else None
+
+
+# ---------------------------------------------------------------------- files
+
+
+async def files(scene: Scene) -> None:
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    steps = Steps(scene)
+    work, outside = scene.work, scene.outside
+
+    async def read(path: str | Path, **extra: Any) -> WireEntry | None:
+        return await steps.call("fs/read_text_file", {"path": str(path), **extra})
+
+    async def write(path: str | Path, text: str) -> WireEntry | None:
+        return await steps.call("fs/write_text_file", {"path": str(path), "content": text})
+
+    key = "fs-write-creates"
+    if scene.needs_met(key):
+        target = work / "acp-check-created.txt"
+        text = "created by acp check\nsecond line\n"
+        answer = await write(target, text)
+        if answer is None:
+            steps.unanswered(key, "the write")
+        elif result_of(answer) is None:
+            scene.fail(key, f"refused: {short(json.dumps((answer.message or {}).get('error')))}")
+        elif not target.is_file() or target.read_text(encoding="utf-8") != text:
+            scene.fail(key, "answered with a result, but the file is missing or differs")
+        else:
+            scene.ok(key, "the file was created")
+
+    key = "fs-read-lines"
+    if scene.needs_met(key):
+        answer = await read(work / "notes.txt", line=2, limit=2)
+        if answer is None:
+            steps.unanswered(key, "the read")
+        elif (result := result_of(answer)) is None:
+            scene.fail(key, "refused a read of a file inside the folder")
+        elif str(result.get("content")).rstrip("\n") != "line 2\nline 3":
+            scene.fail(key, f"line 2, limit 2 returned {short(result.get('content'))}")
+        else:
+            scene.ok(key, "lines 2 and 3")
+
+    key = "fs-missing"
+    if scene.needs_met(key):
+        answer = await read(work / "acp-check-missing.txt")
+        if answer is None:
+            steps.unanswered(key, "the read")
+        elif (result := result_of(answer)) is not None:
+            scene.fail(key, f"answered with content {short(result.get('content'))}")
+        else:
+            scene.ok(key, answer_text(answer))
+
+    key = "fs-relative"
+    if scene.needs_met(key):
+        answer = await read("notes.txt")
+        if answer is None:
+            steps.unanswered(key, "the read")
+        elif (result := result_of(answer)) is not None:
+            scene.fail(key, f"read the relative path notes.txt: {short(result.get('content'))}")
+        else:
+            scene.ok(key, answer_text(answer))
+
+    escapes = {
+        "fs-dotdot": (
+            [work / ".." / "outside" / "secret.txt"],
+            [work / ".." / "outside" / "acp-check-dotdot.txt"],
+        ),
+        "fs-absolute-outside": ([outside / "secret.txt"], [outside / "acp-check-absolute.txt"]),
+        "fs-symlink-out": (
+            [work / "link-out" / "secret.txt", work / "secret-link.txt"],
+            [work / "link-out" / "acp-check-link.txt"],
+        ),
+    }
+    for key, (reads, writes) in escapes.items():
+        if not scene.needs_met(key):
+            continue
+        problems: list[str] = []
+        missing = 0
+        for path in reads:
+            answer = await read(path)
+            if answer is None:
+                missing += 1
+            elif (result := result_of(answer)) is not None:
+                leaked = SECRET_TEXT.strip() in str(result.get("content"))
+                problems.append(
+                    f"read {path}" + (" and returned the outside file" if leaked else " (a result)")
+                )
+        if scene.capability("fs", "writeTextFile"):
+            for path in writes:
+                answer = await write(path, "acp check was here\n")
+                created = _landed(path)
+                if created is not None:
+                    problems.append(f"wrote {path}: {created} now exists")
+                elif answer is None:
+                    missing += 1
+                elif result_of(answer) is not None:
+                    problems.append(f"answered a write of {path} with a result")
+        if problems:
+            scene.fail(key, "; ".join(problems))
+        elif missing:
+            steps.unanswered(key, f"{missing} request(s)")
+        else:
+            scene.ok(key, "refused")
+
+    key = "fs-vcs-internals"
+    if scene.needs_met(key):
+        config = work / ".git" / "config"
+        answer = await write(config, "[core]\n\tfsmonitor = echo acp-check\n")
+        changed = config.read_text(encoding="utf-8") != GIT_CONFIG
+        if changed:
+            scene.fail(key, "the write changed .git/config")
+        elif answer is None:
+            steps.unanswered(key, "the write")
+        elif result_of(answer) is not None:
+            scene.fail(key, "answered a write of .git/config with a result")
+        else:
+            scene.ok(key, "refused")
+    await scene.end_turn(prompt)
+
+
+# ---------------------------------------------------------------------- terminals
+
+
+def _python(code: str) -> dict[str, Any]:
+    """A terminal command running ``code`` with this interpreter (absolute: no PATH needed)."""
+    return {"command": sys.executable, "args": ["-c", code]}
+
+
+async def _create_terminal(steps: Steps, **params: Any) -> tuple[WireEntry | None, str | None]:
+    answer = await steps.call("terminal/create", params)
+    result = result_of(answer) if answer is not None else None
+    terminal = result.get("terminalId") if result is not None else None
+    return answer, terminal if isinstance(terminal, str) else None
+
+
+async def _terminal_for(scene: Scene, key: str, steps: Steps, **params: Any) -> str | None:
+    """A terminal for check ``key``: its id, or None once ``key`` has its verdict (the
+    client refused ``terminal/create``, or never answered)."""
+    answer, terminal = await _create_terminal(steps, **params)
+    if terminal is None:
+        if answer is None:
+            steps.unanswered(key, "terminal/create")
+        else:
+            scene.skip(key, f"terminal/create {answer_text(answer)}")
+    return terminal
+
+
+async def _release(steps: Steps, terminal: str) -> None:
+    await steps.call("terminal/release", {"terminalId": terminal})
+
+
+_LIMIT = 1001
+"""outputByteLimit of ``terminal-output-limit``: with 5-byte pairs ("é€") and the
+15-byte end line it falls inside a character, so a cut at the byte splits one."""
+_END = "acp-check-end\n"
+
+
+async def terminal_limit(scene: Scene) -> None:
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    key = "terminal-output-limit"
+    if not scene.needs_met(key):
+        await scene.end_turn(prompt)
+        return
+    steps = Steps(scene)
+    pairs, end = ascii("\u00e9\u20ac" * 2), ascii("\n" + _END)  # ASCII source, UTF-8 out
+    code = f"import sys; sys.stdout.buffer.write(({pairs} * 1000 + {end}).encode())"
+    terminal = await _terminal_for(scene, key, steps, **_python(code), outputByteLimit=_LIMIT)
+    if terminal is None:
+        await scene.end_turn(prompt)
+        return
+    await steps.call("terminal/wait_for_exit", {"terminalId": terminal})
+    answer = await steps.call("terminal/output", {"terminalId": terminal})
+    result = result_of(answer) if answer is not None else None
+    if answer is None:
+        steps.unanswered(key, "terminal/output")
+    elif result is None:
+        scene.fail(key, f"terminal/output {answer_text(answer)}", "CLIENT-009")
+    else:
+        output = str(result.get("output"))
+        problems: list[tuple[str, str]] = []
+        if "\ufffd" in output or any(0xD800 <= ord(c) <= 0xDFFF for c in output):
+            problems.append(("TERM-003", "the output starts with a broken character"))
+        # a broken first character is TERM-003's; the size is counted without it
+        size = len(output.lstrip("\ufffd").encode("utf-8", "surrogatepass"))
+        if size > _LIMIT:
+            problems.append(("CLIENT-009", f"{size} bytes kept, over outputByteLimit {_LIMIT}"))
+        if not output.endswith(_END):
+            problems.append(
+                ("CLIENT-009", f"the newest output is not kept: ends {short(output[-40:])}")
+            )
+        if result.get("truncated") is not True:
+            problems.append(("CLIENT-009", f"truncated is {result.get('truncated')!r}"))
+        scene.v.verdict(key, problems, f"{size} bytes, cut at a character boundary")
+    await _release(steps, terminal)
+    await scene.end_turn(prompt)
+
+
+async def terminal_flood(scene: Scene) -> None:
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    key = "terminal-flood"
+    if not scene.needs_met(key):
+        await scene.end_turn(prompt)
+        return
+    steps = Steps(scene)
+    megabytes = max(1, scene.options.terminal_flood_bytes // (1 << 20))
+    code = (
+        "import sys\nline = b'x' * 1048575 + b'\\n'\n"
+        f"for _ in range({megabytes}):\n    sys.stdout.buffer.write(line)\n"
+    )
+    terminal = await _terminal_for(scene, key, steps, **_python(code))
+    if terminal is None:
+        await scene.end_turn(prompt)
+        return
+    exited = await scene.agent.request(
+        "terminal/wait_for_exit",
+        {"sessionId": scene.session_id, "terminalId": terminal},
+        scene.options.timeout,
+        owner=key,
+    )
+    if exited is None:
+        if scene.gone():
+            scene.fail(key, f"during the flood: {await scene.describe_gone()}")
+        else:
+            scene.fail(
+                key,
+                f"terminal/wait_for_exit got no answer within {scene.options.timeout:g} s "
+                f"of a {megabytes} MiB flood",
+            )
+        return
+    output = await scene.agent.request(
+        "terminal/output",
+        {"sessionId": scene.session_id, "terminalId": terminal},
+        scene.options.timeout,
+        owner=key,
+    )
+    if output is None:
+        scene.fail(key, f"terminal/output got no answer within {scene.options.timeout:g} s")
+        return
+    kept = len(str(dict_of(result_of(output)).get("output", "")))
+    scene.ok(key, f"{megabytes} MiB served, {kept} characters kept")
+    await _release(steps, terminal)
+    await scene.end_turn(prompt)
+
+
+_ORPHAN = (
+    "import os, sys, time\n"
+    "with open(sys.argv[1] + '.tmp', 'w') as f: f.write(str(os.getpid()))\n"
+    "os.replace(sys.argv[1] + '.tmp', sys.argv[1])\n"
+    "time.sleep(float(sys.argv[2]))\n"
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _ours(pid: int, marker: str) -> bool:
+    """Whether ``pid`` still runs our orphan (its command line names ``marker``)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return marker.encode() in handle.read()
+    except OSError:
+        return False
+
+
+async def terminal_orphan(scene: Scene) -> None:
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    steps = Steps(scene)
+    key = "terminal-unknown-id"
+    if scene.needs_met(key):
+        answer = await steps.call("terminal/output", {"terminalId": "acp-check-no-such-terminal"})
+        if answer is None:
+            steps.unanswered(key, "terminal/output")
+        elif result_of(answer) is not None:
+            scene.fail(key, "terminal/output of an unknown terminal answered with a result")
+        else:
+            scene.ok(key, answer_text(answer))
+    key = "terminal-orphan"
+    if not scene.needs_met(key):
+        await scene.end_turn(prompt)
+        return
+    pidfile = scene.work.parent / "orphan.pid"
+    hold = scene.options.timeout + 4 * scene.options.grace
+    terminal = await _terminal_for(
+        scene, key, steps, command=sys.executable, args=["-c", _ORPHAN, str(pidfile), str(hold)]
+    )
+    if terminal is None:
+        await scene.end_turn(prompt)
+        return
+    if not await until(pidfile.exists, scene.options.quick_timeout):
+        scene.skip(
+            key, f"the terminal's command did not start within {scene.options.quick_timeout:g} s"
+        )
+        await scene.end_turn(prompt)
+        return
+    pid = int(pidfile.read_text())
+    await scene.end_turn(prompt)
+    status = await scene.client.wait(scene.options.grace)
+    if status is None:
+        scene.client.terminate()  # the client alone: its terminals are its to stop
+        status = await scene.client.wait(scene.options.grace)
+    if not await until(lambda: not _alive(pid), scene.options.grace):
+        scene.fail(
+            key, f"the unreleased terminal's process ({pid}) still runs after the client ended"
+        )
+        if _ours(pid, str(pidfile)):
+            os.kill(pid, signal.SIGKILL)
+    else:
+        scene.ok(key, f"stopped when the client ended ({scene.client.describe_end()})")
+
+
+async def terminal_sandbox(scene: Scene) -> None:
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    steps = Steps(scene)
+    key = "terminal-cwd-outside"
+    if scene.needs_met(key):
+        answer, terminal = await _create_terminal(
+            steps, **_python("print('started')"), cwd=str(scene.outside)
+        )
+        if terminal is not None:
+            scene.fail(key, f"started a terminal in {scene.outside}")
+            await _release(steps, terminal)
+        elif answer is None:
+            steps.unanswered(key, "terminal/create")
+        else:
+            scene.ok(key, answer_text(answer))
+    key = "terminal-env"
+    if scene.needs_met(key):
+        code = f"import os; print(os.environ.get({SECRET_VARIABLE!r}, 'absent'))"
+        terminal = await _terminal_for(scene, key, steps, **_python(code))
+        if terminal is not None:
+            await steps.call("terminal/wait_for_exit", {"terminalId": terminal})
+            answer = await steps.call("terminal/output", {"terminalId": terminal})
+            output = str(dict_of(result_of(answer) if answer else None).get("output", ""))
+            secret = scene.client.env.get(SECRET_VARIABLE, "")
+            if answer is None:
+                steps.unanswered(key, "terminal/output")
+            elif secret and secret in output:
+                scene.fail(key, f"the terminal printed {SECRET_VARIABLE}'s value")
+            elif "absent" not in output:
+                scene.skip(key, f"the terminal's output is not what it printed: {short(output)}")
+            else:
+                scene.ok(key, f"{SECRET_VARIABLE} did not reach the terminal")
+            await _release(steps, terminal)
+    await scene.end_turn(prompt)
+
+
+# ---------------------------------------------------------------------- permission and cancel
+
+
+async def permission_cancel(scene: Scene) -> None:
+    prompt = await scene.handshake()
+    if prompt is None:
+        return
+    agent, grace, quick = scene.agent, scene.options.grace, scene.options.quick_timeout
+    first_tool = await scene.tool_call("acp check: permission, then Ctrl-C")
+    first_id = agent.new_id()
+    since = len(agent.wire.entries)
+    sent = await agent.send(
+        {
+            "id": first_id,
+            "method": "session/request_permission",
+            "params": scene.permission_params(first_tool),
+        }
+    )
+    # Ctrl-C after the answer, or a second at most: a client that asks its user has the
+    # request pending when it cancels (CANCEL-002), one that answers at once does not.
+    await agent.written(sent, quick)
+    await agent.wait_for(lambda e: is_answer(e, first_id), min(1.0, quick), since)
+    scene.client.interrupt()
+    cancel = await agent.wait_request("session/cancel", grace, since)
+    if cancel is None:
+        why = (
+            f"the client ended ({await scene.describe_gone()})"
+            if scene.gone()
+            else f"no session/cancel within {grace:g} s"
+        )
+        for key in scene.scenario.keys:
+            scene.v.record(key, "n/a", f"SIGINT during the turn: {why}; {NEEDS['client-cancel']}")
+        return
+    cancelled_at = agent.wire.entries.index(cancel)
+    second_tool = await scene.tool_call("acp check: permission after the cancel")
+    second = await agent.request(
+        "session/request_permission", scene.permission_params(second_tool), quick
+    )
+    problems: list[tuple[str, str]] = []
+    first = await agent.wait_for(lambda e: is_answer(e, first_id), quick, since)
+    if first is not None and agent.wire.entries.index(first) > cancelled_at:
+        if _outcome(first) != "cancelled":
+            problems.append(
+                (
+                    "CANCEL-002",
+                    f"a permission request pending at the cancel was answered {_outcome(first)}",
+                )
+            )
+    if second is not None and _outcome(second) != "cancelled":
+        problems.append(
+            ("TOOL-003", f"a permission request after the cancel was answered {_outcome(second)}")
+        )
+    if second is None and first is None:
+        scene.skip(
+            "permission-cancel", "the permission requests got no answer (see client-responses)"
+        )
+    else:
+        scene.v.verdict("permission-cancel", problems, "answered cancelled")
+    await scene.update(
+        {"sessionUpdate": "tool_call_update", "toolCallId": first_tool, "status": "failed"}
+    )
+    await scene.update(
+        {"sessionUpdate": "tool_call_update", "toolCallId": second_tool, "status": "failed"}
+    )
+    problem = await scene.probe("updates-after-cancel")
+    if problem is not None:
+        scene.fail(
+            "updates-after-cancel", f"after tool call updates that followed the cancel: {problem}"
+        )
+    else:
+        scene.ok("updates-after-cancel", "taken")
+    await scene.end_turn(prompt, "cancelled")
+
+
+def _outcome(entry: WireEntry) -> str:
+    result = result_of(entry)
+    if result is None:
+        return answer_text(entry)
+    outcome = dict_of(result.get("outcome"))
+    if outcome.get("outcome") == "selected":
+        return f"selected {outcome.get('optionId')!r}"
+    return str(outcome.get("outcome"))

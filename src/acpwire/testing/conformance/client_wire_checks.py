@@ -1,0 +1,336 @@
+"""Checks over everything a client wrote in every scenario of ``acp check --client``.
+
+Each scenario is a process label on the run's :class:`~.wire.Wire`: ``to_agent`` lines
+are the client's, ``from_agent`` lines the scripted agent's. The scripted agent
+advertises no optional capability, no prompt capability and no MCP transport, so any
+call that needs one is a gate violation. Lines a scenario wrote on purpose as garbage,
+requests a live check owns (:meth:`~.wire.Wire.claim`) and replies it judged itself are
+left to that check.
+
+A request of the agent that never got an answer counts (RPC-005) only when the client
+kept the connection open for ``quick_timeout`` seconds after it: a client that ends
+because the agent died, or at the end of its turn, leaves no debt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
+
+from ..strict import StrictValidator
+from .client_driver import ScriptedAgent
+from .report import Verdicts
+from .wire import UNDECODABLE, Wire, WireEntry, as_list, dict_of, dicts, id_key, short
+from .wire_checks import is_absolute
+
+__all__ = ["judge_client_wire"]
+
+_GATED: Mapping[str, str] = {
+    "session/load": "SESS-004",
+    "session/resume": "SESS-009",
+    "session/close": "SESS-013",
+    "session/list": "LIST-003",
+    "session/delete": "DEL-003",
+    "logout": "AUTH-001",
+}
+_SESSION_SETUP = ("session/new", "session/load", "session/resume")
+_BASELINE_BLOCKS = {"text", "resource_link"}
+_BAD_INPUT_CODES = {-32700, -32600}
+
+
+def _judged_live(path: str) -> bool:
+    """initialize fields the baseline judges (INIT-007, INIT-013, INIT-002), not the schema:
+    the version, the capabilities object as a whole, and anything in clientInfo."""
+    return path in ("$.params.protocolVersion", "$.params.clientCapabilities") or (
+        path == "$.params.clientInfo" or path.startswith("$.params.clientInfo.")
+    )
+
+
+def judge_client_wire(
+    wire: Wire, agents: Mapping[str, ScriptedAgent], verdicts: Verdicts, quick_timeout: float
+) -> None:
+    """Give the ``wire``-stage client checks their verdicts from the whole recording."""
+    judge = _Judge(wire, agents, verdicts, quick_timeout)
+    judge.lines()
+    judge.payloads()
+    judge.responses()
+    judge.requests()
+
+
+class _Judge:
+    def __init__(
+        self,
+        wire: Wire,
+        agents: Mapping[str, ScriptedAgent],
+        verdicts: Verdicts,
+        quick_timeout: float,
+    ) -> None:
+        self.wire = wire
+        self.agents = agents
+        self.v = verdicts
+        self.quick = quick_timeout
+
+    def scenarios(self) -> Iterator[str]:
+        return iter(sorted({e.process for e in self.wire.entries}))
+
+    def owner(self, e: WireEntry) -> str | None:
+        """The live check that judges ``e`` alone: a line it marked, or a request it claimed
+        (the agent's request, or the client's answer to it)."""
+        if e.owner is not None:
+            return e.owner
+        m = e.message
+        if m is None or "id" not in m:
+            return None
+        agents_request = (e.direction == "from_agent") == ("method" in m)
+        return self.wire.owners.get((e.process, str(m["id"]))) if agents_request else None
+
+    def from_client(self, scenario: str) -> Iterator[WireEntry]:
+        return (e for e in self.wire.of(scenario) if e.direction == "to_agent")
+
+    def lines(self) -> None:
+        """client-stdin-clean and client-envelope."""
+        clean: list[tuple[str, str]] = []
+        envelope: list[str] = []
+        count = 0
+        for name in self.scenarios():
+            agent = self.agents.get(name)
+            for raw in agent.unterminated if agent is not None else []:
+                clean.append(("TRANS-003", f"[{name}] a line without its newline: {_text(raw)}"))
+            for e in self.from_client(name):
+                count += 1
+                try:
+                    e.raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    clean.append(
+                        ("TRANS-001", f"[{name}] a line that is not UTF-8: {_text(e.raw)}")
+                    )
+                    continue
+                if e.value is UNDECODABLE or e.message is None:
+                    what = (
+                        "an empty line"
+                        if not e.raw.strip()
+                        else f"not a JSON object: {_text(e.raw)}"
+                    )
+                    clean.append(("TRANS-003", f"[{name}] {what}"))
+                    continue
+                m = e.message
+                what = m.get("method") or f"response {m.get('id')!r}"
+                if m.get("jsonrpc") != "2.0":
+                    envelope.append(f"[{name}] {what}: jsonrpc is {m.get('jsonrpc')!r}")
+                elif "method" in m and not isinstance(m["method"], str):
+                    envelope.append(f"[{name}] method is {short(m['method'])}")
+                elif "method" in m and ("result" in m or "error" in m):
+                    envelope.append(f"[{name}] {what} is both a request and a response")
+                elif "method" not in m and "result" not in m and "error" not in m:
+                    envelope.append(f"[{name}] neither a request nor a response: {_text(e.raw)}")
+                elif "params" in m and not isinstance(m["params"], (dict, list)):
+                    envelope.append(f"[{name}] {what}: params is {short(m['params'])}")
+        self.v.verdict("client-stdin-clean", _first(clean), f"{count} line(s), all JSON")
+        self.v.verdict("client-envelope", _first(envelope))
+
+    def payloads(self) -> None:
+        """client-schema and client-custom-fields, with acpwire's strict validator."""
+        schema: list[str] = []
+        custom: list[str] = []
+        checked = 0
+        for name in self.scenarios():
+            validator = StrictValidator()
+            for e in self.wire.of(name):
+                m = e.message
+                if m is None or e.owner is not None:  # a line written as garbage on purpose
+                    continue
+                if e.direction == "from_agent":
+                    validator.note_request(m)
+                    continue
+                answered = validator.method_of(m) if "method" not in m else None
+                checked += 1
+                for problem in validator.validate(m):
+                    if m.get("method") == "initialize" and _judged_live(problem.path):
+                        continue  # client-initialize and client-info say it
+                    what = f"[{name}] {m.get('method') or answered or 'response'} {problem}"
+                    (custom if problem.kind == "unknown-field" else schema).append(what)
+        self.v.verdict("client-schema", _first(schema), f"{checked} message(s) valid")
+        self.v.verdict("client-custom-fields", _first(custom))
+
+    def responses(self) -> None:
+        """client-responses and client-notifications."""
+        problems: list[tuple[str, str]] = []
+        answered_notifications: list[str] = []
+        for name in self.scenarios():
+            agent = self.agents.get(name)
+            ended = agent.input_ended_at if agent is not None else None
+            asked: dict[Any, WireEntry] = {}
+            by_text: dict[str, Any] = {}
+            answers: dict[Any, int] = {}
+            for e in self.wire.of(name):
+                m = e.message
+                if m is None or self.owner(e) is not None:
+                    continue
+                if e.direction == "from_agent":
+                    if e.is_request:
+                        asked[id_key(m["id"])] = e
+                        by_text[str(m["id"])] = m["id"]
+                    continue
+                if "method" in m or not ("result" in m or "error" in m or "id" in m):
+                    continue
+                rid = m.get("id")
+                if rid is None:
+                    if dict_of(m.get("error")).get("code") not in _BAD_INPUT_CODES:
+                        answered_notifications.append(f"[{name}] {_text(e.raw)}")
+                    continue
+                if "result" not in m and "error" not in m:
+                    problems.append(
+                        ("RPC-001", f"[{name}] response {rid!r} has neither result nor error")
+                    )
+                    continue
+                key = id_key(rid)
+                if key not in asked:
+                    if str(rid) in by_text:
+                        problems.append(
+                            (
+                                "RPC-003",
+                                f"[{name}] request id {by_text[str(rid)]!r} answered as {rid!r}",
+                            )
+                        )
+                    else:
+                        problems.append(("RPC-003", f"[{name}] a response to unknown id {rid!r}"))
+                    continue
+                answers[key] = answers.get(key, 0) + 1
+                method = asked[key].method
+                if answers[key] == 2:
+                    problems.append(("RPC-005", f"[{name}] {method} (id {rid!r}) answered twice"))
+                if "result" in m and "error" in m:
+                    problems.append(
+                        ("RPC-001", f"[{name}] response {rid!r} has both result and error")
+                    )
+                elif "error" in m:
+                    err = dict_of(m["error"])
+                    code = err.get("code")
+                    if (
+                        not isinstance(code, int)
+                        or isinstance(code, bool)
+                        or not isinstance(err.get("message"), str)
+                    ):
+                        problems.append(
+                            ("RPC-001", f"[{name}] malformed error: {short(m['error'])}")
+                        )
+            for key, request in asked.items():
+                if key in answers:
+                    continue
+                open_until = ended if ended is not None else float("inf")
+                if open_until - request.time >= self.quick:
+                    problems.append(
+                        (
+                            "RPC-005",
+                            f"[{name}] {request.method} (id {(request.message or {}).get('id')!r}) never answered",
+                        )
+                    )
+        self.v.verdict("client-responses", _first(problems))
+        self.v.verdict("client-notifications", _first(answered_notifications))
+
+    def requests(self) -> None:
+        """client-request-ids, client-order, client-gates, client-prompt-content, client-paths."""
+        ids: list[str] = []
+        order: list[tuple[str, str]] = []
+        gates: list[tuple[str, str]] = []
+        content: list[str] = []
+        paths: list[str] = []
+        for name in self.scenarios():
+            agent = self.agents.get(name)
+            asked: dict[Any, str] = {}
+            setup: dict[str, list[WireEntry]] = {"initialize": [], "session": []}
+            for e in self.wire.of(name):
+                m = e.message or {}
+                if e.direction == "to_agent" and e.is_request:
+                    asked[id_key(m["id"])] = str(m["method"])
+                elif e.direction == "from_agent" and e.is_response and "result" in m:
+                    method = asked.get(id_key(m.get("id")))
+                    if method == "initialize":
+                        setup["initialize"].append(e)
+                    elif method in _SESSION_SETUP:
+                        setup["session"].append(e)
+
+            initialize_sent = False
+            for e in self.from_client(name):
+                request = e.message
+                sent = request.get("method") if request is not None else None
+                if request is None or not isinstance(sent, str):
+                    continue
+                m, method = request, sent
+                if "id" in m:
+                    rid = m["id"]
+                    if (
+                        rid is None
+                        or isinstance(rid, bool)
+                        or not isinstance(rid, (int, float, str))
+                    ):
+                        ids.append(f"[{name}] {method} has id {short(rid)}")
+                    elif isinstance(rid, float) and not rid.is_integer():
+                        ids.append(f"[{name}] {method} has id {rid!r}")
+                params = dict_of(m.get("params"))
+                if method == "initialize":
+                    initialize_sent = True
+                elif method in _SESSION_SETUP or method == "session/prompt":
+                    if not initialize_sent:
+                        order.append(("INIT-001", f"[{name}] {method} before initialize"))
+                    elif not _reached(agent, e, setup["initialize"]):
+                        order.append(
+                            ("SESS-001", f"[{name}] {method} before initialize was answered")
+                        )
+                    elif method == "session/prompt" and not _reached(agent, e, setup["session"]):
+                        order.append(
+                            ("PROMPT-001", f"[{name}] session/prompt before a session was set up")
+                        )
+                if method in _GATED:
+                    gates.append((_GATED[method], f"[{name}] {method}, not advertised"))
+                if method in _SESSION_SETUP:
+                    if params.get("additionalDirectories"):
+                        gates.append(("SESS-017", f"[{name}] {method} with additionalDirectories"))
+                    for server in dicts(as_list(params.get("mcpServers")) or []):
+                        kind = server.get("type")
+                        if kind in ("http", "sse"):
+                            gates.append(("SESS-026", f"[{name}] an {kind} MCP server"))
+                    cwd = params.get("cwd")
+                    if not isinstance(cwd, str) or not is_absolute(cwd):
+                        paths.append(f"[{name}] {method} cwd {short(cwd)}")
+                if method == "session/prompt":
+                    for block in dicts(as_list(params.get("prompt")) or []):
+                        kind = block.get("type")
+                        if kind not in _BASELINE_BLOCKS:
+                            content.append(f"[{name}] a {kind} block; the agent advertised none")
+        self.v.verdict("client-request-ids", _first(ids))
+        self.v.verdict("client-order", _first(order))
+        self.v.verdict("client-gates", _first(gates))
+        self.v.verdict("client-prompt-content", _first(content))
+        self.v.verdict("client-paths", _first(paths))
+
+
+def _reached(agent: ScriptedAgent | None, line: WireEntry, answers: list[WireEntry]) -> bool:
+    """Whether one of ``answers`` may have reached the client before it wrote ``line``.
+
+    Judged by the relay's own order (:meth:`ScriptedAgent.unseen`), not by when the lines
+    reached the checker: an early request is only reported when it surely was early.
+    """
+    if agent is None:
+        return any(answer.time < line.time for answer in answers)
+    return any(not agent.unseen(line, answer) for answer in answers)
+
+
+_P = TypeVar("_P", str, tuple[str, str])
+
+
+def _first(problems: list[_P]) -> list[_P]:
+    """Problems without repeats, in order (the same defect shows in every scenario)."""
+    seen: set[str] = set()
+    out: list[_P] = []
+    for p in problems:
+        text: str = p[1] if isinstance(p, tuple) else p
+        bare = text.split("] ", 1)[-1]
+        if bare not in seen:
+            seen.add(bare)
+            out.append(p)
+    return out
+
+
+def _text(raw: bytes) -> str:
+    return short(raw.decode("utf-8", "replace"), 100)

@@ -1,0 +1,673 @@
+"""The endpoint's transport: the RFD's Streamable HTTP and WebSocket profiles, checked live.
+
+Each group runs on connections of its own, side by side:
+
+* **http**: one connection driven step by step as a strict client of the RFD (revision of
+  2026-04-23): ``initialize`` (200, JSON, ``Acp-Connection-Id``), refused requests (406,
+  400, 404, 415, 501, a session-scoped POST without ``Acp-Session-Id``), then *one* GET
+  stream on which ``session/new``'s answer, a turn's updates, the agent's requests and the
+  turn's answer must all arrive while every POST is answered 202. If the stream's events
+  carry ids, it is dropped and reopened with ``Last-Event-ID``. ``DELETE`` ends it all.
+* **keepalive**: a connection that only listens; its stream must not stay silent longer
+  than ``--keepalive-wait``.
+* **http2**: the HTTP/2 connection preface (h2c with prior knowledge) on ``http``, ALPN on
+  ``https``; with the ``h2`` package installed, a real ``initialize`` over HTTP/2 too.
+* **websocket**: the upgrade (101 and ``Acp-Connection-Id``), text frames each way, a
+  binary frame that must be ignored.
+
+Failures name what the endpoint answered. The RFD is a draft; each rule cites its section
+(:mod:`acpwire.testing.requirements`, ids ``RFD-*``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import time
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...protocol.errors import ErrorCode
+from .driver import PING_METHOD
+from .endpoint import (
+    EVENT_STREAM,
+    JSON,
+    EndpointTarget,
+    HttpConnection,
+    SseEvent,
+    SseStream,
+    alpn_protocol,
+    h2c_answer,
+    initialize_request,
+    is_response_to,
+    random_id,
+    rpc,
+)
+from .options import CheckOptions
+from .report import Report, Verdicts
+from .wire import as_dict, dict_of, short
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["NOT_OFFERED", "EndpointStage", "TransportChecks"]
+
+NOT_OFFERED = frozenset({404, 405, 426})
+"""Answers to POST initialize that say the endpoint has no Streamable HTTP profile (the RFD
+lets a server offer WebSocket only)."""
+REFUSED_CREDENTIALS = frozenset({401, 403})
+NOTICE = "_acpwire_check/notice"
+"""An extension notification: every agent ignores it (EXT-006), every endpoint takes it."""
+OLD_MODEL = (
+    "; it came on a per-session stream (GET with Acp-Session-Id), the RFD's model of "
+    "2026-04-01, which its revision of 2026-04-23 replaced by one stream per connection"
+)
+QUIET_START = 1.0
+"""Lines within this many seconds of a stream's opening count as its opening, not as a
+keepalive sent on the server's own initiative."""
+
+
+def _body_of(response: httpx.Response) -> dict[str, Any] | None:
+    try:
+        return as_dict(msgspec.json.decode(response.content))
+    except msgspec.DecodeError:
+        return None
+
+
+def _status(response: httpx.Response | None, conn: HttpConnection) -> str:
+    return f"HTTP {response.status_code}" if response is not None else str(conn.problem)
+
+
+def _answer_agent_request(message: dict[str, Any]) -> bytes:
+    """The checker's answer to a request the agent sent: permissions cancelled, the rest
+    refused (the checker advertised no client capability)."""
+    request_id = message.get("id")
+    if message.get("method") == "session/request_permission":
+        result: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+        return msgspec.json.encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+    error = {"code": int(ErrorCode.METHOD_NOT_FOUND), "message": "not offered by acp check"}
+    return msgspec.json.encode({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+class EndpointStage:
+    """What the endpoint stages share: the target, the options, where verdicts go."""
+
+    def __init__(self, options: CheckOptions, verdicts: Verdicts, report: Report, cwd: str) -> None:
+        assert options.endpoint is not None
+        self.target: EndpointTarget = options.endpoint
+        self.options = options
+        self.v = verdicts
+        self.report = report
+        self.cwd = cwd
+        """The folder sessions are opened in."""
+
+    @property
+    def quick(self) -> float:
+        return min(self.options.quick_timeout, self.options.timeout)
+
+    @property
+    def timeout(self) -> float:
+        return self.options.timeout
+
+
+class TransportChecks(EndpointStage):
+    """The ``http`` and ``websocket`` stages of an endpoint check."""
+
+    def __init__(self, options: CheckOptions, verdicts: Verdicts, report: Report, cwd: str) -> None:
+        super().__init__(options, verdicts, report, cwd)
+        self.connection_ids: list[str] = []
+        """Every connection id the endpoint issued to the checker (for ``connection-ids``)."""
+        self.unknown_status = 404
+        """What the endpoint answers a POST naming a made-up connection id."""
+        self.http_offered: bool | None = None
+        """Whether POST initialize opened a connection (None: not known yet)."""
+        self.reached = asyncio.Event()
+        """Set once the first POST initialize and the first upgrade were answered, so
+        :attr:`http_offered` and ``report.blocked`` say whether the checker gets in."""
+        self._pending_reach = {"http", "websocket"}
+
+    def _reach(self, profile: str) -> None:
+        self._pending_reach.discard(profile)
+        if not self._pending_reach:
+            self.reached.set()
+
+    def connection(self, *, token: str | None = None, http2: bool = False) -> HttpConnection:
+        return HttpConnection(self.target, self.quick, token=token, http2=http2)
+
+    def refused_credentials(self, where: str, status: int) -> str:
+        reason = (
+            f"blocked by authentication: {where} answered HTTP {status} to the checker's "
+            "credentials; pass --token (or ACP_TOKEN) or --header"
+        )
+        self.report.blocked = self.report.blocked or reason
+        return reason
+
+    async def run(self) -> None:
+        await asyncio.gather(self.http(), self.keepalive(), self.http2(), self.websocket())
+
+    # -- Streamable HTTP -------------------------------------------------------------
+
+    async def http(self) -> None:
+        conn = self.connection()
+        try:
+            await self._http(conn)
+        finally:
+            self._reach("http")
+            await conn.close()
+
+    async def _http(self, conn: HttpConnection) -> None:
+        v = self.v
+        init = await conn.initialize()
+        self._reach_after_http(init, conn)
+        if not v.wants_stage("http"):
+            return
+        if init is None:
+            return v.skip_stage("http", f"POST initialize: {conn.problem}")
+        if init.status_code in REFUSED_CREDENTIALS:
+            return v.skip_stage(
+                "http", self.refused_credentials("POST initialize", init.status_code)
+            )
+        if init.status_code in NOT_OFFERED:
+            return v.skip_stage(
+                "http",
+                f"no Streamable HTTP here: POST initialize answered HTTP {init.status_code} "
+                "(the RFD lets an endpoint offer WebSocket only)",
+            )
+        self._judge_initialize(init, conn)
+        if conn.id is None:
+            return v.skip_stage("http", "POST initialize opened no connection")
+        self.connection_ids.append(conn.id)
+        await self._refusals(conn)
+        response, stream = await self.open_stream(conn)
+        if stream is None:
+            v.fail("http-stream", f"GET with Accept: {EVENT_STREAM}: {_status(response, conn)}")
+            return v.skip_stage("http", "the connection's GET stream did not open")
+        v.record("http-stream", "pass")
+        accepted: list[tuple[str, httpx.Response | None]] = []
+        session_id = await self._session(conn, stream, accepted)
+        if session_id is None:
+            v.record("http-session-header", "skip", "no session (see http-routing)")
+        else:
+            if v.wants("http-routing", "http-accepted"):
+                await self._turn(conn, stream, session_id, accepted)
+            await self._session_header(conn, session_id)
+        self._judge_accepted(accepted, conn)
+        stream = await self._resume(conn, stream)
+        await self._delete(conn, stream)
+        self._judge_cookies(conn)
+
+    async def open_stream(
+        self, conn: HttpConnection, *, last_event_id: str | None = None
+    ) -> tuple[httpx.Response | None, SseStream | None]:
+        """The connection's GET stream, asked again for a while after a 409: a stream the
+        checker just dropped may not be gone on the server's side yet."""
+        deadline = time.monotonic() + self.quick
+        while True:
+            response, stream = await conn.open_stream(last_event_id=last_event_id)
+            busy = response is not None and response.status_code == 409
+            if not busy or time.monotonic() > deadline:
+                return response, stream
+            await asyncio.sleep(0.05)
+
+    def _reach_after_http(self, init: httpx.Response | None, conn: HttpConnection) -> None:
+        self.http_offered = conn.id is not None
+        if init is not None and init.status_code in REFUSED_CREDENTIALS:
+            self.refused_credentials("POST initialize", init.status_code)
+        self._reach("http")
+
+    def _judge_initialize(self, init: httpx.Response, conn: HttpConnection) -> None:
+        problems: list[str] = []
+        if init.status_code != 200:
+            problems.append(f"answered HTTP {init.status_code}: {short(init.text, 100)!r}")
+        else:
+            if not init.headers.get("content-type", "").startswith("application/json"):
+                problems.append(f"Content-Type {init.headers.get('content-type')!r}")
+            body = _body_of(init)
+            if body is None or body.get("id") != "acp-check-init" or "result" not in body:
+                problems.append(f"the body is not the answer to initialize: {short(init.text)!r}")
+            if conn.id is None:
+                problems.append("no Acp-Connection-Id header")
+        self.v.verdict("http-initialize", problems)
+
+    async def _refusals(self, conn: HttpConnection) -> None:
+        """406, 400, 404, 415 and 501: requests the RFD says an endpoint refuses."""
+        v, ping = self.v, rpc(PING_METHOD, {}, "acp-check-refused")
+        response, stream = await conn.open_stream(accept="application/json")
+        if stream is not None:
+            await stream.close()
+        got = _status(response, conn)
+        if response is not None and response.status_code == 406:
+            v.record("http-accept", "pass")
+        else:
+            v.fail("http-accept", f"GET with Accept: application/json answered {got}")
+
+        problems: list[str] = []
+        for method, content in (("POST", ping), ("GET", None), ("DELETE", None)):
+            headers = dict(JSON) if method == "POST" else {"accept": EVENT_STREAM}
+            answer = await conn.request(method, headers=headers, content=content, connection=False)
+            if answer is None or answer.status_code != 400:
+                problems.append(f"{method} answered {_status(answer, conn)}")
+        v.verdict("http-missing-connection", problems, "400 to POST, GET and DELETE")
+
+        problems = []
+        unknown = random_id()
+        for method, content in (("POST", ping), ("GET", None)):
+            headers = {"acp-connection-id": unknown}
+            headers.update(JSON if method == "POST" else {"accept": EVENT_STREAM})
+            answer = await conn.request(method, headers=headers, content=content, connection=False)
+            if answer is None or answer.status_code != 404:
+                problems.append(f"{method} answered {_status(answer, conn)}")
+            if method == "POST" and answer is not None:
+                self.unknown_status = answer.status_code
+        v.verdict("http-unknown-connection", problems, "404 to POST and GET")
+
+        answer = await conn.request(
+            "POST",
+            headers={"content-type": "text/plain"},
+            content=initialize_request("acp-check-text"),
+            connection=False,
+        )
+        if answer is not None and answer.status_code == 415:
+            v.record("http-content-type", "pass")
+        else:
+            v.fail(
+                "http-content-type", f"initialize as text/plain answered {_status(answer, conn)}"
+            )
+            await self._forget(answer, conn)
+
+        answer = await conn.post(b"[" + ping + b"]")
+        if answer is not None and answer.status_code == 501:
+            v.record("http-batch", "pass")
+        else:
+            v.fail("http-batch", f"a batch of one request answered {_status(answer, conn)}")
+
+    async def _forget(self, answer: httpx.Response | None, conn: HttpConnection) -> None:
+        """DELETE a connection a wrongly accepted ``initialize`` opened."""
+        other = answer.headers.get("acp-connection-id") if answer is not None else None
+        if other:
+            await conn.request("DELETE", headers={"acp-connection-id": other}, connection=False)
+
+    async def _session(
+        self,
+        conn: HttpConnection,
+        stream: SseStream,
+        accepted: list[tuple[str, httpx.Response | None]],
+    ) -> str | None:
+        params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
+        accepted.append(
+            ("session/new", await conn.post(rpc("session/new", params, "acp-check-new")))
+        )
+        accepted.append(("a notification", await conn.post(rpc(NOTICE, {}))))
+        event = await stream.wait_for(is_response_to("acp-check-new"), self.timeout)
+        if event is None:
+            self.v.fail("http-routing", "session/new's answer did not come on the GET stream")
+            return None
+        session_id = dict_of(dict_of(event.message).get("result")).get("sessionId")
+        if not isinstance(session_id, str):
+            self.v.record("http-routing", "skip", f"session/new failed: {short(event.data)}")
+            return None
+        return session_id
+
+    async def _turn(
+        self,
+        conn: HttpConnection,
+        stream: SseStream,
+        session_id: str,
+        accepted: list[tuple[str, httpx.Response | None]],
+    ) -> None:
+        params = {
+            "sessionId": session_id,
+            "prompt": [{"type": "text", "text": self.options.prompt}],
+        }
+        start = len(stream.events)
+        prompt = rpc("session/prompt", params, "acp-check-prompt")
+        accepted.append(("session/prompt", await conn.post(prompt, session_id)))
+        answered = is_response_to("acp-check-prompt")
+
+        def wanted(event: SseEvent) -> bool:
+            m = event.message
+            return answered(event) or (m is not None and "method" in m and "id" in m)
+
+        deadline = time.monotonic() + self.timeout
+        answer: SseEvent | None = None
+        handled = start
+        while answer is None and time.monotonic() < deadline:
+            found = await stream.wait_for(wanted, deadline - time.monotonic(), since=handled)
+            if found is None:
+                break
+            handled = found.index + 1
+            if answered(found):
+                answer = found
+            else:
+                message = dict_of(found.message)
+                scope = dict_of(message.get("params")).get("sessionId")
+                reply = await conn.post(
+                    _answer_agent_request(message), scope if isinstance(scope, str) else None
+                )
+                accepted.append((f"the answer to {message.get('method')}", reply))
+        if answer is None:
+            detail = f"the answer to session/prompt did not come on the GET stream within {self.timeout:g} s"
+            self.v.fail("http-routing", detail + await self._elsewhere(conn, session_id))
+            return
+        updates = sum(
+            1 for e in stream.events[start:] if dict_of(e.message).get("method") == "session/update"
+        )
+        self.v.record(
+            "http-routing",
+            "pass",
+            f"session/new's answer, {updates} update(s) and the turn's answer on one stream",
+        )
+
+    async def _elsewhere(self, conn: HttpConnection, session_id: str) -> str:
+        """Where a turn's answer went if not on the connection's stream (for the detail)."""
+        _, stream = await conn.open_stream(headers={"acp-session-id": session_id})
+        if stream is None:
+            return ""
+        found = await stream.wait_for(is_response_to("acp-check-prompt"), self.quick)
+        await stream.close()
+        return OLD_MODEL if found is not None else ""
+
+    async def _session_header(self, conn: HttpConnection, session_id: str) -> None:
+        cancel = rpc("session/cancel", {"sessionId": session_id})
+        answer = await conn.post(cancel)
+        if answer is not None and answer.status_code == 400:
+            self.v.record("http-session-header", "pass")
+        else:
+            self.v.fail(
+                "http-session-header",
+                f"session/cancel without Acp-Session-Id answered {_status(answer, conn)}",
+            )
+
+    def _judge_accepted(
+        self, accepted: list[tuple[str, httpx.Response | None]], conn: HttpConnection
+    ) -> None:
+        problems: list[str] = []
+        for what, response in accepted:
+            if response is None or response.status_code != 202:
+                problems.append(f"{what} answered {_status(response, conn)}")
+            elif response.content.strip():
+                problems.append(f"{what}: 202 with a body ({short(response.text, 60)!r})")
+        kinds = ", ".join(what for what, _ in accepted)
+        self.v.verdict("http-accepted", problems, f"202 with no body: {kinds}")
+
+    async def _resume(self, conn: HttpConnection, stream: SseStream) -> SseStream:
+        """Drop the stream and reopen it with Last-Event-ID; the stream to go on with."""
+        last = stream.last_event_id
+        if last is None:
+            self.v.record("stream-resume", "n/a", "the stream's events carry no ids")
+            return stream
+        seen = {e.id for e in stream.events if e.id is not None}
+        await stream.close()
+        posted = await conn.post(rpc(PING_METHOD, {}, "acp-check-resume"))
+        if posted is None or not posted.is_success:
+            self.v.record(
+                "stream-resume", "skip", f"a POST after the drop: {_status(posted, conn)}"
+            )
+        response, again = await self.open_stream(conn, last_event_id=last)
+        if again is None:
+            self.v.fail(
+                "stream-resume", f"GET with Last-Event-ID answered {_status(response, conn)}"
+            )
+            _, again = await self.open_stream(conn)
+            return again or stream
+        found = await again.wait_for(is_response_to("acp-check-resume"), self.quick)
+        repeated = [e.id for e in again.events if e.id in seen]
+        problems: list[str] = []
+        if found is None:
+            problems.append("the answer sent while the stream was away never came")
+        if repeated:
+            problems.append(
+                f"events sent before Last-Event-ID came again: {', '.join(map(str, repeated[:3]))}"
+            )
+        self.v.verdict("stream-resume", problems, f"resumed after event {last}")
+        return again
+
+    async def _delete(self, conn: HttpConnection, stream: SseStream) -> None:
+        problems: list[str] = []
+        answer = await conn.delete()
+        if answer is None or answer.status_code != 202:
+            problems.append(f"DELETE answered {_status(answer, conn)}")
+        if not await stream.wait_end(self.options.grace):
+            problems.append(f"the GET stream was still open {self.options.grace:g} s after DELETE")
+        after = await conn.post(rpc(PING_METHOD, {}, "acp-check-after-delete"))
+        # "Unknown" is what the endpoint answers a made-up id (RFD: 404; that is judged
+        # by http-unknown-connection, not here).
+        unknown = self.unknown_status if self.unknown_status >= 400 else 404
+        if after is None or after.status_code != unknown:
+            problems.append(
+                f"a POST after DELETE answered {_status(after, conn)}, not {unknown} as for "
+                "an unknown id"
+            )
+        else:
+            conn.id = None
+        self.v.verdict("http-delete", problems, "202, the stream ended, then 404")
+
+    def _judge_cookies(self, conn: HttpConnection) -> None:
+        if not conn.set_cookies:
+            self.v.record("cookies", "n/a", "the endpoint set no cookie")
+            return
+        set_names = {c.split("=", 1)[0].strip() for c in conn.set_cookies if _lasting(c)}
+        request = conn.client.build_request("POST", self.target.url)
+        returned = {
+            part.split("=", 1)[0].strip()
+            for part in request.headers.get("cookie", "").split(";")
+            if part.strip()
+        }
+        missing = sorted(set_names - returned)
+        if missing:
+            self.v.fail(
+                "cookies",
+                f"a client does not return {', '.join(missing)} to {self.target.url} "
+                f"(check Path, Domain and Secure): {short('; '.join(conn.set_cookies), 120)}",
+            )
+        else:
+            self.v.record("cookies", "pass", f"returned: {', '.join(sorted(returned))}")
+
+    # -- keepalive ---------------------------------------------------------------------
+
+    async def keepalive(self) -> None:
+        wait = self.target.keepalive_wait
+        if not self.v.wants("stream-keepalive"):
+            return
+        if wait <= 0:
+            return self.v.record("stream-keepalive", "skip", "--keepalive-wait 0")
+        conn = self.connection()
+        try:
+            init = await conn.initialize("acp-check-keepalive")
+            if conn.id is None:
+                why = _status(init, conn)
+                return self.v.record("stream-keepalive", "skip", f"initialize: {why}")
+            self.connection_ids.append(conn.id)
+            response, stream = await conn.open_stream()
+            if stream is None:
+                return self.v.record("stream-keepalive", "skip", f"GET: {_status(response, conn)}")
+            await self._judge_keepalive(stream, wait)
+        finally:
+            await conn.close()
+
+    async def _judge_keepalive(self, stream: SseStream, wait: float) -> None:
+        """Pass at the first line sent on the server's own initiative (after the opening);
+        fail at the first silence longer than ``wait``."""
+        while True:
+            count = len(stream.line_times)
+            last = stream.line_times[-1] if count else stream.opened_at
+            remaining = last + wait - time.monotonic()
+            if not await stream.wait_line(count, max(remaining, 0.0)):
+                break
+            if stream.line_times[-1] - stream.opened_at >= QUIET_START:
+                return self.v.record("stream-keepalive", "pass")
+        if stream.ended.is_set():
+            return self.v.fail("stream-keepalive", "the idle stream ended")
+        self.v.fail("stream-keepalive", f"the idle stream sent nothing for {wait:g} s")
+
+    # -- HTTP/2 ------------------------------------------------------------------------
+
+    async def http2(self) -> None:
+        if not self.v.wants("http2"):
+            return
+        if self.target.tls:
+            chosen, problem = await alpn_protocol(self.target, self.quick)
+            if problem is not None:
+                return self.v.record("http2", "skip", problem)
+            if chosen != "h2":
+                picked = chosen or "neither (no ALPN: HTTP/1.1)"
+                return self.v.fail(
+                    "http2", f"TLS ALPN offered h2 and http/1.1; the server chose {picked}"
+                )
+        else:
+            problem = await h2c_answer(self.target, self.quick)
+            if problem is not None:
+                return self.v.fail("http2", f"no h2c with prior knowledge: {problem}")
+        if importlib.util.find_spec("h2") is None:
+            return self.v.record(
+                "http2", "pass", "HTTP/2 handshake (install h2 to also run initialize over HTTP/2)"
+            )
+        conn = self.connection(http2=True)
+        try:
+            init = await conn.initialize("acp-check-h2")
+            version = init.http_version if init is not None else None
+            if init is None or init.status_code != 200 or version != "HTTP/2":
+                return self.v.fail(
+                    "http2", f"initialize over HTTP/2: {_status(init, conn)} ({version})"
+                )
+            if conn.id is not None:
+                self.connection_ids.append(conn.id)
+            self.v.record("http2", "pass", "initialize answered over HTTP/2")
+        finally:
+            await conn.close()
+
+    # -- WebSocket ---------------------------------------------------------------------
+
+    async def websocket(self) -> None:
+        try:
+            await self._upgrade()
+        finally:
+            self._reach("websocket")
+
+    async def _upgrade(self) -> None:
+        client, errors = _websockets()
+        try:
+            ws = await client.connect(
+                self.target.ws_url,
+                additional_headers=self.target.request_headers(),
+                open_timeout=self.quick,
+                ssl=self.target.ssl_context(),
+                compression=None,
+            )
+        except errors.InvalidStatus as exc:
+            status = exc.response.status_code
+            if status in REFUSED_CREDENTIALS:
+                why = self.refused_credentials("the WebSocket upgrade", status)
+                return self.v.skip_stage("websocket", why)
+            self.v.fail("ws-upgrade", f"the upgrade was answered HTTP {status}")
+            return self.v.skip_stage("websocket", "no WebSocket")
+        except (OSError, asyncio.TimeoutError, errors.InvalidHandshake) as exc:
+            self.v.fail("ws-upgrade", f"the upgrade failed: {exc}")
+            return self.v.skip_stage("websocket", "no WebSocket")
+        self._reach("websocket")
+        try:
+            await self._websocket(ws)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(), self.quick)
+
+    async def _websocket(self, ws: Any) -> None:
+        connection_id = ws.response.headers.get("Acp-Connection-Id") if ws.response else None
+        if connection_id:
+            self.connection_ids.append(connection_id)
+        if not self.v.wants_stage("websocket"):
+            return
+        if connection_id:
+            self.v.record("ws-upgrade", "pass")
+        else:
+            self.v.fail("ws-upgrade", "no Acp-Connection-Id in the 101 headers")
+        frames = _Frames(ws)
+        problems: list[str] = []
+        await ws.send(initialize_request("ws-init").decode())
+        if await frames.answer("ws-init", self.timeout) is None:
+            problems.append(f"initialize: {frames.describe()}")
+        else:
+            params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
+            await ws.send(rpc("session/new", params, "ws-new").decode())
+            if await frames.answer("ws-new", self.timeout) is None:
+                problems.append(f"session/new: {frames.describe()}")
+        if frames.binary:
+            problems.append(f"{frames.binary} binary frame(s) from the server")
+        self.v.verdict("ws-messages", problems, "text frames both ways")
+        if problems:
+            return self.v.record("ws-binary", "skip", "the WebSocket did not carry messages")
+        await ws.send(rpc(PING_METHOD, {}, "ws-binary"))  # bytes: a binary frame
+        answered = True
+        for request_id in ("ws-after-1", "ws-after-2"):
+            with contextlib.suppress(Exception):
+                await ws.send(rpc(PING_METHOD, {}, request_id).decode())
+            answered = answered and await frames.answer(request_id, self.quick) is not None
+        if "ws-binary" in frames.answered:
+            self.v.fail("ws-binary", "the request in a binary frame was answered")
+        elif not answered:
+            self.v.fail("ws-binary", f"after a binary frame: {frames.describe()}")
+        else:
+            self.v.record("ws-binary", "pass")
+
+
+def _lasting(set_cookie: str) -> bool:
+    """A Set-Cookie that stores a cookie (not one that deletes it with Max-Age=0)."""
+    for attribute in set_cookie.split(";")[1:]:
+        name, _, value = attribute.strip().partition("=")
+        if name.lower() == "max-age" and value.strip().lstrip("-").isdigit():
+            return int(value) > 0
+    return True
+
+
+def _websockets() -> tuple[Any, Any]:
+    try:
+        import websockets.asyncio.client as client
+        import websockets.exceptions as errors
+    except ImportError as exc:  # pragma: no cover - the remote extra is a dev dependency
+        from .endpoint import INSTALL_HINT
+
+        raise ImportError(INSTALL_HINT) from exc
+    return client, errors
+
+
+class _Frames:
+    """What came on a checker's WebSocket: answers by id, binary frames, how it ended."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.answered: dict[str, dict[str, Any]] = {}
+        self.binary = 0
+        self.closed: str | None = None
+
+    async def answer(self, request_id: str, timeout: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + timeout
+        while request_id not in self.answered and self.closed is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                frame = await asyncio.wait_for(self.ws.recv(), remaining)
+            except asyncio.TimeoutError:
+                break
+            except Exception as exc:
+                self.closed = f"the socket closed ({exc})"
+                break
+            if isinstance(frame, bytes):
+                self.binary += 1
+                continue
+            try:
+                message = as_dict(msgspec.json.decode(frame))
+            except msgspec.DecodeError:
+                continue
+            if (
+                message is not None
+                and "method" not in message
+                and isinstance(message.get("id"), str)
+            ):
+                self.answered[message["id"]] = message
+        return self.answered.get(request_id)
+
+    def describe(self) -> str:
+        return self.closed or "no answer in time"
