@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .. import schema as s
 from ..schema import UNSET, UnsetType
@@ -203,7 +203,7 @@ class SessionState:
         self.closed = False
         self.version = 0
         """Incremented on every change: a cheap "needs re-render" check."""
-        self._listeners: list[Listener] = []
+        self._listeners: tuple[Listener, ...] = ()  # replaced, never mutated: no copy per change
         self._messages: dict[tuple[Role, str], MessageView] = {}
 
     def __repr__(self) -> str:
@@ -240,22 +240,19 @@ class SessionState:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` after every change; returns a function that unsubscribes."""
-        self._listeners.append(listener)
+        self._listeners += (listener,)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            listeners = list(self._listeners)
+            if listener in listeners:
+                listeners.remove(listener)
+                self._listeners = tuple(listeners)
 
         return unsubscribe
 
     def _changed(self, update: s.SessionUpdate | None) -> None:
         self.version += 1
-        if self._listeners:
-            self._changed_again(update)
-
-    def _changed_again(self, update: s.SessionUpdate | None) -> None:
-        """Tell the listeners (the version is already bumped)."""
-        for listener in tuple(self._listeners):
+        for listener in self._listeners:
             listener(self, update)
 
     # ------------------------------------------------------------------ folding
@@ -266,21 +263,22 @@ class SessionState:
         # tests below for the rest; a chunk that continues the last message (no
         # messageId) is folded right here.
         role = _CHUNK_ROLES.get(type(update))
-        if role is not None and isinstance(update, s.ContentChunk):
-            message_id = update.message_id
+        if role is not None:
+            chunk = cast("s.ContentChunk", update)  # the table holds ContentChunk types only
+            message_id = chunk.message_id
             transcript = self.transcript
             last = transcript[-1] if transcript else None
             if (
-                isinstance(last, MessageView)
+                type(last) is MessageView
                 and last.role == role
                 and (message_id is None or message_id is UNSET or last.message_id == message_id)
             ):
-                last.content.append(update.content)  # what _add_chunk would do, sooner
+                last.content.append(chunk.content)  # what _add_chunk would do, sooner
             else:
-                self._add_chunk(role, update)
+                self._add_chunk(role, chunk)
             self.version += 1
-            if self._listeners:
-                self._changed_again(update)
+            for listener in self._listeners:
+                listener(self, update)
             return
         if isinstance(update, s.UserMessageChunk):
             self._add_chunk("user", update)
