@@ -17,10 +17,10 @@ from __future__ import annotations
 import sys
 import uuid
 
-from _scenario import TEXT64
-
 from acpwire import schema as s
 from acpwire.agent import AgentApp, Turn
+
+TEXT64 = "acp-bench " * 6 + "data"  # as _scenario.TEXT64, without the harness's imports
 
 app = AgentApp(
     "store-bench", store=None if sys.argv[1] == "none" else sys.argv[1], auto_title=False
