@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from .. import schema as s
 from ..schema import UNSET, UnsetType
@@ -264,7 +264,7 @@ class SessionState:
         # messageId) is folded right here.
         role = _CHUNK_ROLES.get(type(update))
         if role is not None:
-            chunk = cast("s.ContentChunk", update)  # the table holds ContentChunk types only
+            chunk: s.ContentChunk = update  # type: ignore[assignment]  # (the table: chunks only)
             message_id = chunk.message_id
             transcript = self.transcript
             last = transcript[-1] if transcript else None
