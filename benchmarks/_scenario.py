@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -225,3 +226,25 @@ async def run_plan(factory: Callable[[], DriverBase], plan: dict[str, Any]) -> d
             "max_ms": max(times) * 1e3,
         }
     return out
+
+
+def load_average() -> str:
+    """The machine's load averages (1, 5, 15 min) as ``a/b/c``: printed with every run."""
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def git_commit() -> str | None:
+    """The short commit of the benchmarked checkout, or None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None

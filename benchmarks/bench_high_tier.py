@@ -56,7 +56,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _scenario import CWD, DriverBase, run_plan  # noqa: E402
+from _scenario import CWD, DriverBase, git_commit, load_average, run_plan  # noqa: E402
 from acpwire_client import AcpwireDriver  # noqa: E402
 from raw_client import RawDriver  # noqa: E402
 
@@ -278,28 +278,6 @@ def render(summary: dict[str, Any], labels: dict[str, str], meta: dict[str, Any]
         verdict = "n/a" if t["met"] is None else ("met" if t["met"] else "**missed**")
         lines.append(f"| {t['target']} | {shown} | {t['bound']} | {verdict} |")
     return "\n".join(lines)
-
-
-def load_average() -> str:
-    try:
-        return "/".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
-
-
-def git_commit() -> str | None:
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def main() -> int:
