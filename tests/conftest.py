@@ -45,6 +45,14 @@ def official_unstable_schema(official_schema: dict[str, Any]) -> dict[str, Any]:
     return load_official_schema(path)
 
 
+@pytest.fixture(scope="session")
+def official_v2_schema(official_schema: dict[str, Any]) -> dict[str, Any]:
+    """The official ``v2/schema.json`` (the v2 draft), for connections that chose v2."""
+    path = find_schema("v2/schema.json")
+    assert path is not None, "v1/schema.json was found without v2/schema.json"
+    return load_official_schema(path)
+
+
 @pytest.fixture
 def unstable_schema_validator(official_unstable_schema: dict[str, Any]) -> SchemaValidator:
     """A fresh validator against ``schema.unstable.json``, for connections that opted in."""

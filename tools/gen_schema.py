@@ -2,8 +2,13 @@
 
 Usage::
 
-    python tools/gen_schema.py            # rewrite src/acpwire/schema/_generated_*.py
+    python tools/gen_schema.py            # rewrite the generated modules (v1 and v2)
     python tools/gen_schema.py --check    # exit 1 if the committed files differ
+
+Each protocol version the pinned package ships is one :class:`Target`: ACP v1
+(``schema/v1/*`` -> ``src/acpwire/schema/_generated_*.py``) and the v2 draft
+(``schema/v2/*`` -> ``src/acpwire/schema/v2/_generated_*.py``). Both are read the
+same way: models from the unstable schema (a superset), stability from the stable one.
 
 The schema is found by ``tools/schema_source.py`` (npm package
 ``@agentclientprotocol/sdk`` or ``$ACPWIRE_SCHEMA_DIR``). The output carries
@@ -31,9 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from schema_source import ROOT, find_schema
 
 OUT_DIR = ROOT / "src" / "acpwire" / "schema"
-MODELS_OUT = OUT_DIR / "_generated_models.py"
-METHODS_OUT = OUT_DIR / "_generated_methods.py"
-RULES_OUT = OUT_DIR / "_generated_rules.py"
 SPEC_URL = re.compile(r"https://agentclientprotocol\.com/[^\s)\]>\"']+")
 PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 
@@ -48,7 +50,7 @@ X_ANNOTATIONS = {"x-method", "x-side"}
 # docs/protocol/v1 (see shared/spec/FEATURES.md §1-2) and, for unstable methods,
 # the descriptions in schema.unstable.json. The schema annotates no gate, so this
 # is the one place they are kept.
-CAPABILITY_GATES: dict[str, tuple[str, str, str]] = {
+V1_GATES: dict[str, tuple[str, str, str]] = {
     "session/load": ("agent", "loadSession", "bool"),
     "session/list": ("agent", "sessionCapabilities.list", "marker"),
     "session/resume": ("agent", "sessionCapabilities.resume", "marker"),
@@ -89,7 +91,7 @@ PROXY_SIDES: dict[str, tuple[str, ...]] = {
 
 # Names for union members that the schema does not name (inline variants), or
 # whose natural name is taken by another definition.
-VARIANT_NAMES: dict[tuple[str, str], str] = {
+V1_VARIANT_NAMES: dict[tuple[str, str], str] = {
     ("SessionUpdate", "tool_call"): "ToolCallStart",
     ("SessionUpdate", "tool_call_update"): "ToolCallProgress",
     ("SessionUpdate", "plan"): "PlanUpdate",
@@ -99,16 +101,121 @@ VARIANT_NAMES: dict[tuple[str, str], str] = {
 }
 
 # Unstable-only definitions whose names would take a stable member's name.
-UNSTABLE_RENAMES = {"PlanUpdate": "PlanOperationUpdate"}
+V1_UNSTABLE_RENAMES = {"PlanUpdate": "PlanOperationUpdate"}
+
+# v2 names where the schema leaves a member anonymous (a diff's operations share two
+# definitions; ``state_update`` is the ``StateUpdate`` union inside ``SessionUpdate``).
+V2_VARIANT_NAMES: dict[tuple[str, str], str] = {
+    ("SessionUpdate", "tool_call_update"): "ToolCallProgress",
+    ("SessionUpdate", "state_update"): "SessionStateUpdate",
+    ("RequestPermissionOutcome", "cancelled"): "CancelledPermissionOutcome",
+    ("CreateElicitationResponse", "decline"): "ElicitationDeclineAction",
+    ("CreateElicitationResponse", "cancel"): "ElicitationCancelAction",
+    ("DiffChange", "add"): "DiffAdd",
+    ("DiffChange", "delete"): "DiffDelete",
+    ("DiffChange", "modify"): "DiffModify",
+    ("DiffChange", "move"): "DiffMove",
+    ("DiffChange", "copy"): "DiffCopy",
+}
 
 # Python method names for params types whose name does not give a good one (keyed by
 # the params definition: mcp/message is a request one way and a notification the other).
-PYTHON_NAMES = {
+V1_PYTHON_NAMES = {
     "SessionNotification": "session_update",
     "MessageMcpRequest": "mcp_message",
     "MessageMcpNotification": "mcp_message",
     "ProxySuccessorNotification": "proxy_successor_notification",
 }
+
+# The v2 draft's gates (schema/v2 descriptions of AgentCapabilities and
+# SessionCapabilities): advertising ``capabilities.session`` at all means the baseline
+# session methods are served; ``session/delete`` has its own marker. ``auth/*`` are
+# advertised by a non-empty ``authMethods`` list and ``tool_call/cancel`` /
+# ``terminal/cancel`` per entity (its ``capabilities.cancel``), not by a capability
+# path, so they carry no gate here.
+V2_GATES: dict[str, tuple[str, str, str]] = {
+    "session/new": ("agent", "session", "marker"),
+    "session/list": ("agent", "session", "marker"),
+    "session/resume": ("agent", "session", "marker"),
+    "session/close": ("agent", "session", "marker"),
+    "session/prompt": ("agent", "session", "marker"),
+    "session/cancel": ("agent", "session", "marker"),
+    "session/set_config_option": ("agent", "session", "marker"),
+    "session/delete": ("agent", "session.delete", "marker"),
+    "elicitation/create": ("client", "elicitation", "mode"),
+    "elicitation/complete": ("client", "elicitation.url", "marker"),
+    # unstable
+    "session/fork": ("agent", "session.fork", "marker"),
+    "session/archive": ("agent", "session.archive", "marker"),
+    "session/unarchive": ("agent", "session.archive", "marker"),
+    "session/status": ("agent", "session.status", "marker"),
+    "session/set_title": ("agent", "session.title", "marker"),
+    "providers/list": ("agent", "providers", "marker"),
+    "providers/set": ("agent", "providers", "marker"),
+    "providers/disable": ("agent", "providers", "marker"),
+    "auth/status": ("agent", "auth.status", "marker"),
+    "auth/status_update": ("agent", "auth.status", "marker"),
+    "mcp/message": ("agent", "session.mcp.acp", "marker"),
+}
+
+V2_PYTHON_NAMES = {
+    **V1_PYTHON_NAMES,
+    "UpdateSessionNotification": "session_update",
+    "CancelSessionNotification": "cancel",
+    "LoginAuthRequest": "login",
+    "LogoutAuthRequest": "logout",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One protocol version: where its schema is, where its modules go, its hand-kept facts."""
+
+    version: int
+    out_dir: Path
+    gates: dict[str, tuple[str, str, str]]
+    python_names: dict[str, str]
+    models_import: str
+    """How the methods module reaches the models."""
+    base_import: str
+    """How the models module reaches ``_base`` (and the methods module ``_method_spec``)."""
+    doc_module: str
+    variant_names: dict[tuple[str, str], str]
+    unstable_renames: dict[str, str]
+
+    @property
+    def outputs(self) -> tuple[Path, Path, Path]:
+        return (
+            self.out_dir / "_generated_models.py",
+            self.out_dir / "_generated_methods.py",
+            self.out_dir / "_generated_rules.py",
+        )
+
+
+TARGETS = (
+    Target(
+        1,
+        OUT_DIR,
+        V1_GATES,
+        V1_PYTHON_NAMES,
+        "from .. import schema as m",
+        ".",
+        "acpwire.schema",
+        V1_VARIANT_NAMES,
+        V1_UNSTABLE_RENAMES,
+    ),
+    Target(
+        2,
+        OUT_DIR / "v2",
+        V2_GATES,
+        V2_PYTHON_NAMES,
+        "from .. import v2 as m",
+        "..",
+        "acpwire.schema.v2",
+        V2_VARIANT_NAMES,
+        {},
+    ),
+)
 
 
 def snake(name: str) -> str:
@@ -178,7 +285,10 @@ class ClassPlan:
 
 
 class Generator:
-    def __init__(self, schema: dict[str, Any], stable: dict[str, Any]) -> None:
+    def __init__(
+        self, schema: dict[str, Any], stable: dict[str, Any], target: Target = TARGETS[0]
+    ) -> None:
+        self.target = target
         # Models come from the unstable schema (a superset), so fields and
         # members that only unstable peers send still round-trip; the stable
         # schema says which of them are stable.
@@ -293,7 +403,11 @@ class Generator:
                 self.plan_flat_class(name, {**d, "type": "object", "properties": {}})
                 return
             if d.get("type") == "object" and "properties" in d:
-                if branches and any(v.get("allOf") and self.tag_of(v) for v in branches):
+                if branches and self.tag_field(d) in d["properties"]:
+                    # The discriminator is an optional field of the object itself (an idle
+                    # state's ``stopReason``): one class, the variants' fields merged.
+                    self.plan_flat_class(name, d)
+                elif branches and any(v.get("allOf") and self.tag_of(v) for v in branches):
                     self.plan_tagged_union(
                         name, d, common=d["properties"], common_req=d.get("required", [])
                     )
@@ -306,6 +420,11 @@ class Generator:
                 return
             if d.get("type") == "object":
                 self.classes[name] = ClassPlan(name, {}, set(), name)
+                return
+            if branches and any(not b.keys() - {"title", "description"} for b in branches):
+                # A union with an unconstrained member ("Other": any JSON value) admits
+                # anything; its named members stay classes of their own.
+                self.aliases[name] = "Any"
                 return
             if branches:
                 self.classify_union(name, d, branches)
@@ -390,12 +509,31 @@ class Generator:
                 self.add_marker(v.ref, name)
                 self.add_common(v.ref, common, common_req)
                 continue
-            if v.ref and self.refcount[v.ref] == 1 and (name, v.tag) not in VARIANT_NAMES:
+            if (
+                v.ref
+                and self.refcount[v.ref] == 1
+                and (name, v.tag) not in self.target.variant_names
+            ):
                 cls = v.ref
                 self.class_tags[cls] = (field_name, v.tag)
                 self.add_common(cls, common, common_req)
+            elif v.ref and self.is_union(v.ref):
+                # A member that is a union itself (v2's ``state_update`` is one of the
+                # ``StateUpdate`` states): one class holding every state's fields.
+                cls = self.target.variant_names.get((name, v.tag)) or pascal(v.tag) + name
+                inner, inner_required, _ = self.flat_fields(self.defs[v.ref])
+                self.extra_classes.append(
+                    ClassPlan(
+                        cls,
+                        {**common, **inner},
+                        set(common_req) | inner_required,
+                        v.ref,
+                        tag_field=field_name,
+                        tag=v.tag,
+                    )
+                )
             elif v.ref:
-                cls = VARIANT_NAMES.get((name, v.tag)) or pascal(v.tag)
+                cls = self.target.variant_names.get((name, v.tag)) or pascal(v.tag)
                 if cls in self.defs:
                     cls = pascal(v.tag) + name
                 self.extra_classes.append(
@@ -410,7 +548,7 @@ class Generator:
                     )
                 )
             else:
-                cls = VARIANT_NAMES.get((name, v.tag)) or pascal(v.tag) + name
+                cls = self.target.variant_names.get((name, v.tag)) or pascal(v.tag) + name
                 props = dict(common)
                 props.update(v.props)
                 self.extra_classes.append(
@@ -428,6 +566,11 @@ class Generator:
             self.add_marker(cls, name)
         self.unions[name] = plan
 
+    def is_union(self, name: str) -> bool:
+        """Whether a definition is only a union of members (no fields of its own)."""
+        d = self.defs.get(name, {})
+        return bool(d.get("oneOf") or d.get("anyOf")) and "properties" not in d
+
     def add_common(self, cls: str, common: dict[str, Any], common_req: list[str]) -> None:
         if common:
             self.common_props.setdefault(cls, ({}, set()))
@@ -435,19 +578,36 @@ class Generator:
             self.common_props[cls][1].update(common_req)
 
     def plan_flat_class(self, name: str, d: dict[str, Any]) -> None:
-        props = dict(d["properties"])
+        props, required, alternatives = self.flat_fields(d)
+        self.classes[name] = ClassPlan(name, props, required, name)
+        if len(alternatives) > 1 and frozenset() not in alternatives:
+            # (an alternative that requires nothing leaves nothing to check)
+            self.alternatives[name] = sorted(sorted(a) for a in alternatives)
+
+    def flat_fields(
+        self, d: dict[str, Any]
+    ) -> tuple[dict[str, Any], set[str], set[frozenset[str]]]:
+        """The fields of a definition whose variants are merged into one class: its own,
+        then every variant's (a field all variants require is required), and the sets
+        of fields each variant requires beyond those."""
+        props = dict(d.get("properties", {}))
         required = set(d.get("required", []))
         variants = self.variants(d)
+        tag_field = self.tag_field(d)
         variant_props: list[tuple[dict[str, Any], set[str]]] = []
         for v in variants:
             vp = dict(v.props)
             vr = set(v.required)
             if v.ref:
                 rd = self.defs[v.ref]
-                vp.update(rd.get("properties", {}))
-                vr |= set(rd.get("required", []))
+                if rd.get("oneOf") or rd.get("anyOf"):
+                    ref_props, ref_required, _ = self.flat_fields(rd)
+                else:
+                    ref_props, ref_required = rd.get("properties", {}), set(rd.get("required", []))
+                vp.update(ref_props)
+                vr |= ref_required
             if v.tag is not None:
-                vp[self.tag_field(d) or "type"] = {"type": "string"}
+                vp[tag_field or "type"] = {"type": "string"}
             variant_props.append((vp, vr))
         all_keys: dict[str, list[Any]] = {}
         for vp, _ in variant_props:
@@ -463,10 +623,9 @@ class Generator:
             props[k] = unique[0] if len(unique) == 1 else {"anyOf": unique}
             if all(k in vr for _, vr in variant_props):
                 required.add(k)
-        self.classes[name] = ClassPlan(name, props, required, name)
-        alternatives = {frozenset(vr - required) for _, vr in variant_props}
-        if len(alternatives) > 1:
-            self.alternatives[name] = sorted(sorted(a) for a in alternatives)
+        if tag_field and all(v.tag is not None or tag_field in v.required for v in variants):
+            required.add(tag_field)  # every member carries the discriminator
+        return props, required, {frozenset(vr - required) for _, vr in variant_props}
 
     # -- types ------------------------------------------------------------
 
@@ -556,9 +715,9 @@ class Generator:
 
     def emit_models(self) -> str:
         out: list[str] = [
-            "# Generated by tools/gen_schema.py from the official ACP v1 JSON Schema. Do not edit.",
+            f"# Generated by tools/gen_schema.py from the official ACP v{self.target.version} JSON Schema. Do not edit.",
             f"# Schema sha256: {self.digest}",
-            '"""ACP v1 protocol models (generated; see :mod:`acpwire.schema`)."""',
+            f'"""ACP v{self.target.version} protocol models (generated; see :mod:`{self.target.doc_module}`)."""',
             "",
             "from __future__ import annotations",
             "",
@@ -567,7 +726,7 @@ class Generator:
             "from msgspec import UNSET, UnsetType",
             "from msgspec import field as _field",
             "",
-            "from ._base import (",
+            f"from {self.target.base_import}_base import (",
             "    AcpModel,",
             "    UnionMarker,",
             "    UnknownVariant,",
@@ -762,7 +921,7 @@ class Generator:
 
     def emit_rules(self) -> str:
         out = [
-            "# Generated by tools/gen_schema.py from the official ACP v1 JSON Schema. Do not edit.",
+            f"# Generated by tools/gen_schema.py from the official ACP v{self.target.version} JSON Schema. Do not edit.",
             f"# Schema sha256: {self.digest}",
             '"""What the schema says that the models\' run-time types leave out (generated).',
             "",
@@ -868,34 +1027,34 @@ class Generator:
                         "name": method,
                         "handled_by": handled_by,
                         "kind": kind,
-                        "python_name": PYTHON_NAMES.get(name)
+                        "python_name": self.target.python_names.get(name)
                         or snake(re.sub(r"(Request|Notification)$", "", name)),
                         "params": name,
                         "result": result,
-                        "gate": CAPABILITY_GATES.get(method),
+                        "gate": self.target.gates.get(method),
                         "stability": "stable" if stable else "unstable",
                     }
                 )
         order = {"agent": 0, "client": 1, "both": 2}
         rows.sort(key=lambda r: (r["stability"], order[r["handled_by"]], r["name"], r["kind"]))
-        unknown = set(CAPABILITY_GATES) - {r["name"] for r in rows}
+        unknown = set(self.target.gates) - {r["name"] for r in rows}
         if unknown:
             raise SystemExit(f"gen_schema: capability gates for unknown methods: {sorted(unknown)}")
         return rows
 
     def emit_methods(self) -> str:
         out = [
-            "# Generated by tools/gen_schema.py from the official ACP v1 JSON Schema. Do not edit.",
+            f"# Generated by tools/gen_schema.py from the official ACP v{self.target.version} JSON Schema. Do not edit.",
             f"# Schema sha256: {self.digest}",
-            '"""The ACP v1 method table, stable and unstable rows (generated; see',
+            f'"""The ACP v{self.target.version} method table, stable and unstable rows (generated; see',
             ':mod:`acpwire.schema.methods`)."""',
             "",
             "from __future__ import annotations",
             "",
-            "from .. import schema as m",
-            "from ._method_spec import CapabilityGate, MethodSpec",
+            self.target.models_import,
+            f"from {self.target.base_import}_method_spec import CapabilityGate, MethodSpec",
             "",
-            "V1_METHODS: tuple[MethodSpec, ...] = (",
+            f"V{self.target.version}_METHODS: tuple[MethodSpec, ...] = (",
         ]
         for row in self.method_rows():
             gate = row["gate"]
@@ -921,20 +1080,19 @@ class Generator:
         return "\n".join(out) + "\n"
 
 
-def generate(schema_path: Path) -> dict[Path, str]:
-    """``schema_path`` is the stable ``v1/schema.json``; its unstable sibling is read too."""
+def generate(schema_path: Path, target: Target = TARGETS[0]) -> dict[Path, str]:
+    """``schema_path`` is the stable ``vN/schema.json``; its unstable sibling is read too."""
     raw = schema_path.read_bytes()
     unstable_raw = schema_path.with_name("schema.unstable.json").read_bytes()
     unstable_text = unstable_raw.decode()
-    for old, new in UNSTABLE_RENAMES.items():
+    for old, new in target.unstable_renames.items():
         unstable_text = unstable_text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
     unstable = json.loads(unstable_text)
-    for old, new in UNSTABLE_RENAMES.items():
+    for old, new in target.unstable_renames.items():
         unstable["$defs"][new] = unstable["$defs"].pop(old)
-    gen = Generator(unstable, json.loads(raw))
+    gen = Generator(unstable, json.loads(raw), target)
     gen.digest = hashlib.sha256(raw + unstable_raw).hexdigest()
-    models, methods, rules = gen.run()
-    return {MODELS_OUT: models, METHODS_OUT: methods, RULES_OUT: rules}
+    return dict(zip(target.outputs, gen.run(), strict=True))
 
 
 def main() -> int:
@@ -942,24 +1100,31 @@ def main() -> int:
     parser.add_argument(
         "--check", action="store_true", help="fail if the committed output is stale"
     )
-    parser.add_argument("--schema", type=Path, help="path to v1/schema.json")
+    parser.add_argument(
+        "--schema", type=Path, help="a schema folder holding v1/ and v2/ (default: found)"
+    )
     args = parser.parse_args()
-    schema = args.schema or find_schema("v1/schema.json")
-    if schema is None:
-        print(
-            "gen_schema: ACP schema not found (run bin/test once, or set ACPWIRE_SCHEMA_DIR)",
-            file=sys.stderr,
-        )
-        return 2
-    outputs = generate(schema)
+    outputs: dict[Path, str] = {}
+    for target in TARGETS:
+        name = f"v{target.version}/schema.json"
+        schema = args.schema / name if args.schema else find_schema(name)
+        if schema is None or not schema.is_file():
+            print(
+                f"gen_schema: ACP schema {name} not found "
+                "(run bin/test once, or set ACPWIRE_SCHEMA_DIR)",
+                file=sys.stderr,
+            )
+            return 2
+        outputs.update(generate(schema, target))
     stale = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]
     if args.check:
         for p in stale:
             print(f"gen_schema: {p.relative_to(ROOT)} is out of date", file=sys.stderr)
         return 1 if stale else 0
     for p, text in outputs.items():
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-    print(f"gen_schema: wrote {', '.join(str(p.relative_to(ROOT)) for p in outputs)} from {schema}")
+    print(f"gen_schema: wrote {', '.join(str(p.relative_to(ROOT)) for p in outputs)}")
     return 0
 
 

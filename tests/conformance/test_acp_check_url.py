@@ -26,7 +26,7 @@ from server.test_serve_command import self_signed
 from acpwire.demo import build_app
 from acpwire.server import asgi_app, serve_in_background
 from acpwire.server.asgi import AcpAsgiApp
-from acpwire.server.runner import bind
+from acpwire.server.runner import Tls, bind, tls_options
 from acpwire.testing.conformance import CheckOptions, Report, run_checks
 from acpwire.testing.conformance.endpoint import EndpointTarget
 
@@ -97,11 +97,21 @@ async def test_acp_serve_demo_fails_no_endpoint_check_and_only_the_demo_agents_m
 
 
 @contextlib.asynccontextmanager
-async def served_demo(tmp_path: Path, **options: Any) -> AsyncIterator[str]:
+async def demo_endpoint(tmp_path: Path, keepalive: float = 15.0) -> AsyncIterator[AcpAsgiApp]:
+    """acpwire's endpoint hosting the demo agent; its store is closed afterwards."""
+    agent = build_app(tmp_path / "demo.sqlite3")
+    try:
+        yield asgi_app(agent, auth=[TOKEN], keepalive=keepalive)
+    finally:
+        await agent.aclose()
+
+
+@contextlib.asynccontextmanager
+async def served_demo(tmp_path: Path, tls: Tls | None = None) -> AsyncIterator[str]:
     """acpwire's endpoint with the demo agent, served in this event loop."""
-    app = asgi_app(build_app(tmp_path / "demo.sqlite3"), auth=[TOKEN], keepalive=0.3)
-    async with serve_in_background(app, **options) as served:
-        yield served.url
+    async with demo_endpoint(tmp_path, keepalive=0.3) as app:
+        async with serve_in_background(app, tls=tls) as served:
+            yield served.url
 
 
 @contextlib.asynccontextmanager
@@ -135,8 +145,7 @@ async def test_the_keepalive_and_http2_checks_pass_on_acpwire_endpoint(tmp_path:
 
 
 async def test_the_http2_check_fails_on_an_http1_only_server(tmp_path: Path) -> None:
-    app = asgi_app(build_app(tmp_path / "demo.sqlite3"), auth=[TOKEN])
-    async with under_uvicorn(app) as url:
+    async with demo_endpoint(tmp_path) as app, under_uvicorn(app) as url:
         report = await run_checks(fast(EndpointTarget(url, token=TOKEN), "http2,http-initialize"))
     assert results(report) == {"http-initialize": "pass", "http2": "fail"}
     assert "HTTP/1" in detail(report, "http2")
@@ -147,46 +156,20 @@ async def test_over_tls_the_http2_check_fails_when_alpn_does_not_choose_h2(
 ) -> None:
     certfile, keyfile = self_signed(tmp_path)
     tls = {"ssl_certfile": str(certfile), "ssl_keyfile": str(keyfile)}
-    app = asgi_app(build_app(tmp_path / "demo.sqlite3"), auth=[TOKEN])
-    async with under_uvicorn(app, tls) as url:
+    async with demo_endpoint(tmp_path) as app, under_uvicorn(app, tls) as url:
         target = EndpointTarget(url, token=TOKEN, cafile=str(certfile))
         report = await run_checks(fast(target, "http2,http-initialize,ws-upgrade"))
     assert results(report) == {"http-initialize": "pass", "http2": "fail", "ws-upgrade": "pass"}
     assert "chose neither" in detail(report, "http2")
 
 
-@contextlib.asynccontextmanager
-async def under_hypercorn(app: AcpAsgiApp, tls: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """``app`` served by hypercorn (HTTP/1.1, HTTP/2 and WebSocket on one port)."""
-    config_module = pytest.importorskip("hypercorn.config")
-    hypercorn_asyncio = pytest.importorskip("hypercorn.asyncio")
-    sock = bind()
-    config = config_module.Config()
-    config.bind = [f"fd://{os.dup(sock.fileno())}"]  # hypercorn closes what it is given
-    config.loglevel = "CRITICAL"
-    if tls is not None:
-        config.certfile, config.keyfile = tls["ssl_certfile"], tls["ssl_keyfile"]
-    stop = asyncio.Event()
-    task = asyncio.ensure_future(hypercorn_asyncio.serve(app, config, shutdown_trigger=stop.wait))
-    scheme = "https" if tls else "http"
-    try:
-        yield f"{scheme}://127.0.0.1:{sock.getsockname()[1]}{app.path}"
-    finally:
-        await app.aclose()
-        stop.set()
-        await asyncio.wait_for(task, TIMEOUT)
-        sock.close()
-
-
 @pytest.mark.parametrize("secure", [False, True], ids=["h2c", "tls-alpn"])
 async def test_the_http2_check_passes_when_the_server_speaks_http2(
     tmp_path: Path, secure: bool
 ) -> None:
-    pytest.importorskip("h2")
     certfile, keyfile = self_signed(tmp_path)
-    tls = {"ssl_certfile": str(certfile), "ssl_keyfile": str(keyfile)} if secure else None
-    app = asgi_app(build_app(tmp_path / "demo.sqlite3"), auth=[TOKEN])
-    async with under_hypercorn(app, tls) as url:
+    tls = tls_options(str(certfile), str(keyfile)) if secure else None
+    async with served_demo(tmp_path, tls) as url:
         target = EndpointTarget(url, token=TOKEN, cafile=str(certfile) if secure else None)
         report = await run_checks(fast(target, "http2,http-initialize"))
     assert results(report) == {"http-initialize": "pass", "http2": "pass"}

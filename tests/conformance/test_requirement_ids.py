@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from acpwire.testing.conformance import CHECKS, select_checks
-from acpwire.testing.requirements import BY_ID, REQUIREMENTS, requirement
+from acpwire.testing.requirements import BY_ID, REQUIREMENTS, V2_REQUIREMENTS, requirement
+
+ALL = (*REQUIREMENTS, *V2_REQUIREMENTS)
 
 SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "requirements.json"
 
@@ -21,9 +23,9 @@ def test_every_requirement_is_checked_and_every_check_cites_known_requirements()
 
 
 def test_ids_are_unique_and_sentences_short() -> None:
-    assert len(BY_ID) == len(REQUIREMENTS)
+    assert len(BY_ID) == len(ALL)
     assert len({c.key for c in CHECKS}) == len(CHECKS)
-    for r in REQUIREMENTS:
+    for r in ALL:
         assert r.text.endswith(".") and len(r.text) < 160, r.id
         assert r.source
 
@@ -41,16 +43,18 @@ def test_every_spec_id_exists_in_the_full_requirement_list_with_the_same_level()
 
 
 def test_rules_from_outside_the_v1_spec_say_where_they_come_from() -> None:
-    """RFD-*, SEC-*, SSE-*, SANDBOX-* and CLIENT-* are marked apart from ACP's own rules."""
+    """RFD-*, SEC-*, SSE-*, SANDBOX-*, CLIENT-* and the v2 draft's V2-* are marked apart
+    from ACP v1's own rules."""
     kinds = {
         ("rfd", "server"): ("RFD-HTTP-", "RFD-WS-"),
         ("security", "server"): ("SEC-",),
         ("web", "server"): ("SSE-",),
         ("security", "client"): ("SANDBOX-",),
         ("project", "client"): ("CLIENT-",),
+        ("draft", "agent"): ("V2-",),
     }
     outside = tuple(p for prefixes in kinds.values() for p in prefixes)
-    for r in REQUIREMENTS:
+    for r in ALL:
         if r.origin == "spec":
             assert not r.id.startswith(outside), r.id
             continue
@@ -59,6 +63,9 @@ def test_rules_from_outside_the_v1_spec_say_where_they_come_from() -> None:
             assert r.source.startswith("RFD streamable-http-websocket-transport: "), r.id
         if r.origin == "security":
             assert r.source.startswith("docs/security.md"), r.id
+        if r.origin == "draft":
+            assert r.source.startswith("docs/protocol/v2/draft/"), r.id
+    assert {r.origin for r in V2_REQUIREMENTS} == {"draft"}
 
 
 def test_only_accepts_check_names_and_requirement_ids() -> None:

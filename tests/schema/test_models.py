@@ -1,4 +1,5 @@
-"""Every generated model round-trips and serializes to JSON the official schema accepts."""
+"""Every generated model round-trips and serializes to JSON the official schema accepts
+(v1 and the v2 draft, each against its own schema)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -14,23 +16,29 @@ import pytest
 from acpwire import schema as s
 from acpwire.schema import _generated_models as generated
 from acpwire.schema._base import _UNIONS, _Tagged
+from acpwire.schema.v2 import _generated_models as generated_v2
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def schema_cases(schema: dict[str, Any]) -> list[tuple[str, type[Any], Any]]:
-    """(id, model class, example wire JSON) for every stable model, from the official schema."""
+def schema_cases(
+    schema: dict[str, Any], module: ModuleType = generated
+) -> list[tuple[str, type[Any], Any]]:
+    """(id, model class, example wire JSON) for every stable model of ``module``, from
+    the official schema it was generated from."""
     defs = schema["$defs"]
     cases: list[tuple[str, type[Any], Any]] = []
     by_doc = {}
-    for name in generated.__all__:
-        cls = getattr(generated, name)
+    for name in module.__all__:
+        cls = getattr(module, name)
         if isinstance(cls, type) and issubclass(cls, msgspec.Struct) and cls.__doc__:
             by_doc.setdefault(
                 cls.__doc__.split("``")[-2] if "Schema: ``" in cls.__doc__ else name, []
             ).append(cls)
     for marker, decoder in _UNIONS.items():
         union = marker.__name__.removeprefix("_").removesuffix("Marker")
+        if marker.__module__ != module.__name__:
+            continue  # another version's union of the same name
         if union not in defs or not isinstance(decoder, _Tagged):
             continue
         stable_tags = {
@@ -141,19 +149,24 @@ def _example(
     return {"any": [1, "two"]}
 
 
-def _load_schema() -> dict[str, Any] | None:
+def _load_schema(name: str = "v1/schema.json") -> dict[str, Any] | None:
     sys.path.insert(0, str(ROOT / "tools"))
     from schema_source import find_schema
 
-    path = find_schema("v1/schema.json")
+    path = find_schema(name)
     return json.loads(path.read_text()) if path else None
 
 
 _SCHEMA = _load_schema()
+_SCHEMA_V2 = _load_schema("v2/schema.json")
 CASES = schema_cases(_SCHEMA) if _SCHEMA else []
+CASES_V2 = (
+    [(f"v2:{i}", c, w) for i, c, w in schema_cases(_SCHEMA_V2, generated_v2)] if _SCHEMA_V2 else []
+)
+ALL_CASES = [pytest.param(c, w, id=i) for i, c, w in CASES + CASES_V2]
 
 
-@pytest.mark.parametrize(("cls", "wire"), [pytest.param(c, w, id=i) for i, c, w in CASES])
+@pytest.mark.parametrize(("cls", "wire"), ALL_CASES)
 def test_model_round_trips_and_loses_nothing(cls: type[Any], wire: Any) -> None:
     """wire -> Python -> wire keeps every field; Python -> wire -> Python is the identity."""
     value = s.convert(wire, cls)
@@ -161,26 +174,32 @@ def test_model_round_trips_and_loses_nothing(cls: type[Any], wire: Any) -> None:
     assert s.decode(s.encode(value), cls) == value
 
 
-def test_every_stable_definition_with_an_object_shape_has_a_case() -> None:
-    assert _SCHEMA is not None, "official schema not found"
+@pytest.mark.parametrize("version", [1, 2])
+def test_every_stable_definition_with_an_object_shape_has_a_case(version: int) -> None:
+    schema, cases = (_SCHEMA, CASES) if version == 1 else (_SCHEMA_V2, CASES_V2)
+    assert schema is not None, "official schema not found"
     covered = {
-        c.__doc__.split("``")[-2] for _, c, _ in CASES if c.__doc__ and "Schema: ``" in c.__doc__
+        c.__doc__.split("``")[-2] for _, c, _ in cases if c.__doc__ and "Schema: ``" in c.__doc__
     }
     objects = {
         n
-        for n, d in _SCHEMA["$defs"].items()
+        for n, d in schema["$defs"].items()
         if d.get("type") == "object" and not d.get("x-docs-ignore")
     }
-    covered |= {case_id.split(".")[0] for case_id, _, _ in CASES}
+    covered |= {case_id.removeprefix("v2:").split(".")[0] for case_id, _, _ in cases}
     assert objects - covered == set()
 
 
-@pytest.mark.parametrize(("cls", "wire"), [pytest.param(c, w, id=i) for i, c, w in CASES])
+@pytest.mark.parametrize(("cls", "wire"), ALL_CASES)
 def test_examples_are_valid_per_the_official_schema(
     cls: type[Any], wire: Any, official_schema: dict[str, Any]
 ) -> None:
     """Guards the example builder itself: the round-trip cases are real ACP values."""
     import jsonschema
+
+    if cls.__module__ == generated_v2.__name__:
+        assert _SCHEMA_V2 is not None
+        official_schema = _SCHEMA_V2
 
     definition = (
         cls.__doc__.split("``")[-2] if cls.__doc__ and "Schema: ``" in cls.__doc__ else None

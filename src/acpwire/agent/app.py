@@ -36,6 +36,10 @@ Unstable ACP (docs/protocol-currency.md): ``unstable=True`` opts the app's
 connections in. So far the app uses it for MCP over ACP: it then also advertises
 ``mcpCapabilities.acp`` and reaches servers the client offers on the connection.
 
+The v2 draft (docs/protocol-currency.md): ``v2=True`` serves clients that ask for
+version 2 in v2 on the same transport, from the same declarations and handlers
+(:mod:`acpwire.agent.app_v2`); v1 clients get v1 as before.
+
 Streaming: the history keeps one update per message whatever the agent sends;
 ``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
 draw a few updates a second instead of one per token (:mod:`acpwire.agent.chunks`).
@@ -165,6 +169,7 @@ class AgentApp:
         chunk_interval: float | None = None,
         write_behind: float = WRITE_BEHIND_WINDOW,
         unstable: bool = False,
+        v2: bool = False,
     ) -> None:
         self.name = name
         self.version = version
@@ -189,6 +194,9 @@ class AgentApp:
         self._history = HistoryWriter(self.store, window=write_behind)
         self.unstable = unstable
         """Serve unstable ACP too (see docs/protocol-currency.md)."""
+        self.v2 = v2
+        """Serve clients that ask for the v2 draft in v2 too (v1 clients still get v1;
+        :mod:`acpwire.agent.app_v2`, docs/protocol-currency.md)."""
         self.mcp_support = McpSupport(
             enabled=mcp,
             startup_timeout=mcp_startup_timeout,
@@ -283,9 +291,17 @@ class AgentApp:
         agent.unstable = self.unstable
         return agent
 
+    def connection(self, agent: AppAgent, transport: Transport) -> AgentSideConnection:
+        """A connection serving ``agent`` over ``transport``: v1, and v2 too with ``v2=True``."""
+        if not self.v2:
+            return AgentSideConnection(agent, transport)
+        from .app_v2 import AppAgentV2  # the v2 models load only for apps that opt in
+
+        return AgentSideConnection(agent, transport, v2=AppAgentV2(agent))
+
     def connect(self, transport: Transport) -> AgentSideConnection:
         """Start serving one connection over ``transport`` (for in-process use and tests)."""
-        conn = AgentSideConnection(self.agent(), transport)
+        conn = self.connection(self.agent(), transport)
         conn.start()
         return conn
 
@@ -297,7 +313,7 @@ class AgentApp:
         :func:`~acpwire.agent.connection.serve_until_interrupted`).
         """
         agent = self.agent()
-        conn = AgentSideConnection(agent, transport)
+        conn = self.connection(agent, transport)
         try:
             await (serve_until_interrupted(conn) if interruptible else conn.serve())
         finally:

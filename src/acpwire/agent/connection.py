@@ -14,6 +14,15 @@ capabilities it returns from ``initialize`` are left out, and the
 (:class:`~acpwire.protocol.errors.UnstableMethodError`). See
 ``docs/protocol-currency.md``.
 
+The v2 draft is opt-in too: ``AgentSideConnection(agent, transport, v2=agent_v2)``
+(or ``serve_stdio(agent, v2=...)``, ``run_agent(agent, v2=...)``) serves a v1 client
+with ``agent`` and a client asking for version 2 with the
+:class:`~acpwire.agent.v2.AgentV2`, on one transport. Until ``initialize`` the
+connection serves v1 routes with a negotiating ``initialize``; its answer picks
+the version (:func:`~acpwire.protocol.version.select_version`) and swaps in that
+version's routes for the rest of the connection. Without ``v2`` nothing of this
+exists: the connection is the v1 one it always was.
+
 Interrupting a stdio agent: clients such as ``acpx exec`` leave the agent in
 the terminal's process group, so Ctrl-C reaches the agent as SIGINT together
 with ``session/cancel``. A stdio agent served by :func:`serve_stdio` (and so
@@ -32,17 +41,20 @@ import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import schema as s
 from ..engine.connection import Connection
-from ..engine.roles import Peer, build_router
+from ..engine.roles import Peer, build_router, with_initialize
 from ..protocol.errors import MethodNotFound
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType
 from ..schema.methods import V1, MethodTable, v1_table
 from ..schema.stability import without_unstable
 from ..transports.base import Transport
+
+if TYPE_CHECKING:
+    from .v2 import AgentV2, ClientPeerV2, V2Half
 
 log = logging.getLogger("acpwire.agent")
 
@@ -376,12 +388,20 @@ AgentFactory = Callable[[], Agent]
 
 
 class AgentSideConnection:
-    """Serves an :class:`Agent` over a transport."""
+    """Serves an :class:`Agent` over a transport (and, given ``v2``, the v2 draft too)."""
 
     def __init__(
-        self, agent: Agent, transport: Transport, *, check_capabilities: bool = True
+        self,
+        agent: Agent,
+        transport: Transport,
+        *,
+        check_capabilities: bool = True,
+        v2: AgentV2 | None = None,
     ) -> None:
         self.agent = agent
+        self.agent_v2 = v2
+        self.version: int | None = None
+        """The protocol version ``initialize`` chose (None before it)."""
         table = v1_table(agent.unstable)
         router = build_router(
             agent,
@@ -393,6 +413,14 @@ class AgentSideConnection:
                 "mcp/message": self._mcp_message,
             },
         )
+        self._v1_router = router
+        self.v2: V2Half | None = None
+        """The v2 half of this connection (when ``v2`` is given): its routes and client peer."""
+        if v2 is not None:
+            from .v2 import V2Half  # the v2 models load only for applications that opt in
+
+            self.v2 = V2Half(self, v2, initialize_v1=self._initialize)
+            router = with_initialize(router, self.v2.negotiate)
         self.connection = Connection(transport, router, name="agent")
         self.client = ClientPeer(self.connection, table)
         self.client.check_capabilities = check_capabilities
@@ -400,6 +428,26 @@ class AgentSideConnection:
         self.client.local_capabilities = s.AgentCapabilities()
         self._prompting: dict[str, int] = {}  # session id -> prompts in hand
         agent.on_connect(self.client)
+        if self.v2 is not None:
+            self.v2.attach(self.connection, check_capabilities)
+
+    @property
+    def client_v2(self) -> ClientPeerV2 | None:
+        """The v2 client (when ``v2`` is given); usable once ``initialize`` chose v2."""
+        return None if self.v2 is None else self.v2.client
+
+    def chose(self, version: int) -> None:
+        """``initialize`` chose ``version``: serve its routes from now on (the other
+        version's peer is retired)."""
+        self.version = version
+        if self.v2 is None:
+            return
+        if version == 1:
+            self.v2.client.retire(1)
+            self.connection.use_router(self._v1_router)
+        else:
+            self.client.retire(version)
+            self.connection.use_router(self.v2.router)
 
     async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
         caps = params.client_capabilities
@@ -454,6 +502,8 @@ class AgentSideConnection:
                 await self.agent.cancel(s.CancelNotification(session_id=session_id))
             except Exception:
                 log.exception("cancelling session %s on interrupt failed", session_id)
+        if self.v2 is not None:
+            await self.v2.interrupt()
         await self.connection.drain(grace)
         await self.close()
 
@@ -491,21 +541,21 @@ async def serve_until_interrupted(conn: AgentSideConnection) -> None:
             loop.remove_signal_handler(signal.SIGINT)
 
 
-async def serve_stdio(agent: Agent, **options: Any) -> None:
+async def serve_stdio(agent: Agent, *, v2: AgentV2 | None = None, **options: Any) -> None:
     """Serve ``agent`` on this process's stdin/stdout until the client closes it or
-    SIGINT interrupts it (see the module docstring)."""
+    SIGINT interrupts it (see the module docstring); ``v2`` serves v2 clients too."""
     from ..transports.stdio import stdio_transport
 
     transport = await stdio_transport(**options)
-    await serve_until_interrupted(AgentSideConnection(agent, transport))
+    await serve_until_interrupted(AgentSideConnection(agent, transport, v2=v2))
 
 
-def run_agent(agent: Agent | AgentFactory, **options: Any) -> None:
+def run_agent(agent: Agent | AgentFactory, *, v2: AgentV2 | None = None, **options: Any) -> None:
     """Run an agent as a stdio program: the usual body of an agent's ``main()``."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     instance = agent() if callable(agent) and not isinstance(agent, Agent) else agent
     assert isinstance(instance, Agent)
     try:
-        asyncio.run(serve_stdio(instance, **options))
+        asyncio.run(serve_stdio(instance, v2=v2, **options))
     except KeyboardInterrupt:
         pass

@@ -176,13 +176,17 @@ class AppAgent(Agent):
         return session
 
     def _watch_connection(self) -> None:
-        """Once a session may use MCP: stop every session's servers when the connection ends."""
+        """Once a session may use MCP (or a v2 turn runs apart from its request): when the
+        connection ends, cancel the running turns and stop every session's servers."""
         if self._watching:
             return
         self._watching = True
 
         async def watch() -> None:
             await self.client.connection.wait_closed()
+            for session in list(self.sessions.values()):
+                if session.turn is not None:
+                    session.turn.cancel()
             await self.aclose_mcp()
 
         task = asyncio.ensure_future(watch())
@@ -352,26 +356,39 @@ class AppAgent(Agent):
     # -- turns -----------------------------------------------------------------
 
     async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        session, turn = await self.accept_prompt(params.session_id, params.prompt)
+        return s.PromptResponse(stop_reason=await self.run_turn(session, turn))
+
+    async def accept_prompt(
+        self, session_id: str, prompt: Sequence[s.ContentBlock]
+    ) -> tuple[Session, Turn]:
+        """Check a prompt and make it the session's turn (not started): a v1 prompt runs
+        it before answering, a v2 one answers first (:mod:`acpwire.agent.app_v2`)."""
         await self._require_auth()
-        session = self._live(params.session_id)
-        if needs_prompt_check(params.prompt):
-            check_prompt(params.prompt, self.app.prompt_capabilities())
+        session = self._live(session_id)
+        if needs_prompt_check(prompt):
+            check_prompt(prompt, self.app.prompt_capabilities())
         if session.turn is not None:
             raise TurnInProgress(data={"sessionId": session.id})
-        turn = Turn(session, params.prompt, chunk_interval=self.app.chunk_interval)
+        turn = Turn(session, list(prompt), chunk_interval=self.app.chunk_interval)
         session.turn = turn
         # $/cancel_request for this prompt ends the turn as session/cancel does.
         self.client.connection.take_cancellation(turn.cancel)
         if session.mcp_servers and session.mcp_support.enabled:
             self._watch_connection()
+        return session, turn
+
+    async def run_turn(
+        self, session: Session, turn: Turn, message_id: str | None = None
+    ) -> StopReason:
+        """Run an accepted turn to its stop reason; ``message_id`` is the user message's."""
         try:
-            return s.PromptResponse(stop_reason=await self._run(session, turn))
+            return await self._run(session, turn, message_id or new_message_id())
         finally:
             session.turn = None
             await session.save_quietly()
 
-    async def _run(self, session: Session, turn: Turn) -> StopReason:
-        message_id = new_message_id()
+    async def _run(self, session: Session, turn: Turn, message_id: str) -> StopReason:
         for block in turn.prompt:  # the user's side of the conversation, for replay
             wire = {"sessionUpdate": "user_message_chunk", "content": to_json(block)}
             wire["messageId"] = message_id  # (to_json of a UserMessageChunk, built directly)

@@ -1,7 +1,8 @@
 """``acp check``: run the black-box conformance checks against an agent, a client or an endpoint.
 
 ``acp check [--json] [--junit FILE] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT]
-[--tool-prompt TEXT]... -- AGENT ARGS...`` checks a stdio agent; ``acp check --client
+[--tool-prompt TEXT]... [--protocol 2] -- AGENT ARGS...`` checks a stdio agent (with
+``--protocol 2`` over the ACP v2 draft: :mod:`acpwire.testing.conformance.v2_checks`); ``acp check --client
 'COMMAND {agent}' [--client-prompt TEXT]`` checks a client, playing a scripted agent in
 its place; ``acp check --url URL [--header K:V]... [--token T] [--token2 T] [--origin O]
 [--via websocket|http]`` checks a remote endpoint (the Streamable HTTP and WebSocket RFD,
@@ -94,6 +95,14 @@ def add_check_parser(sub: Any) -> argparse.ArgumentParser:
         help="seconds allowed to end a cancelled turn or to exit after stdin closes (default: 5)",
     )
     parser.add_argument("--cwd", default=None, help="session folder (default: a fresh temp dir)")
+    parser.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: check the agent over the ACP v2 draft instead (negotiation, a prompt turn, "
+        "cancel with --slow-prompt, every message against the v2 schema; default: 1)",
+    )
     parser.add_argument(
         "--auth-method",
         default=None,
@@ -221,6 +230,8 @@ def run_check(args: argparse.Namespace) -> int:
     agent = list(args.agent)
     if agent and agent[0] == "--":
         agent = agent[1:]
+    if args.protocol == 2 and (args.client is not None or args.url is not None):
+        return _usage("--protocol 2 checks an agent command (not --client or --url)")
     if args.client is not None:
         if agent or args.url is not None:
             return _usage("give one of --client, --url or an agent command, not both")
@@ -263,6 +274,10 @@ def run_check(args: argparse.Namespace) -> int:
     # The engine logs what it drops (answers to the checker's junk line, say); the report
     # already says what matters, so keep the terminal clean.
     logging.getLogger("acpwire").addHandler(logging.NullHandler())
+    if args.protocol == 2:
+        from acpwire.testing.conformance.v2_checks import run_v2_checks
+
+        return _emit(asyncio.run(run_v2_checks(options)), args)
     return _emit(asyncio.run(run_checks(options)), args)
 
 

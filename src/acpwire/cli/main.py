@@ -1,6 +1,6 @@
 """The ``acp`` command.
 
-``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [-- AGENT ARGS...]``
+``acp chat [--cwd DIR] [--prompt TEXT] [--policy allow|deny|ask] [--json] [--protocol 1|2] [-- AGENT ARGS...]``
 talks to an agent (the built-in demo agent when no command is given; a remote one with
 ``--url URL [--token T] [--http]``): one turn with ``--prompt``, else the interactive
 Textual app. ``acp connect URL`` bridges stdio to a remote agent (WebSocket, or
@@ -28,6 +28,8 @@ from importlib import metadata
 __all__ = ["build_parser", "main"]
 
 INSTALL_HINT = "acp chat needs the cli extra: pip install 'acpwire[cli]'"
+PROTOCOL_ENV = "ACP_PROTOCOL"
+"""``acp chat``'s environment switch for ``--protocol`` (2 offers the v2 draft)."""
 
 
 def _version() -> str:
@@ -69,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="with --prompt: print each session/update as a JSON line, then the stop reason",
+    )
+    chat.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        default=None,
+        help="highest ACP version to offer: 1, or 2 for the v2 draft, falling back to 1 "
+        "when the agent answers 1 (default: $ACP_PROTOCOL or 1)",
     )
     chat.add_argument(
         "--url",
@@ -126,6 +136,12 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--cwd {args.cwd!r} is not a directory")
     if args.json and args.prompt is None:
         parser.error("--json needs --prompt (the interactive app has no JSON output)")
+    protocol = args.protocol
+    if protocol is None:
+        env = os.environ.get(PROTOCOL_ENV, "").strip()
+        if env not in ("", "1", "2"):
+            parser.error(f"{PROTOCOL_ENV}={env!r}: the ACP version to offer is 1 or 2")
+        protocol = int(env or 1)
     if args.url is not None and agent:
         parser.error("give either --url or an agent command, not both")
     if args.url is None and (args.token is not None or args.http):
@@ -142,6 +158,7 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         policy=args.policy,
         json=args.json,
         default_agent=not agent and args.url is None,
+        protocol=protocol,
         url=args.url,
         token=args.token or os.environ.get("ACP_TOKEN", "").strip() or None,
         http=args.http,

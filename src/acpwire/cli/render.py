@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -25,6 +25,9 @@ from rich.text import Text
 from .. import schema as s
 from ..client.state import MessageView, SessionState, TerminalSnapshot, ToolCallView
 from ..schema import UnsetType
+
+if TYPE_CHECKING:
+    from ..schema import v2
 
 __all__ = [
     "HUGE_TEXT",
@@ -484,7 +487,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     return out
 
 
-def update_to_wire(session_id: str, update: s.SessionUpdate) -> dict[str, Any]:
-    """The params of the ``session/update`` notification, exactly as on the wire."""
-    wire: dict[str, Any] = s.to_json(s.SessionNotification(session_id=session_id, update=update))
-    return wire
+def update_to_wire(session_id: str, update: s.SessionUpdate | v2.SessionUpdate) -> dict[str, Any]:
+    """The params of the ``session/update`` notification, exactly as on the wire (either
+    version: the v2 draft's when the connection chose it)."""
+    return {"sessionId": session_id, "update": s.to_json(update)}

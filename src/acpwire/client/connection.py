@@ -5,6 +5,14 @@ Unstable ACP is opt-in here too: set ``unstable = True`` on the client. Otherwis
 unstable methods answer ``-32601``, the unstable parts of the client's
 capabilities are left out of ``initialize``, and the :class:`AgentPeer` refuses
 to send unstable methods (``session/fork``, ``providers/*``, ...).
+
+The v2 draft is opt-in: ``ClientSideConnection(client, transport, v2=client_v2)``
+and :meth:`ClientSideConnection.negotiate` offer version 2 in one ``initialize``
+that a v1 agent reads too (:func:`~acpwire.protocol.version.v2_offer`). An agent
+answering 2 gets the :class:`~acpwire.client.v2.ClientV2` and ``conn.agent_v2``; one
+answering 1 gets the v1 ``client`` and ``conn.agent``, as if v1 had been asked.
+The routes switch in receive order, right after the answer (see
+:mod:`acpwire.engine.connection`). :meth:`ClientSideConnection.initialize` stays v1.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -26,13 +34,17 @@ from ..protocol.errors import (
     VersionMismatchError,
 )
 from ..protocol.mcp_binding import SERVER_UNAVAILABLE, binding_error
-from ..protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
+from ..protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, answered_version
 from ..schema import UNSET, UnsetType
 from ..schema.methods import V1, MethodTable, v1_table
 from ..schema.stability import without_unstable
 from ..transports.base import Transport
 from ..transports.subprocess import SubprocessTransport, spawn
 from .mcp import DEFAULT_MAX_ACTIVE, McpHandler, McpOffers
+
+if TYPE_CHECKING:
+    from ..schema import v2 as v2_models
+    from .v2 import AgentPeerV2, ClientV2, V2Half
 
 
 class Client:
@@ -160,26 +172,34 @@ class AgentPeer(Peer):
         Raises :class:`VersionMismatchError` (after which the caller should
         close) when the agent answers with a version this library cannot speak.
         """
-        if client_capabilities is not None and not self.unstable:
-            # Never advertise what this connection will not route.
-            client_capabilities = without_unstable(client_capabilities)
-        self.local_capabilities = client_capabilities or s.ClientCapabilities()
         params = s.InitializeRequest(
             protocol_version=protocol_version,
-            client_capabilities=_opt(client_capabilities),
+            client_capabilities=_opt(self.own_capabilities(client_capabilities)),
             client_info=_opt(client_info),
         )
         # Decoded in two steps: the version the agent chose decides what the rest of its
         # answer means (a v2 answer does not fit the v1 models), so it is checked first.
         raw: object = await self.connection.request("initialize", params)
-        version = (
-            cast("dict[str, object]", raw).get("protocolVersion") if isinstance(raw, dict) else None
-        )
+        version = answered_version(raw)
         if version not in SUPPORTED_VERSIONS:
             raise VersionMismatchError(
                 f"agent answered protocol version {version!r} to a request for "
                 f"{protocol_version}; this client speaks {sorted(SUPPORTED_VERSIONS)}"
             )
+        return self.adopt_answer(raw)
+
+    def own_capabilities(
+        self, client_capabilities: s.ClientCapabilities | None
+    ) -> s.ClientCapabilities | None:
+        """Record what this client advertises (unstable parts left out unless opted in)."""
+        if client_capabilities is not None and not self.unstable:
+            # Never advertise what this connection will not route.
+            client_capabilities = without_unstable(client_capabilities)
+        self.local_capabilities = client_capabilities or s.ClientCapabilities()
+        return client_capabilities
+
+    def adopt_answer(self, raw: object) -> s.InitializeResponse:
+        """Take a v1 ``initialize`` answer (plain JSON): its capabilities become the gates."""
         try:
             result = s.convert(raw, s.InitializeResponse)
         except msgspec.ValidationError as exc:
@@ -475,29 +495,80 @@ class AgentPeer(Peer):
 
 
 class ClientSideConnection:
-    """Serves a :class:`Client` over a transport and exposes the agent as :attr:`agent`."""
+    """Serves a :class:`Client` over a transport and exposes the agent as :attr:`agent`
+    (and, given ``v2`` and once :meth:`negotiate` chose v2, as :attr:`agent_v2`)."""
 
     def __init__(
-        self, client: Client, transport: Transport, *, check_capabilities: bool = True
+        self,
+        client: Client,
+        transport: Transport,
+        *,
+        check_capabilities: bool = True,
+        v2: ClientV2 | None = None,
     ) -> None:
         self.client = client
+        self.client_v2 = v2
         self.transport = transport
+        self.version: int | None = None
+        """The protocol version :meth:`initialize` or :meth:`negotiate` settled on."""
         table = v1_table(client.unstable)
         router = build_router(client, "client", table, overrides={"mcp/message": self._mcp_message})
         self.connection = Connection(transport, router, name="client")
         self.agent = AgentPeer(self.connection, table)
         self.agent.check_capabilities = check_capabilities
         client.on_connect(self.agent)
+        self.v2: V2Half | None = None
+        """The v2 half of this connection (when ``v2`` is given): its routes and agent peer."""
+        if v2 is not None:
+            from .v2 import V2Half  # the v2 models load only for applications that opt in
+
+            self.v2 = V2Half(self.connection, v2, check_capabilities)
         self.connection.start()
+
+    @property
+    def agent_v2(self) -> AgentPeerV2 | None:
+        """The v2 agent (when ``v2`` is given); usable once :meth:`negotiate` chose v2."""
+        return None if self.v2 is None else self.v2.agent
+
+    async def negotiate(
+        self,
+        *,
+        info: v2_models.Implementation | None = None,
+        client_capabilities: s.ClientCapabilities | None = None,
+    ) -> int:
+        """``initialize`` offering the v2 draft, falling back to v1; returns the version.
+
+        ``info`` names this client (required in v2; it also goes out as v1's
+        ``clientInfo``). The v2 capabilities are the v2 handler's
+        (:meth:`~acpwire.client.v2.ClientV2.capabilities`), the v1 ones
+        ``client_capabilities`` or the v1 handler's. Afterwards :attr:`agent_v2` (v2)
+        or :attr:`agent` (v1) calls the agent and the other peer refuses to; the
+        answer is in its ``initialize_response``. Without a v2 handler this is a v1
+        ``initialize``. Raises :class:`VersionMismatchError` for an answer that is
+        neither 1 nor 2.
+        """
+        if self.v2 is None:
+            v1_info = (
+                None if info is None else s.Implementation(name=info.name, version=info.version)
+            )
+            await self.initialize(client_info=v1_info, client_capabilities=client_capabilities)
+            return PROTOCOL_VERSION
+        v1_caps = self.agent.own_capabilities(
+            client_capabilities if client_capabilities is not None else self.client.capabilities()
+        )
+        self.version = await self.v2.negotiate(self.agent, info, v1_caps)
+        return self.version
 
     async def _mcp_message(self, params: s.MessageMcpRequest) -> s.MessageMcpResponse:
         answer = await self.agent.mcp.serve(params)
         return answer if answer is not None else await self.client.mcp_message(params)
 
     async def initialize(self, **kwargs: Any) -> s.InitializeResponse:
-        """``initialize`` with the client's own :meth:`Client.capabilities`."""
+        """v1 ``initialize`` with the client's own :meth:`Client.capabilities`."""
         kwargs.setdefault("client_capabilities", self.client.capabilities())
-        return await self.agent.initialize(**kwargs)
+        result = await self.agent.initialize(**kwargs)
+        self.version = PROTOCOL_VERSION
+        return result
 
     async def close(self) -> None:
         await self.connection.close()

@@ -23,6 +23,13 @@ session-modes.mdx, session-config-options.mdx, slash-commands.mdx, session-list.
   unstable plan operations, ...) are kept in :attr:`SessionState.other_updates` and
   unknown ones in :attr:`SessionState.unknown_updates`, so nothing is lost.
 
+The v2 draft (``acpwire.client.toolkit_v2`` folds its updates here) adds whole-message
+upserts (:meth:`SessionState.upsert_message`: content replaced, ``null`` clears),
+content streamed into a tool call (:meth:`SessionState.append_tool_call_content`) and
+the session's foreground state (:meth:`SessionState.set_foreground`; an ``idle`` with
+a stop reason ends the turn). A user message the agent inserts takes over the prompt
+:meth:`SessionState.begin_turn` recorded, so a v2 echo never doubles it.
+
 Local events the wire does not carry are methods too: :meth:`SessionState.begin_turn`
 records the user's prompt, :meth:`SessionState.end_turn` the stop reason,
 :meth:`SessionState.mark_cancelled` flags unfinished tool calls once ``session/cancel``
@@ -62,6 +69,8 @@ class MessageView:
     role: Role
     message_id: str | None = None
     content: list[s.ContentBlock] = field(default_factory=list[s.ContentBlock])
+    local: bool = field(default=False, repr=False)
+    """Recorded by :meth:`SessionState.begin_turn`, not (yet) by the agent."""
 
     @property
     def text(self) -> str:
@@ -200,6 +209,8 @@ class SessionState:
         self.terminals: dict[str, TerminalSnapshot] = {}
         self.turn_running = False
         self.stop_reason: str | None = None
+        self.foreground = "idle"
+        """The v2 foreground state: ``idle``, ``running`` or ``requires_action``."""
         self.closed = False
         self.version = 0
         """Incremented on every change: a cheap "needs re-render" check."""
@@ -335,6 +346,69 @@ class SessionState:
                 self._messages[(role, message_id)] = message
         message.content.append(chunk.content)
 
+    def _message(self, role: Role, message_id: str) -> MessageView:
+        """The message of ``role`` with ``message_id``; a new user message first takes over
+        the prompt recorded by :meth:`begin_turn` (the agent's echo of it)."""
+        message = self._messages.get((role, message_id))
+        if message is not None:
+            return message
+        if role == "user":
+            for entry in reversed(self.transcript):
+                if isinstance(entry, MessageView) and entry.role == "user":
+                    if entry.message_id is None and entry.local:
+                        entry.message_id, entry.local = message_id, False
+                        self._messages[(role, message_id)] = entry
+                        return entry
+                    break
+        message = MessageView(role=role, message_id=message_id)
+        self.transcript.append(message)
+        self._messages[(role, message_id)] = message
+        return message
+
+    def add_chunk(self, role: Role, message_id: str, block: s.ContentBlock) -> None:
+        """A v2 message chunk: appended to the message with that id (an echo of the local
+        prompt starts it over, the agent's content being the one that counts)."""
+        known = (role, message_id) in self._messages
+        message = self._message(role, message_id)
+        if not known and role == "user":
+            message.content = []
+        message.append(block)
+        self._changed(None)
+
+    def upsert_message(
+        self,
+        role: Role,
+        message_id: str,
+        content: Sequence[s.ContentBlock] | UnsetType | None,
+    ) -> None:
+        """A v2 whole-message update: ``content`` replaces the message's (``None`` clears
+        it, unset leaves it)."""
+        message = self._message(role, message_id)
+        if not isinstance(content, UnsetType):
+            message.content = list(content or [])
+        self._changed(None)
+
+    def keep_other(self, update: object) -> None:
+        """An update this view does not fold (a v2 one v1 has no place for): kept in
+        :attr:`other_updates` as it came."""
+        self.other_updates.append(update)  # type: ignore[arg-type]
+        self._changed(None)
+
+    def append_tool_call_content(self, tool_call_id: str, item: s.ToolCallContent) -> None:
+        """A v2 ``tool_call_content_chunk``: one more content item for the tool call."""
+        view = self._tool_call(tool_call_id)
+        view.content.append(item)
+        self._changed(None)
+
+    def set_foreground(self, state: str, stop_reason: str | None = None) -> bool:
+        """A v2 ``state_update``. True when it ends a running turn: an ``idle`` that
+        reports a stop reason, or any ``idle`` after work was seen running."""
+        was = self.foreground
+        self.foreground = state
+        ends = state == "idle" and self.turn_running and (stop_reason is not None or was != "idle")
+        self._changed(None)
+        return ends
+
     def _tool_call(self, tool_call_id: str) -> ToolCallView:
         view = self.tool_calls.get(tool_call_id)
         if view is None:
@@ -356,7 +430,7 @@ class SessionState:
         blocks: list[s.ContentBlock] = (
             [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         )
-        self.transcript.append(MessageView(role="user", content=blocks))
+        self.transcript.append(MessageView(role="user", content=blocks, local=True))
         self.turn_running = True
         self.stop_reason = None
         self._changed(None)
@@ -426,6 +500,7 @@ class SessionState:
         self.usage = None
         self.turn_running = False
         self.stop_reason = None
+        self.foreground = "idle"
         self._changed(None)
 
 

@@ -43,7 +43,7 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from importlib import metadata
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import schema as s
 from ..engine.roles import gate_allows
@@ -70,6 +70,9 @@ from .fs import DEFAULT_MAX_READ_BYTES, BufferProvider, WorkspaceFiles
 from .permissions import PermissionOutcome, PermissionPolicy, PermissionRequest, RejectAll
 from .state import SessionState, TerminalSnapshot, select_values
 from .terminals import TerminalManager, TerminalOutput
+
+if TYPE_CHECKING:
+    from ..schema import v2
 
 __all__ = [
     "AgentExitedError",
@@ -132,6 +135,8 @@ class ToolkitClient(Client):
     ``access`` decides each read, write and terminal (:mod:`acpwire.client.access`;
     default: everything the capabilities serve); ``protected_names`` are the path
     components never written (default: version control folders; ``()`` for none).
+    ``protocol=2`` offers the ACP v2 draft and falls back to v1 when the agent answers 1;
+    the client works the same on both (:mod:`acpwire.client.toolkit_v2`).
     """
 
     def __init__(
@@ -150,7 +155,12 @@ class ToolkitClient(Client):
         access: AccessPolicy | None = None,
         protected_names: Collection[str] = DEFAULT_PROTECTED_NAMES,
         client_info: s.Implementation | None = None,
+        protocol: int = 1,
     ) -> None:
+        if protocol not in (1, 2):
+            raise ValueError(f"protocol must be 1 or 2 (the v2 draft), not {protocol!r}")
+        self.protocol = protocol
+        """The highest ACP version offered: 1, or 2 for the v2 draft (opt-in)."""
         self.permissions: PermissionPolicy = permissions if permissions is not None else RejectAll()
         self.elicitation = elicitation
         self.read_files = read_files
@@ -207,11 +217,24 @@ class ToolkitClient(Client):
 
     def connect(self, transport: Transport) -> ClientSideConnection:
         """Serve this client over ``transport`` (not yet initialized; see :meth:`initialize`)."""
-        self.connection = ClientSideConnection(self, transport)
+        v2 = None
+        if self.protocol == 2:
+            from .toolkit_v2 import ToolkitV2  # the v2 models load only when v2 is offered
+
+            v2 = ToolkitV2(self)
+        self.connection = ClientSideConnection(self, transport, v2=v2)
         return self.connection
 
     async def initialize(self, *, protocol_version: int | None = None) -> s.InitializeResponse:
-        """``initialize`` with :meth:`capabilities` and :attr:`client_info` (INIT-001/002/013)."""
+        """``initialize`` with :meth:`capabilities` and :attr:`client_info` (INIT-001/002/013).
+
+        Offering v2 (``protocol=2``), the answer is a v1 view of the agent's (see
+        :func:`~acpwire.client.toolkit_v2.v1_initialize_view`) when it chose v2.
+        """
+        if self.connection is not None and self.connection.v2 is not None:
+            from .toolkit_v2 import negotiate
+
+            return await negotiate(self)
         kwargs: dict[str, Any] = {"client_info": self.client_info}
         if protocol_version is not None:
             kwargs["protocol_version"] = protocol_version
@@ -509,6 +532,10 @@ class ToolkitClient(Client):
     async def session_update(self, params: s.SessionNotification) -> None:
         state = self.sessions.get(params.session_id) or self._state_for(params.session_id)
         state.apply(params.update)
+
+    async def v2_update_folded(self, params: v2.UpdateSessionNotification) -> None:
+        """Called after a v2 ``session/update`` was folded into its session's state (a
+        connection that chose v2); a hook for subclasses, nothing by default."""
 
     # ------------------------------------------------------------------ handlers: permissions
 

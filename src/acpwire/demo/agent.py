@@ -707,6 +707,7 @@ def build_app(store: SessionStore | str | os.PathLike[str] | bool | None = True)
         title="acpwire demo agent",
         version=version,
         store=store,
+        v2=True,  # a client asking for the v2 draft gets v2; v1 clients get v1
         modes=[
             Mode("ask", "Ask", "Ask permission before every edit and command"),
             Mode("code", "Code", "Edit files and run commands without asking"),

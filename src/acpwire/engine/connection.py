@@ -42,6 +42,13 @@ Guarantees (tested in ``tests/engine``):
 
 Notification handlers must not await requests to the peer themselves (the
 answer would queue behind them): start a task for that.
+
+**Routes** are the connection's :class:`Router` until :meth:`Connection.use_router`
+replaces them, which a role does once ``initialize`` chose a protocol version (an
+agent serving v1 and the v2 draft, a client that offered v2): the agent before it
+answers ``initialize``, the client in the ``then`` callback of its ``initialize``
+request, which runs in receive order, so every message after the answer is served
+by the new routes.
 """
 
 from __future__ import annotations
@@ -110,6 +117,7 @@ class _Pending:
     future: asyncio.Future[Any]
     method: str
     result_type: Any
+    then: Callable[[Any], None] | None = None
 
 
 _any_decoder = msgspec.json.Decoder()
@@ -183,7 +191,7 @@ class Connection:
         self._inbox_drained.set()
         self._reader_paused = False
         # method -> (fast decode, tolerant decode, handler) for notifications, filled on
-        # first use (the router is fixed for the life of the connection).
+        # first use (emptied when use_router() replaces the routes).
         self._notification_routes: dict[
             str, tuple[Callable[[Any], Any], Callable[[Any], Any], Handler]
         ] = {}
@@ -269,9 +277,24 @@ class Connection:
 
     # -- outgoing --------------------------------------------------------
 
-    async def request(self, method: str, params: Any, result_type: Any = None) -> Any:
+    def use_router(self, router: Router) -> None:
+        """Serve ``router`` from the next incoming message on (see "Routes" above).
+        Requests already running finish with the handlers they started with."""
+        self.router = router
+        self._notification_routes.clear()
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        result_type: Any = None,
+        *,
+        then: Callable[[Any], None] | None = None,
+    ) -> Any:
         """Send a request and wait for its answer, decoded into ``result_type``.
 
+        ``then`` is called with the decoded answer in receive order, before any
+        message that arrived after it is handled; if it raises, the request raises that.
         Raises the peer's :class:`RequestError`, or :class:`ConnectionClosedError`.
         Cancelling the awaiting task sends ``$/cancel_request`` to the peer.
         """
@@ -280,7 +303,7 @@ class Connection:
         self.start()
         request_id = next(self._ids)
         future: asyncio.Future[Any] = (self._loop or asyncio.get_running_loop()).create_future()
-        self._pending[request_id] = _Pending(future, method, result_type)
+        self._pending[request_id] = _Pending(future, method, result_type, then)
         try:
             await self.transport.send(wire.encode_request(request_id, method, params))
             return await future
@@ -464,6 +487,12 @@ class Connection:
             error.from_peer = True
             pending.future.set_exception(error)
             return
+        if pending.then is not None:
+            try:
+                pending.then(value)
+            except Exception as exc:
+                pending.future.set_exception(exc)
+                return
         pending.future.set_result(value)
 
     async def _inbox_loop(self) -> None:

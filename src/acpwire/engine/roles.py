@@ -5,6 +5,14 @@ A connection routes the rows of one :class:`~acpwire.schema.methods.MethodTable`
 (stable v1 unless the application opts in to unstable ACP): a method outside it
 is answered ``-32601`` like any unknown method, and its typed sender raises
 :class:`UnstableMethodError` before anything is sent.
+
+Routing by version: a connection that may speak v1 or the v2 draft builds one
+router per version (each from its own table and handler) and starts on the v1
+router with ``initialize`` replaced by a negotiating route
+(:func:`with_initialize`). Once ``initialize`` chose a version, the role swaps in
+that version's router (:meth:`Connection.use_router`) and retires the other
+version's peer (:meth:`Peer.retire`): its calls raise
+:class:`VersionMismatchError`, nothing sent.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Literal, cast
 
-from ..protocol.errors import CapabilityError, UnstableMethodError
+from ..protocol.errors import CapabilityError, UnstableMethodError, VersionMismatchError
 from ..schema import to_json
 from ..schema.methods import V1, V1_UNSTABLE, CapabilityGate, MethodSpec, MethodTable
 from .connection import Connection, Route, Router
@@ -39,6 +47,17 @@ def build_router(
         notifications,
         ext_request=getattr(handler, "ext_method", None),
         ext_notification=getattr(handler, "ext_notification", None),
+    )
+
+
+def with_initialize(router: Router, negotiate: Callable[[Any], Awaitable[Any]]) -> Router:
+    """``router`` with ``initialize`` served by ``negotiate``, which gets the params as
+    plain JSON (their shape depends on the version they ask for)."""
+    return Router(
+        {**router.requests, "initialize": Route(Any, negotiate)},
+        router.notifications,
+        ext_request=router.ext_request,
+        ext_notification=router.ext_notification,
     )
 
 
@@ -84,16 +103,32 @@ class Peer:
         self.remote_capabilities: Any = None
         self.local_capabilities: Any = None
         self.check_capabilities = True
+        self.retired: str | None = None
+        """Why this peer may no longer send protocol methods (the connection negotiated
+        another version), or None."""
 
     @property
     def unstable(self) -> bool:
         """Whether this connection opted in to unstable ACP."""
         return self.table.unstable
 
+    def retire(self, version: int) -> None:
+        """The connection negotiated ``version``, not this peer's: refuse every call."""
+        self.retired = (
+            f"this connection speaks ACP v{version}; the v{self.table.version} peer "
+            "can no longer send protocol methods"
+        )
+
     def _spec(self, method: str, request: bool | None = None) -> MethodSpec:
+        if self.retired is not None:
+            raise VersionMismatchError(self.retired)
         spec = self.table.get(method, self.side, request=request)
         if spec is not None:
             return spec
+        if self.table.version != 1:
+            raise ValueError(
+                f"{method} is not a method of ACP v{self.table.version} the {self.side} handles"
+            )
         if V1_UNSTABLE.get(method, self.side, request=request) is not None:
             own = "client" if self.side == "agent" else "agent"
             raise UnstableMethodError(

@@ -31,6 +31,8 @@ class ErrorCode(IntEnum):
     REQUEST_CANCELLED = -32800
     AUTH_REQUIRED = -32000
     RESOURCE_NOT_FOUND = -32002
+    UNSUPPORTED_PROTOCOL_VERSION = -32022
+    """v2 draft (``ErrorCode`` of schema/v2): no version served at or below the requested one."""
     CONNECTION_LOST = -32099
     """acpwire's own, from the implementation-defined range: a reconnecting client
     transport answers a request that was in flight when the connection broke
@@ -137,6 +139,15 @@ class ResourceNotFound(RequestError):
     default_message = "Resource not found"
 
 
+class UnsupportedProtocolVersion(RequestError):
+    """v2 draft: ``initialize`` asked for a version below every one this side serves;
+    ``data`` holds ``requested`` and ``supported`` (schema/v2
+    ``UnsupportedProtocolVersionErrorData``)."""
+
+    default_code = ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
+    default_message = "Unsupported protocol version"
+
+
 class ConnectionLost(RequestError):
     """The connection broke while this request was in flight; a reconnecting transport
     answered it. ``data["sessionReattached"]`` says whether its session is attached
@@ -158,6 +169,7 @@ _BY_CODE: dict[int, type[RequestError]] = {
         RequestCancelled,
         AuthRequired,
         ResourceNotFound,
+        UnsupportedProtocolVersion,
         ConnectionLost,
     )
 }
@@ -176,7 +188,8 @@ class UnstableMethodError(LocalProtocolError):
 
 
 class VersionMismatchError(LocalProtocolError):
-    """The peer answered ``initialize`` with a protocol version this side does not speak."""
+    """The peer answered ``initialize`` with a protocol version this side does not speak,
+    or this side called a method of the version the connection did not negotiate."""
 
 
 class ConnectionClosedError(AcpError):

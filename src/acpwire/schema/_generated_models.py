@@ -40,7 +40,6 @@ ErrorCode: TypeAlias = int
 MessageId: TypeAlias = str
 PlanId: TypeAlias = str
 CompactionId: TypeAlias = str
-IdleStateUpdate: TypeAlias = Any
 ExtNotification: TypeAlias = Any
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
 ProxySuccessorResponse: TypeAlias = Any
@@ -1253,6 +1252,15 @@ class ErrorStopReason(AcpModel, kw_only=True):
     error: Error | None | UnsetType = _field(default=UNSET)
 
 
+class IdleStateUpdate(AcpModel, _StateUpdateMarker, kw_only=True, tag_field="state", tag="idle"):
+    """``state: idle`` member. Unstable (opt-in). Schema: ``IdleStateUpdate``."""
+
+    usage: Usage | None | UnsetType = _field(default=UNSET)
+    meta: dict[str, Any] | None | UnsetType = _field(default=UNSET, name="_meta")
+    stop_reason: str | None | UnsetType = _field(default=UNSET, name="stopReason")
+    error: Error | None | UnsetType = _field(default=UNSET)
+
+
 class RequiresActionStateUpdate(AcpModel, _StateUpdateMarker, kw_only=True, tag_field="state", tag="requires_action"):
     """``state: requires_action`` member. Unstable (opt-in). Schema: ``RequiresActionStateUpdate``."""
 
@@ -1857,9 +1865,9 @@ if TYPE_CHECKING:
 else:
     AvailableCommandInput = _AvailableCommandInputMarker
 if TYPE_CHECKING:
-    StateUpdate: TypeAlias = Union[RunningStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate, UnrecognizedStateUpdate]
+    StateUpdate: TypeAlias = Union[RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate, UnrecognizedStateUpdate]
 else:
-    StateUpdate = Union[RunningStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate]
+    StateUpdate = Union[RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate]
 if TYPE_CHECKING:
     McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerAcp, McpServerStdio, UnknownMcpServer]
 else:
@@ -1904,7 +1912,7 @@ register_native_union(SessionUpdate, UnknownSessionUpdate)
 register_tagged_union(_PlanUpdateContentMarker, "type", {"items": PlanItems, "file": PlanFile, "markdown": PlanMarkdown}, UnknownPlanUpdateContent)
 register_native_union(PlanUpdateContent, UnknownPlanUpdateContent)
 register_untagged_union(_AvailableCommandInputMarker, [UnstructuredCommandInput], UnknownAvailableCommandInput)
-register_tagged_union(_StateUpdateMarker, "state", {"running": RunningStateUpdate, "requires_action": RequiresActionStateUpdate, "unknown": UnknownStateUpdate}, UnrecognizedStateUpdate)
+register_tagged_union(_StateUpdateMarker, "state", {"running": RunningStateUpdate, "idle": IdleStateUpdate, "requires_action": RequiresActionStateUpdate, "unknown": UnknownStateUpdate}, UnrecognizedStateUpdate)
 register_native_union(StateUpdate, UnrecognizedStateUpdate)
 register_tagged_union(_McpServerMarker, "type", {"http": McpServerHttp, "sse": McpServerSse, "acp": McpServerAcp}, UnknownMcpServer, default=McpServerStdio)
 register_tagged_union(_RequestPermissionOutcomeMarker, "outcome", {"cancelled": CancelledPermissionOutcome, "selected": SelectedPermissionOutcome}, UnknownRequestPermissionOutcome)

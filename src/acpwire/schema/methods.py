@@ -7,15 +7,17 @@ method, handling side and kind (``mcp/message`` is a request the agent sends
 and a notification the client sends), each marked ``stable`` or ``unstable``.
 
 A connection speaks one :class:`MethodTable`: :data:`V1` (stable ACP v1, the
-default) or :data:`V1_UNSTABLE` (stable plus the unstable methods, for
-applications that opt in; see ``docs/protocol-currency.md``). The module-level
-views (:data:`METHODS`, :data:`BY_NAME`, ...) are those of :data:`V1`.
+default), :data:`V1_UNSTABLE` (stable plus the unstable methods, for
+applications that opt in) or, once ``initialize`` chose it, :data:`V2` (the v2
+draft, opt-in; see ``docs/protocol-currency.md``). The module-level views
+(:data:`METHODS`, :data:`BY_NAME`, ...) are those of :data:`V1`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ._generated_methods import V1_METHODS
 from ._method_spec import CapabilityGate, HandledBy, MethodSpec
@@ -29,6 +31,9 @@ __all__ = [
     "V1",
     "V1_METHODS",
     "V1_UNSTABLE",
+    "V2",
+    "V2_ALL",
+    "V2_METHODS",
     "CapabilityGate",
     "MethodSpec",
     "MethodTable",
@@ -92,6 +97,31 @@ V1 = MethodTable(1, False, V1_METHODS)
 V1_UNSTABLE = MethodTable(1, True, V1_METHODS)
 """ACP v1 with its unstable methods (``session/fork``, ``providers/*``, ``mcp/message``,
 ...): for applications that opt in. They may change in any release of the protocol."""
+
+
+if TYPE_CHECKING:
+    V2_METHODS: tuple[MethodSpec, ...]
+    V2: MethodTable
+    """The ACP v2 draft's stable methods: what a connection routes once ``initialize``
+    chose version 2 (opt-in; the draft may change in any release of the schema)."""
+    V2_ALL: MethodTable
+    """Every v2 draft method, unstable ones included: what a v2 message is checked
+    against (acpwire routes only :data:`V2`)."""
+
+
+def __getattr__(name: str) -> object:
+    # The v2 tables (and the v2 models they name) load on first use: a v1 application
+    # never pays for them at start-up.
+    if name in ("V2", "V2_ALL", "V2_METHODS"):
+        from .v2._generated_methods import V2_METHODS
+
+        globals().update(
+            V2_METHODS=V2_METHODS,
+            V2=MethodTable(2, False, V2_METHODS),
+            V2_ALL=MethodTable(2, True, V2_METHODS),
+        )
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def v1_table(unstable: bool) -> MethodTable:

@@ -9,6 +9,7 @@ to unstable ACP never advertises an unstable capability
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 import msgspec
@@ -21,15 +22,20 @@ __all__ = ["without_unstable"]
 T = TypeVar("T")
 
 
-def without_unstable(value: T) -> T:
-    """``value`` with every field that only the unstable schema defines left unset,
-    at any depth. Values without such fields come back as they are (same object)."""
-    return cast("T", _strip(value))
+def without_unstable(value: T, *, version: int = 1) -> T:
+    """``value`` (a model of ACP ``version``: 1, or 2 for the v2 draft) with every field
+    that only the unstable schema defines left unset, at any depth. Values without such
+    fields come back as they are (same object)."""
+    if version == 1:
+        return cast("T", _strip(value, UNSTABLE_FIELDS))
+    from .v2._generated_rules import UNSTABLE_FIELDS as V2_UNSTABLE_FIELDS
+
+    return cast("T", _strip(value, V2_UNSTABLE_FIELDS))
 
 
-def _strip(value: object) -> object:
+def _strip(value: object, fields: Mapping[str, frozenset[str]]) -> object:
     if isinstance(value, AcpModel):
-        unstable = UNSTABLE_FIELDS.get(type(value).__name__, frozenset())
+        unstable = fields.get(type(value).__name__, frozenset())
         changes: dict[str, Any] = {}
         # The struct's own name tables (msgspec.structs.fields() would resolve the
         # annotations on every call).
@@ -41,13 +47,13 @@ def _strip(value: object) -> object:
                 if current is not UNSET:
                     changes[name] = UNSET
                 continue
-            stripped = _strip(current)
+            stripped = _strip(current, fields)
             if stripped is not current:
                 changes[name] = stripped
         return msgspec.structs.replace(value, **changes) if changes else value
     if isinstance(value, list):
         items = cast("list[object]", value)
-        stripped_items = [_strip(item) for item in items]
+        stripped_items = [_strip(item, fields) for item in items]
         changed = any(a is not b for a, b in zip(stripped_items, items, strict=True))
         return stripped_items if changed else items
     return value

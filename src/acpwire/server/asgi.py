@@ -21,6 +21,7 @@ from ..protocol.errors import ConnectionClosedError
 from ..protocol.peek import NotAMessage, Peeked, peek
 from .core import (
     CONNECTION_HEADER,
+    RETRY_HEADER,
     SESSION_HEADER,
     AgentTarget,
     Outbox,
@@ -244,6 +245,7 @@ class AcpAsgiApp:
                 _header(scope, SESSION_HEADER),
                 principal,
                 _peer(scope),
+                retry=_header(scope, RETRY_HEADER) is not None,
             )
         except _BodyRefused as refused:
             reply = refused.reply

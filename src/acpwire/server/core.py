@@ -90,6 +90,11 @@ log = logging.getLogger("acpwire.server")
 
 CONNECTION_HEADER = "acp-connection-id"
 SESSION_HEADER = "acp-session-id"
+RETRY_HEADER = "acp-retry"
+"""Set by acpwire's HTTP client on a POST it sends again after a network failure: a
+request whose id was answered a moment ago is then the same request, not a new one."""
+ANSWERED_KEPT = 1024
+"""Ids of answered client requests a connection remembers, to recognise retries."""
 
 RequestId = str | int
 Mode = Literal["http", "websocket"]
@@ -333,6 +338,8 @@ class RemoteConnection:
         self._known: set[str] = set()
         """Sessions opened on this connection (new, load, resume, fork), stream or not."""
         self._pending: dict[RequestId, _Pending] = {}
+        self._answered: dict[RequestId, None] = {}
+        """The last :data:`ANSWERED_KEPT` client requests answered (ordered, oldest first)."""
         self._out_pending: dict[RequestId, str | None] = {}
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
         self._agent_transport: MemoryTransport | None = None
@@ -452,10 +459,17 @@ class RemoteConnection:
             return (ErrorCode.INTERNAL_ERROR, "too many requests in flight on this connection")
         return None
 
-    async def from_client(self, p: Peeked | None, message: bytes) -> None:
+    async def from_client(self, p: Peeked | None, message: bytes, *, retry: bool = False) -> None:
         """One client message (``p`` is ``None`` for one that does not parse: the agent
-        answers it). Raises :class:`ConnectionClosedError` once the connection has ended."""
+        answers it). ``retry``: the client sent it again after a network failure (see
+        :data:`RETRY_HEADER`). Raises :class:`ConnectionClosedError` once the connection
+        has ended."""
         if p is not None:
+            if retry and p.kind == "request" and p.id is not None and p.id in self._answered:
+                # Its first copy arrived and was answered (the answer is on its stream,
+                # resumable); running it again would repeat its effects.
+                log.info("connection %s: dropped a retry of answered request %r", self.id, p.id)
+                return
             if p.kind == "response":
                 if p.id is not None and p.id not in self._out_pending:
                     # Not an answer to anything the agent asked on this connection: most
@@ -540,6 +554,11 @@ class RemoteConnection:
         if pending is None:
             await self.stream.put(message)
             return
+        if p.id is not None:
+            answered = self._answered
+            answered[p.id] = None
+            if len(answered) > ANSWERED_KEPT:
+                del answered[next(iter(answered))]
         message = self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
             if pending.method in SESSION_OPENING and p.session_id is not None and not p.is_error:
@@ -606,7 +625,9 @@ class RemoteConnection:
 
     # -- HTTP mode -------------------------------------------------------------------
 
-    async def post(self, p: Peeked, body: bytes, session_header: str | None) -> Reply:
+    async def post(
+        self, p: Peeked, body: bytes, session_header: str | None, *, retry: bool = False
+    ) -> Reply:
         """A client message POSTed to this connection (RFD "Unified Endpoint Routing")."""
         self.touch()
         if p.kind == "response":
@@ -626,7 +647,7 @@ class RemoteConnection:
                         return _error_reply(429, "too many sessions on this connection")
                     self.session(session)
         try:
-            await self.from_client(p, body)
+            await self.from_client(p, body, retry=retry)
         except ConnectionClosedError:
             return _error_reply(404, "connection has ended")
         return Reply(202)
@@ -842,8 +863,11 @@ class RemoteHost:
         session_id: str | None,
         principal: str,
         peer: str = "",
+        *,
+        retry: bool = False,
     ) -> Reply:
-        """Route one POSTed JSON-RPC message (after content-type and size checks)."""
+        """Route one POSTed JSON-RPC message (after content-type and size checks);
+        ``retry`` when it came with :data:`RETRY_HEADER`."""
         try:
             p = peek(body)
         except BatchMessage:
@@ -857,7 +881,7 @@ class RemoteHost:
         conn = self.lookup(connection_id, principal)
         if conn is None or conn.mode != "http":
             return _error_reply(404, "unknown connection")
-        return await conn.post(p, body, session_id)
+        return await conn.post(p, body, session_id, retry=retry)
 
     async def delete(self, connection_id: str | None, principal: str) -> Reply:
         if connection_id is None:

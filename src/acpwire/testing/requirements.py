@@ -15,7 +15,10 @@ must comply, one sentence in our own words, the page it comes from and its *orig
 ``project``   acpwire's own rule for clients, tolerant in what they accept: survive any
               agent output, never hang (docs/check.md, "Checking a client"), ids ``CLIENT-*``;
 ``web``       a web standard the endpoint relies on (``SSE-*``: the HTML Standard's
-              server-sent events).
+              server-sent events);
+``draft``     the ACP v2 draft (``docs/protocol/v2/draft/``, schema ``v2/schema.json`` of
+              the pinned SDK), ids ``V2-*``: checked only when asked (``acp check
+              --protocol 2``); the draft may change.
 
 The sentences paraphrase; the sources are the authority. :mod:`acpwire.testing.conformance`
 cites these ids in every check, and a test proves each id here is checked by something and
@@ -28,12 +31,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["BY_ID", "REQUIREMENTS", "Level", "Origin", "Requirement", "Side", "requirement"]
+__all__ = [
+    "BY_ID",
+    "REQUIREMENTS",
+    "V2_REQUIREMENTS",
+    "Level",
+    "Origin",
+    "Requirement",
+    "Side",
+    "requirement",
+]
 
 Level = Literal["MUST", "SHOULD"]
 Side = Literal["agent", "client", "both", "server"]
 """``server``: the remote endpoint that hosts an agent (the RFD's and the security rules)."""
-Origin = Literal["spec", "rfd", "security", "project", "web"]
+Origin = Literal["spec", "rfd", "security", "project", "web", "draft"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +72,10 @@ def _project(id: str, level: Level, text: str, source: str = "") -> Requirement:
     return Requirement(
         id, level, "client", text, source or "docs/check.md#checking-a-client", "project"
     )
+
+
+def _v2(id: str, level: Level, text: str, page: str) -> Requirement:
+    return Requirement(id, level, "agent", text, "docs/protocol/v2/draft/" + page, "draft")
 
 
 _RFD = "RFD streamable-http-websocket-transport: "
@@ -1070,7 +1086,59 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     ),
 )
 
-BY_ID: Mapping[str, Requirement] = {r.id: r for r in REQUIREMENTS}
+V2_REQUIREMENTS: tuple[Requirement, ...] = (
+    _v2(
+        "V2-INIT-001",
+        "MUST",
+        "Asked for version 2, an agent that serves the v2 draft answers 2 with its info.",
+        "initialization.mdx",
+    ),
+    _v2(
+        "V2-PROMPT-001",
+        "MUST",
+        "The agent answers session/prompt once it accepted the prompt, before the turn ends.",
+        "prompt-lifecycle.mdx",
+    ),
+    _v2(
+        "V2-PROMPT-002",
+        "MUST",
+        "After accepting a prompt the agent reports the inserted user message with its messageId.",
+        "prompt-lifecycle.mdx",
+    ),
+    _v2(
+        "V2-PROMPT-003",
+        "MUST",
+        "When foreground work starts, the agent reports a running state_update.",
+        "prompt-lifecycle.mdx",
+    ),
+    _v2(
+        "V2-PROMPT-004",
+        "MUST",
+        "When the work ends, the agent reports an idle state_update with the stop reason.",
+        "prompt-lifecycle.mdx",
+    ),
+    _v2(
+        "V2-MSG-001",
+        "MUST",
+        "Message updates and message chunks carry an opaque messageId.",
+        "prompt-lifecycle.mdx",
+    ),
+    _v2(
+        "V2-CANCEL-001",
+        "MUST",
+        "After session/cancel the agent ends the work with an idle state whose reason is cancelled.",
+        "cancellation.mdx",
+    ),
+    _v2(
+        "V2-SCHEMA-001",
+        "MUST",
+        "Every message the agent sends on a v2 connection is valid against the v2 schema.",
+        "schema.mdx",
+    ),
+)
+"""The v2 draft's rules, kept apart: ``acp check`` tests them only with ``--protocol 2``."""
+
+BY_ID: Mapping[str, Requirement] = {r.id: r for r in (*REQUIREMENTS, *V2_REQUIREMENTS)}
 
 
 def requirement(id: str) -> Requirement:

@@ -1,4 +1,4 @@
-"""Validate JSON-RPC messages against the official ACP v1 JSON Schema.
+"""Validate JSON-RPC messages against an official ACP JSON Schema (v1, or the v2 draft).
 
 Needs the ``jsonschema`` package. Each message is checked as a JSON-RPC 2.0
 envelope, and its params or result against the exact schema definition the
@@ -7,7 +7,8 @@ params through its extension branch, so it is not enough on its own).
 
 Give it ``schema.json`` to hold messages to stable ACP (an unstable method then
 fails: its definition is not there) or ``schema.unstable.json`` for a connection
-that opted in to unstable ACP.
+that opted in to unstable ACP. A v2 schema (``schema/v2``) is checked with the v2
+method table; the version is told from the schema itself unless ``table`` says.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..schema.methods import V1_UNSTABLE, MethodSpec
+from ..schema.methods import V1_UNSTABLE, V2_ALL, MethodSpec, MethodTable
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -31,13 +32,17 @@ def load_official_schema(path: str | Path) -> dict[str, Any]:
 class SchemaValidator:
     """Checks messages one at a time; remembers request ids to check results."""
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], table: MethodTable | None = None) -> None:
         try:
             from jsonschema.validators import validator_for
         except ImportError as exc:  # pragma: no cover - dev dependency
             raise ImportError("SchemaValidator needs jsonschema: pip install jsonschema") from exc
         self._validator_class = validator_for(schema)
         self._schema = schema
+        if table is None:
+            # Only the v2 draft names its session/update params UpdateSessionNotification.
+            table = V2_ALL if "UpdateSessionNotification" in schema["$defs"] else V1_UNSTABLE
+        self.table = table
         self._validators: dict[str, Validator] = {}
         self._methods: dict[Any, str] = {}
         self._error = self._validator("Error")
@@ -74,7 +79,7 @@ class SchemaValidator:
                 assert isinstance(rid, (int, str)) and not isinstance(rid, bool), (
                     f"bad id in {message!r}"
                 )
-            spec = V1_UNSTABLE.find(method, request="id" in message)
+            spec = self.table.find(method, request="id" in message)
             if spec is not None:
                 self._validator(self._definition(spec, spec.params_def)).validate(
                     message.get("params")
@@ -94,7 +99,7 @@ class SchemaValidator:
             return
         assert "result" in message, f"neither result nor error: {message!r}"
         method = self._methods.pop(message["id"], None)
-        spec = V1_UNSTABLE.find(method, request=True) if method else None
+        spec = self.table.find(method, request=True) if method else None
         if spec is not None and spec.result_def:
             self._validator(self._definition(spec, spec.result_def)).validate(message["result"])
 

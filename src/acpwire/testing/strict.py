@@ -12,9 +12,9 @@ schema's letter:
   stay open.
 * ``missing-field``, ``type``: a required field absent, a value of the wrong JSON type
   (``true`` is not an integer, ``1`` is not a string).
-* ``enum``: a string outside a closed enumeration (:data:`FIELD_ENUMS`).
+* ``enum``: a string outside a closed enumeration (the rules' ``field_enums``).
 * ``unknown-member``: a union member the schema does not list, where the schema admits no
-  others (:data:`OPEN_UNIONS` names the unions that do).
+  others (the rules' ``open_unions`` name the unions that do).
 * ``method``: a method name that is neither in the method table (stable or unstable)
   nor an extension (``_``).
 
@@ -24,19 +24,41 @@ Unstable fields and members are accepted: they are in the official (unstable) sc
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import msgspec.inspect as mi
 
+from ..schema import _generated_rules as v1_rules
 from ..schema._base import union_layout
-from ..schema._generated_rules import ENUM_VALUES, FIELD_ENUMS, OPEN_UNIONS, REQUIRED_ONE_OF
-from ..schema.methods import V1_UNSTABLE
+from ..schema.methods import V1_UNSTABLE, MethodTable
 
-__all__ = ["Problem", "ProblemKind", "StrictValidator", "validate_value"]
+__all__ = ["V1_RULES", "Problem", "ProblemKind", "Rules", "StrictValidator", "validate_value"]
 
 ProblemKind = Literal["unknown-field", "missing-field", "type", "enum", "unknown-member", "method"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What one version's schema says beyond its models' types (its generated rules
+    module): closed enumerations, one-of requirements and the unions open to others."""
+
+    enum_values: Mapping[str, frozenset[str]]
+    field_enums: Mapping[tuple[str, str], str]
+    required_one_of: Mapping[str, tuple[frozenset[str], ...]]
+    open_unions: frozenset[str]
+
+    @classmethod
+    def of(cls, module: Any) -> Rules:
+        """The rules of a generated ``_generated_rules`` module."""
+        return cls(
+            module.ENUM_VALUES, module.FIELD_ENUMS, module.REQUIRED_ONE_OF, module.OPEN_UNIONS
+        )
+
+
+V1_RULES = Rules.of(v1_rules)
+"""ACP v1's rules (its unstable parts included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,16 +135,17 @@ def _describe(t: mi.Type) -> str:
     return names.get(type(t), type(t).__name__)
 
 
-def _field_enum(cls: type[Any], wire: str) -> str | None:
+def _field_enum(cls: type[Any], wire: str, rules: Rules) -> str | None:
     for klass in cls.__mro__:
-        enum = FIELD_ENUMS.get((klass.__name__, wire))
+        enum = rules.field_enums.get((klass.__name__, wire))
         if enum is not None:
             return enum
     return None
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
         self.problems: list[Problem] = []
 
     def add(self, kind: ProblemKind, path: str, text: str) -> None:
@@ -155,8 +178,12 @@ class _Walker:
                 self.add("enum", path, f"{value!r} is not one of {sorted(map(str, t.values))}")
         elif not _accepts(t, value):
             self.add("type", path, f"expected {_describe(t)}, got {_kind(value)}")
-        elif enum is not None and isinstance(value, str) and value not in ENUM_VALUES[enum]:
-            allowed = ", ".join(sorted(ENUM_VALUES[enum]))
+        elif (
+            enum is not None
+            and isinstance(value, str)
+            and value not in self.rules.enum_values[enum]
+        ):
+            allowed = ", ".join(sorted(self.rules.enum_values[enum]))
             self.add("enum", path, f"{value!r} is not a {enum} ({allowed})")
 
     def struct(self, value: Any, t: mi.StructType, path: str) -> None:
@@ -174,7 +201,7 @@ class _Walker:
             if f is None:
                 self.add("unknown-field", f"{path}.{key}", f"{t.cls.__name__} has no field {key!r}")
                 continue
-            self.walk(item, f.type, f"{path}.{key}", _field_enum(t.cls, key))
+            self.walk(item, f.type, f"{path}.{key}", _field_enum(t.cls, key, self.rules))
         for f in t.fields:
             if f.required and f.encode_name not in data:
                 self.add(
@@ -182,8 +209,9 @@ class _Walker:
                     f"{path}.{f.encode_name}",
                     f"missing (required in {t.cls.__name__})",
                 )
+        one_of = self.rules.required_one_of
         alternatives = next(
-            (REQUIRED_ONE_OF[k.__name__] for k in t.cls.__mro__ if k.__name__ in REQUIRED_ONE_OF),
+            (one_of[k.__name__] for k in t.cls.__mro__ if k.__name__ in one_of),
             (),
         )
         if alternatives and not any(a <= data.keys() for a in alternatives):
@@ -194,7 +222,7 @@ class _Walker:
         """Walk ``value`` as each choice; keep the problems of the closest one."""
         found: list[Problem] | None = None
         for choice in choices:
-            trial = _Walker()
+            trial = _Walker(self.rules)
             trial.walk(value, choice, path, enum)
             if not trial.problems:
                 return
@@ -241,13 +269,15 @@ class _Walker:
             return
         choices = [_info(c) for c in layout.choices]
         fitting = [c for c in choices if _accepts(c, value)]
-        open_union = layout.unknown is not None and layout.unknown.__name__ in OPEN_UNIONS
+        open_union = (
+            layout.unknown is not None and layout.unknown.__name__ in self.rules.open_unions
+        )
         if not fitting:
             if not (open_union and isinstance(value, dict)):
                 self.add("type", path, f"no member of the union takes a {_kind(value)}")
             return
         if open_union:
-            trial = _Walker()
+            trial = _Walker(self.rules)
             trial.best(value, fitting, path, None)
             if trial.problems:
                 return  # a member the schema does not list, which it allows here
@@ -257,13 +287,16 @@ class _Walker:
         if not isinstance(tag, str):
             kind: ProblemKind = "type" if tag is not None else "missing-field"
             self.add(kind, path, f"no member of the union is told by {tag!r}")
-        elif unknown is None or unknown.__name__ not in OPEN_UNIONS:
+        elif unknown is None or unknown.__name__ not in self.rules.open_unions:
             self.add("unknown-member", path, f"{tag!r} is not a member the schema lists")
 
 
-def validate_value(value: Any, tp: Any, path: str = "$") -> list[Problem]:
-    """Every problem of the decoded JSON ``value`` as a ``tp`` (a model class or type)."""
-    walker = _Walker()
+def validate_value(
+    value: Any, tp: Any, path: str = "$", *, rules: Rules = V1_RULES
+) -> list[Problem]:
+    """Every problem of the decoded JSON ``value`` as a ``tp`` (a model class or type of
+    the version ``rules`` belong to)."""
+    walker = _Walker(rules)
     walker.walk(value, _info(tp), path)
     return walker.problems
 
@@ -275,8 +308,18 @@ class StrictValidator:
     against the method it answers) and this side's messages with :meth:`validate`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, table: MethodTable = V1_UNSTABLE, rules: Rules = V1_RULES) -> None:
+        self.table = table
+        self.rules = rules
         self._methods: dict[Hashable, str] = {}
+
+    @classmethod
+    def for_v2(cls) -> StrictValidator:
+        """A validator of the v2 draft's messages (its unstable parts included)."""
+        from ..schema.methods import V2_ALL
+        from ..schema.v2 import _generated_rules as v2_rules
+
+        return cls(V2_ALL, Rules.of(v2_rules))
 
     @staticmethod
     def _key(request_id: object) -> Hashable:
@@ -299,16 +342,16 @@ class StrictValidator:
         m = cast("dict[str, Any]", message)
         method = m.get("method")
         if isinstance(method, str):
-            spec = V1_UNSTABLE.find(method, request="id" in m)
+            spec = self.table.find(method, request="id" in m)
             if spec is None:
                 if method.startswith(("_", "$/")):
                     return []
                 return [Problem("method", "$.method", f"{method!r} is not an ACP method")]
-            return validate_value(m.get("params"), spec.params, "$.params")
+            return validate_value(m.get("params"), spec.params, "$.params", rules=self.rules)
         if "result" not in m:
             return []
         answered = self._methods.pop(self._key(m.get("id")), None)
-        spec = V1_UNSTABLE.find(answered, request=True) if answered is not None else None
+        spec = self.table.find(answered, request=True) if answered is not None else None
         if spec is None or spec.result is None:
             return []
-        return validate_value(m["result"], spec.result, "$.result")
+        return validate_value(m["result"], spec.result, "$.result", rules=self.rules)

@@ -39,6 +39,9 @@ log = logging.getLogger("acpwire.transports.http")
 INSTALL_HINT = "the HTTP transport needs the remote extra: pip install 'acpwire[remote]'"
 CONNECTION_HEADER = "Acp-Connection-Id"
 SESSION_HEADER = "Acp-Session-Id"
+RETRY_HEADER = "Acp-Retry"
+"""On a POST sent again after a network failure: acpwire's server then drops a request
+it already answered instead of running it twice (other servers ignore the header)."""
 
 
 def auth_headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
@@ -161,8 +164,9 @@ class HttpTransport:
             await self._inbox.put(response.content)
 
     async def _post(self, message: bytes, headers: Mapping[str, str], *, retry: bool = True) -> Any:
-        """POST ``message``; a network failure is retried for ``resume_within`` seconds
-        (the server drops a repeat of a request it already has in flight)."""
+        """POST ``message``; a network failure is retried for ``resume_within`` seconds,
+        marked with :data:`RETRY_HEADER` (acpwire's server drops a repeat of a request it
+        has in flight or answered)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._resume_within
         delay = 0.1
@@ -175,6 +179,7 @@ class HttpTransport:
                 if not retry or self._closed or loop.time() >= deadline:
                     raise ConnectionClosedError(f"POST failed: {exc}", broken=True) from exc
                 log.info("POST failed (%s); retrying", exc)
+                headers = {**headers, RETRY_HEADER: "1"}
                 await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
                 delay = min(delay * 2, 2.0)
             except self._httpx.HTTPError as exc:

@@ -224,6 +224,7 @@ class ChatApp(App[int]):
             permissions=self._policy(),
             elicitation=ElicitationHandler(form=self.ask_form, url=self.ask_url),
             terminal_auth=True,
+            protocol=self.options.protocol,
         )
         self.agent_dead = False
         async with contextlib.AsyncExitStack() as stack:

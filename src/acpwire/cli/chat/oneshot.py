@@ -35,7 +35,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from rich.console import Console, RenderableType
 from rich.text import Text
@@ -72,6 +72,9 @@ from .session import (
     open_chat_agent,
     show_library_warnings,
 )
+
+if TYPE_CHECKING:
+    from ...schema import v2
 
 __all__ = ["EXIT_INTERRUPTED", "run_once"]
 
@@ -145,7 +148,7 @@ class _Run:
     def agent_said(self, line: str) -> None:
         self.say(Text(line, style="dim"))
 
-    def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
+    def on_update(self, session_id: str, update: s.SessionUpdate | v2.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
 
     def _end_line(self) -> None:
@@ -409,6 +412,7 @@ class _Run:
             permissions=self.policy(),
             terminal_auth=True,
             on_update=self.on_update if options.json else None,
+            protocol=options.protocol,
         )
         async with contextlib.AsyncExitStack() as stack:
             try:

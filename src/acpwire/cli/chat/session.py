@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import schema as s
 from ...client.auth import AuthOption
@@ -40,6 +40,9 @@ from ...protocol.errors import (
 from ...schema import UnsetType
 from ...transports.remote import Reconnected
 from ...transports.subprocess import SubprocessTransport
+
+if TYPE_CHECKING:
+    from ...schema import v2
 
 __all__ = [
     "EXIT_AGENT_ERROR",
@@ -143,6 +146,8 @@ class ChatOptions:
     policy: str | None = None
     json: bool = False
     default_agent: bool = False
+    protocol: int = 1
+    """The highest ACP version offered (2: the v2 draft, falling back to 1)."""
     url: str | None = None
     """A remote agent (``acp serve``'s address) instead of ``agent``."""
     token: str | None = None
@@ -425,7 +430,7 @@ class ChatClient(ToolkitClient):
     def __init__(
         self,
         *,
-        on_update: Callable[[str, s.SessionUpdate], None] | None = None,
+        on_update: Callable[[str, s.SessionUpdate | v2.SessionUpdate], None] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(**options)
@@ -433,6 +438,10 @@ class ChatClient(ToolkitClient):
 
     async def session_update(self, params: s.SessionNotification) -> None:
         await super().session_update(params)
+        if self.on_update is not None:
+            self.on_update(params.session_id, params.update)
+
+    async def v2_update_folded(self, params: v2.UpdateSessionNotification) -> None:
         if self.on_update is not None:
             self.on_update(params.session_id, params.update)
 

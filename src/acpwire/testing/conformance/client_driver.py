@@ -53,6 +53,8 @@ CONTROL_LINE_LIMIT = 128 * 1024 * 1024
 in an answer can be megabytes)."""
 STOP_GRACE = 1.0
 """Seconds the client's process group gets after SIGTERM before SIGKILL."""
+OUTPUT_SETTLE = 1.0
+"""Seconds an exited client's output pipes get to deliver their last bytes."""
 
 
 def scripted_agent_command(control: str, scenario: str) -> list[str]:
@@ -186,6 +188,11 @@ class ClientProcess:
             await asyncio.sleep(EXIT_POLL)
         if self.ended is None:
             self.ended = time.monotonic()
+            # What it printed last may still be in the pipes: read to their end, bounded
+            # (a grandchild holding them open must not stall the verdict).
+            pending = [t for t in self._drains if not t.done()]
+            if pending:
+                await asyncio.wait(pending, timeout=OUTPUT_SETTLE)
         return self.returncode
 
     def interrupt(self) -> None:

@@ -572,6 +572,10 @@ class TransportChecks(EndpointStage):
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(ws.close(), self.quick)
+            # Python 3.10's TLS transport can stay open after the closing handshake.
+            transport = getattr(ws, "transport", None)
+            if transport is not None and not transport.is_closing():
+                transport.abort()
 
     async def _websocket(self, ws: Any) -> None:
         connection_id = ws.response.headers.get("Acp-Connection-Id") if ws.response else None

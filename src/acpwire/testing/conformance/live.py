@@ -127,6 +127,7 @@ class LiveChecks:
         self.working_session: dict[str, str] = {}
         """Per process label, the session the main run's steps work in."""
         self.probe_answers: dict[int, Answer] = {}
+        self.meta_answer: Answer | None = None
         self.initialize_answered = False
         """Whether the main run's initialize got any answer (a result or an error)."""
         self.prompt_refused = False
@@ -250,24 +251,41 @@ class LiveChecks:
         await asyncio.gather(self._probe(2), self._probe(65535), self._probe(1, meta=True))
 
     def judge_probes(self) -> None:
-        """Version negotiation, once the main run has shown whether initialize works at all.
+        """Version negotiation and ``_meta``, once the main run has shown whether
+        initialize works at all.
 
         An agent that answers no initialize is one failure (``initialize``), not three.
         """
         newer, unknown = self.probe_answers.get(2), self.probe_answers.get(65535)
+        meta = self.meta_answer
         if not self.initialize_answered:
-            for key, answer in (("version-unknown", unknown), ("version-newer", newer)):
+            probes = (
+                ("version-unknown", unknown),
+                ("version-newer", newer),
+                ("meta-accepted", meta),
+            )
+            for key, answer in probes:
                 if answer is not None and not answer.answered:
                     self.record(key, "skip", "initialize itself is not answered (see initialize)")
             if unknown is not None and not unknown.answered:
                 unknown = None
             if newer is not None and not newer.answered:
                 newer = None
+            if meta is not None and not meta.answered:
+                meta = None
+        if meta is not None and not meta.answered:
+            # Outweighs a pass from the prompt that carried _meta, judged earlier.
+            self.verdicts.results.pop("meta-accepted", None)
+            self._fail_meta(meta)
         latest = dict_of(unknown.result).get("protocolVersion") if unknown and unknown.ok else None
         if unknown is not None:
             self._judge_unknown(unknown)
         if newer is not None:
             self._judge_newer(newer, latest)
+
+    def _fail_meta(self, answer: Answer) -> None:
+        detail = f"initialize with _meta in clientCapabilities: {answer.describe()}"
+        self.fail("meta-accepted", detail)
 
     async def _probe(self, version: int, meta: bool = False) -> None:
         run = self.new_run("meta" if meta else f"v{version}")
@@ -279,11 +297,9 @@ class LiveChecks:
                 run.process.capabilities = run.capabilities
             answer = await run.initialize(version, self.timeout)
             if meta:
-                if not answer.ok:
-                    self.fail(
-                        "meta-accepted",
-                        f"initialize with _meta in clientCapabilities: {answer.describe()}",
-                    )
+                self.meta_answer = answer
+                if answer.answered and not answer.ok:  # silence is judged in judge_probes
+                    self._fail_meta(answer)
             else:
                 self.probe_answers[version] = answer
             if answer.answered and not run.remote:

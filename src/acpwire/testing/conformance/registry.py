@@ -48,10 +48,10 @@ __all__ = [
 ]
 
 Status = Literal["pass", "fail", "skip", "n/a"]
-Target = Literal["agent", "client", "endpoint"]
-"""What a check is run against."""
-TARGETS: tuple[Target, ...] = ("agent", "client", "endpoint")
-Stage = Literal["probe", "main", "full", "wire", "scenario", "http", "websocket", "security"]
+Target = Literal["agent", "client", "endpoint", "agent-v2"]
+"""What a check is run against (``agent-v2``: an agent over the v2 draft, ``--protocol 2``)."""
+TARGETS: tuple[Target, ...] = ("agent", "client", "endpoint", "agent-v2")
+Stage = Literal["probe", "main", "full", "wire", "scenario", "http", "websocket", "security", "v2"]
 
 NEEDS: Mapping[str, str] = {
     "session": "session/new succeeds (after --auth-method if the agent needs authentication)",
@@ -113,7 +113,7 @@ def _e(key: str, title: str, ids: tuple[str, ...], stage: Stage, *needs: str) ->
     return CheckSpec(key, title, ids, stage, tuple(needs), "endpoint")
 
 
-CHECKS: tuple[CheckSpec, ...] = (
+_V1_CHECKS: tuple[CheckSpec, ...] = (
     # version negotiation and end of input, in processes of their own
     _c("version-newer", "asked for version 2, the agent answers 1 or 2", ("INIT-009",), "probe"),
     _c(
@@ -909,6 +909,57 @@ CHECKS: tuple[CheckSpec, ...] = (
         "security",
     ),
 )
+V2_CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec(
+        "v2-negotiation",
+        "offered version 2, the agent answers 2 with its info",
+        ("V2-INIT-001",),
+        "v2",
+        target="agent-v2",
+    ),
+    CheckSpec(
+        "v2-prompt-accepted",
+        "session/prompt is answered with a messageId, then the user message is reported",
+        ("V2-PROMPT-001", "V2-PROMPT-002"),
+        "v2",
+        ("turn",),
+        "agent-v2",
+    ),
+    CheckSpec(
+        "v2-turn-states",
+        "the turn runs between a running and an idle state_update with the stop reason",
+        ("V2-PROMPT-003", "V2-PROMPT-004"),
+        "v2",
+        ("turn",),
+        "agent-v2",
+    ),
+    CheckSpec(
+        "v2-message-ids",
+        "message updates and chunks carry a messageId",
+        ("V2-MSG-001",),
+        "v2",
+        ("turn",),
+        "agent-v2",
+    ),
+    CheckSpec(
+        "v2-cancel",
+        "session/cancel ends a slow prompt's work idle with stop reason cancelled",
+        ("V2-CANCEL-001",),
+        "v2",
+        ("slow-prompt",),
+        "agent-v2",
+    ),
+    CheckSpec(
+        "v2-schema",
+        "every message the agent sent is valid against the v2 draft's schema",
+        ("V2-SCHEMA-001",),
+        "v2",
+        target="agent-v2",
+    ),
+)
+"""The v2 draft's checks (``acp check --protocol 2``); they run on their own."""
+
+CHECKS: tuple[CheckSpec, ...] = _V1_CHECKS + V2_CHECKS
 CHECKS_BY_KEY: Mapping[str, CheckSpec] = {c.key: c for c in CHECKS}
 
 
@@ -919,7 +970,7 @@ def checks_for(*targets: Target) -> tuple[CheckSpec, ...]:
 
 def select_checks(only: Sequence[str] | None) -> frozenset[str]:
     """Keys of the checks named by ``only`` (all when empty): check keys, requirement ids,
-    or a target kind (``agent``, ``client``, ``endpoint``) for all its checks.
+    or a target kind (``agent``, ``client``, ``endpoint``, ``agent-v2``) for all its checks.
 
     Raises ``ValueError`` naming anything that is none of these.
     """

@@ -22,6 +22,7 @@ import msgspec
 from ... import schema as s
 from ...engine.roles import gate_allows
 from ...protocol.errors import ErrorCode
+from ...protocol.version import V2_DRAFT, answered_version, v1_shaped
 from ...schema.methods import BY_NAME
 from ..strict import Problem, StrictValidator
 from .report import Verdicts
@@ -193,6 +194,11 @@ class _WireChecks:
                 if self.wire.owner(e) is not None or not (_ENVELOPE_KEYS & m.keys()):
                     continue
                 answered = validator.method_of(m) if "method" not in m else None
+                if answered == "initialize" and _chose_v2(m):
+                    # An agent that also serves the v2 draft answers a later version with
+                    # 2 (a probe asks for 65535): from here on it speaks v2.
+                    validator = StrictValidator.for_v2()
+                    validator.note_request({"id": m.get("id"), "method": "initialize"})
                 checked += 1
                 for problem in validator.validate(m):
                     method = m.get("method") if "method" in m else answered
@@ -619,6 +625,12 @@ def _lines_in(e: WireEntry) -> Iterator[tuple[str, Any]]:
         for loc in dicts(as_list(update.get("locations")) or ()):
             if "line" in loc and loc["line"] is not None:
                 yield "tool call location", loc["line"]
+
+
+def _chose_v2(answer: dict[str, Any]) -> bool:
+    """Whether an ``initialize`` answer chose the v2 draft (in v2's shape)."""
+    result = answer.get("result")
+    return answered_version(result) == V2_DRAFT and not v1_shaped(result)
 
 
 def _judged_elsewhere(method: str | None, problem: Problem) -> bool:

@@ -1,0 +1,288 @@
+"""The client role of the ACP v2 *draft*, low tier: one handler method per agent->client
+method of the v2 table, and a typed peer for calling the agent. Mirrors
+:mod:`acpwire.agent.v2`.
+
+Opt-in, next to a v1 client: ``ClientSideConnection(client, transport, v2=MyClientV2())``
+then ``await conn.negotiate()`` offers version 2; the agent's answer decides
+whether the connection speaks v2 (``conn.agent_v2``) or v1 (``conn.agent``, the
+v1 ``client`` serving it). See :mod:`acpwire.protocol.version` for the offer.
+
+In v2 ``session/prompt`` answers with the user message's ``messageId`` as soon as
+the agent accepted it; the turn's updates and its end (an ``idle``
+``state_update`` with the stop reason) arrive as ``session/update``
+notifications, whose handler here is :meth:`ClientV2.session_update`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .. import __version__
+from .. import schema as s
+from ..engine.connection import Connection
+from ..engine.roles import Peer, build_router
+from ..protocol.errors import InvalidParams, MethodNotFound, VersionMismatchError
+from ..protocol.version import (
+    PROTOCOL_VERSION,
+    V2_DRAFT,
+    answered_version,
+    v1_shaped,
+    v2_offer,
+)
+from ..schema import UnsetType, v2
+from ..schema.methods import V2, MethodTable
+
+if TYPE_CHECKING:
+    from .connection import AgentPeer
+
+__all__ = ["AgentPeerV2", "ClientV2", "V2Half"]
+
+log = logging.getLogger("acpwire.client")
+
+
+class ClientV2:
+    """Handler base for the client role of the v2 draft. Override what you support;
+    the rest answer ``-32601``."""
+
+    agent: AgentPeerV2
+    """The connected v2 agent; set when a connection adopts this client."""
+
+    def on_connect(self, agent: AgentPeerV2) -> None:
+        self.agent = agent
+
+    def capabilities(self) -> v2.ClientCapabilities:
+        """What to advertise in a v2 ``initialize``; by default nothing optional."""
+        return v2.ClientCapabilities()
+
+    async def session_update(self, params: v2.UpdateSessionNotification) -> None:
+        """A ``session/update`` notification; ignored unless overridden."""
+
+    async def request_permission(
+        self, params: v2.RequestPermissionRequest
+    ) -> v2.RequestPermissionResponse:
+        raise MethodNotFound("session/request_permission is not supported by this client")
+
+    async def create_elicitation(
+        self, params: v2.CreateElicitationRequest
+    ) -> v2.CreateElicitationResponse:
+        raise MethodNotFound("elicitation/create is not supported by this client")
+
+    async def complete_elicitation(self, params: v2.CompleteElicitationNotification) -> None:
+        """``elicitation/complete``; ignored unless overridden."""
+
+    async def ext_method(self, method: str, params: Any) -> Any:
+        raise MethodNotFound(f"Method not found: {method}", {"method": method})
+
+    async def ext_notification(self, method: str, params: Any) -> None:
+        """An ``_``-prefixed notification; ignored unless overridden."""
+
+
+def _unset(value: Any) -> Any:
+    return v2.UNSET if value is None else value
+
+
+class AgentPeerV2(Peer):
+    """The v2 agent, as the client calls it. Session methods need the agent to have
+    advertised ``capabilities.session``; ``session/delete`` its ``session.delete``."""
+
+    side = "agent"
+    initialize_response: v2.InitializeResponse | None = None
+
+    def __init__(self, connection: Connection, table: MethodTable = V2) -> None:
+        super().__init__(connection, table)
+
+    @property
+    def agent_capabilities(self) -> v2.AgentCapabilities:
+        caps = self.remote_capabilities
+        return caps if isinstance(caps, v2.AgentCapabilities) else v2.AgentCapabilities()
+
+    async def login(self, method_id: str) -> v2.LoginAuthResponse:
+        """``auth/login`` (v1's ``authenticate``) with one of the advertised ``authMethods``."""
+        result: v2.LoginAuthResponse = await self._call(
+            "auth/login", v2.LoginAuthRequest(method_id=method_id)
+        )
+        return result
+
+    async def logout(self) -> v2.LogoutAuthResponse:
+        result: v2.LogoutAuthResponse = await self._call("auth/logout", v2.LogoutAuthRequest())
+        return result
+
+    async def new_session(
+        self,
+        cwd: str,
+        mcp_servers: Sequence[v2.McpServer] | None = None,
+        *,
+        additional_directories: Sequence[str] | None = None,
+    ) -> v2.NewSessionResponse:
+        params = v2.NewSessionRequest(
+            cwd=cwd,
+            mcp_servers=_unset(None if mcp_servers is None else list(mcp_servers)),
+            additional_directories=_unset(
+                None if additional_directories is None else list(additional_directories)
+            ),
+        )
+        result: v2.NewSessionResponse = await self._call("session/new", params)
+        return result
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: Sequence[v2.McpServer] | None = None,
+        *,
+        additional_directories: Sequence[str] | None = None,
+        replay: bool = False,
+    ) -> v2.ResumeSessionResponse:
+        """``session/resume``; ``replay=True`` asks for the history from the start
+        (``replayFrom: {"type": "start"}``, v2's replacement for ``session/load``)."""
+        params = v2.ResumeSessionRequest(
+            session_id=session_id,
+            cwd=cwd,
+            mcp_servers=_unset(None if mcp_servers is None else list(mcp_servers)),
+            additional_directories=_unset(
+                None if additional_directories is None else list(additional_directories)
+            ),
+            replay_from=v2.ReplayFromStart() if replay else v2.UNSET,
+        )
+        result: v2.ResumeSessionResponse = await self._call("session/resume", params)
+        return result
+
+    async def list_sessions(
+        self, *, cwd: str | None = None, cursor: str | None = None
+    ) -> v2.ListSessionsResponse:
+        result: v2.ListSessionsResponse = await self._call(
+            "session/list", v2.ListSessionsRequest(cwd=_unset(cwd), cursor=_unset(cursor))
+        )
+        return result
+
+    async def close_session(self, session_id: str) -> v2.CloseSessionResponse:
+        result: v2.CloseSessionResponse = await self._call(
+            "session/close", v2.CloseSessionRequest(session_id=session_id)
+        )
+        return result
+
+    async def delete_session(self, session_id: str) -> v2.DeleteSessionResponse:
+        result: v2.DeleteSessionResponse = await self._call(
+            "session/delete", v2.DeleteSessionRequest(session_id=session_id)
+        )
+        return result
+
+    async def set_session_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> v2.SetSessionConfigOptionResponse:
+        params = v2.SetSessionConfigOptionRequest(
+            session_id=session_id,
+            config_id=config_id,
+            value=value,
+            type="boolean" if isinstance(value, bool) else "id",
+        )
+        result: v2.SetSessionConfigOptionResponse = await self._call(
+            "session/set_config_option", params
+        )
+        return result
+
+    async def prompt(
+        self, session_id: str, prompt: str | Sequence[v2.ContentBlock]
+    ) -> v2.PromptResponse:
+        """Send a user message; returns once the agent inserted it (its ``messageId``),
+        not when the turn ends (an ``idle`` state update says that)."""
+        blocks: list[v2.ContentBlock] = (
+            [v2.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        )
+        result: v2.PromptResponse = await self._call(
+            "session/prompt", v2.PromptRequest(session_id=session_id, prompt=blocks)
+        )
+        return result
+
+    async def cancel(self, session_id: str) -> None:
+        """``session/cancel``: the agent ends the foreground work with ``cancelled``."""
+        await self._call("session/cancel", v2.CancelSessionNotification(session_id=session_id))
+
+    async def cancel_tool_call(self, session_id: str, tool_call_id: str) -> None:
+        """``tool_call/cancel``: only for a tool call whose ``capabilities.cancel`` is set."""
+        await self._call(
+            "tool_call/cancel",
+            v2.CancelToolCallRequest(session_id=session_id, tool_call_id=tool_call_id),
+        )
+
+    async def cancel_terminal(self, session_id: str, terminal_id: str) -> None:
+        """``terminal/cancel``: only for a terminal whose ``capabilities.cancel`` is set."""
+        await self._call(
+            "terminal/cancel",
+            v2.CancelTerminalRequest(session_id=session_id, terminal_id=terminal_id),
+        )
+
+
+class V2Half:
+    """The v2 half of a :class:`~acpwire.client.connection.ClientSideConnection` that
+    offers v2: the v2 agent peer, and the offer with its switch of routes. Built only
+    when an application passes ``v2=``."""
+
+    def __init__(self, connection: Connection, client: ClientV2, check_capabilities: bool) -> None:
+        self.connection = connection
+        self.client = client
+        self.agent = AgentPeerV2(connection)
+        self.agent.check_capabilities = check_capabilities
+        client.on_connect(self.agent)
+
+    async def negotiate(
+        self,
+        v1_peer: AgentPeer,
+        info: v2.Implementation | None,
+        v1_capabilities: s.ClientCapabilities | None,
+    ) -> int:
+        """Offer v2 (see :func:`~acpwire.protocol.version.v2_offer`); take the answer in
+        the version it names and retire the other version's peer."""
+        own = self.client.capabilities()
+        self.agent.local_capabilities = own
+        info = info or v2.Implementation(name="acpwire", version=__version__)
+        offer = v2_offer(
+            s.to_json(v2.InitializeRequest(protocol_version=V2_DRAFT, info=info, capabilities=own)),
+            None if v1_capabilities is None else s.to_json(v1_capabilities),
+            s.to_json(s.Implementation(name=info.name, version=info.version, title=info.title)),
+        )
+        chosen: list[int] = []
+
+        def switch(raw: object) -> None:
+            # Runs in receive order (Connection.request's ``then``): whatever the agent
+            # sends after its answer already meets the routes of the version it chose.
+            version = answered_version(raw)
+            if version == V2_DRAFT and v1_shaped(raw):
+                log.warning(
+                    "the agent answered protocol version 2 in v1's shape "
+                    "(agentCapabilities/agentInfo, no info): speaking v1 with it"
+                )
+                version = PROTOCOL_VERSION
+            if version == V2_DRAFT:
+                self.connection.use_router(build_router(self.client, "client", V2))
+                v1_peer.retire(V2_DRAFT)
+                chosen.append(V2_DRAFT)
+            elif version == PROTOCOL_VERSION:
+                self.agent.retire(PROTOCOL_VERSION)
+                chosen.append(PROTOCOL_VERSION)
+            else:
+                raise VersionMismatchError(
+                    f"agent answered protocol version {version!r} to an offer of {V2_DRAFT}; "
+                    f"this client speaks {PROTOCOL_VERSION} and {V2_DRAFT}"
+                )
+
+        raw: object = await self.connection.request("initialize", offer, then=switch)
+        if chosen[0] == PROTOCOL_VERSION:
+            v1_peer.adopt_answer(raw)
+            return PROTOCOL_VERSION
+        try:
+            result = s.convert(raw, v2.InitializeResponse)
+        except msgspec.ValidationError as exc:
+            error = InvalidParams("peer's answer to initialize does not match the schema", str(exc))
+            error.from_peer = True
+            raise error from None
+        caps = result.capabilities
+        self.agent.remote_capabilities = (
+            v2.AgentCapabilities() if isinstance(caps, UnsetType) else caps
+        )
+        self.agent.initialize_response = result
+        return V2_DRAFT

@@ -1,0 +1,276 @@
+"""``acp check --protocol 2``: the v2 draft's checks of an agent (:data:`~.registry.V2_CHECKS`).
+
+One agent process, driven by acpwire's client offering version 2 (one ``initialize`` a v1
+agent reads too): the answer must choose 2 and name the agent (``info``); a session, the
+``--prompt`` turn (answered with a ``messageId`` once accepted, the user message reported
+with that id, the work between ``running`` and an ``idle`` state with the stop reason,
+every message chunk with a ``messageId``), the ``--slow-prompt`` cancelled with
+``session/cancel`` (``idle``, ``cancelled``); then every message the agent sent is held to
+the v2 schema's letter (:meth:`~acpwire.testing.strict.StrictValidator.for_v2`). An agent
+that answers 1 does not serve the draft: the checks are ``n/a``. Permission requests are
+answered with the first allowing option, elicitations declined.
+
+The v1 checks are not run here (``acp check`` without ``--protocol 2`` runs them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from typing import Any, cast
+
+from ... import schema as s
+from ...client.connection import Client, ClientSideConnection
+from ...client.v2 import ClientV2
+from ...protocol.errors import AuthRequired, RequestError
+from ...schema import v2
+from ...transports.subprocess import spawn
+from ..recording import RecordingTransport, WireLog
+from ..strict import StrictValidator
+from .options import CheckOptions
+from .report import Report, Verdicts
+
+__all__ = ["run_v2_checks"]
+
+INFO = v2.Implementation(name="acp-check", version="1")
+
+_MESSAGE_KINDS = frozenset(
+    {
+        "user_message",
+        "user_message_chunk",
+        "agent_message",
+        "agent_message_chunk",
+        "agent_thought",
+        "agent_thought_chunk",
+    }
+)
+
+
+class _Observer(ClientV2):
+    """Keeps every update (as JSON) and signals the idle states; allows permissions."""
+
+    def __init__(self) -> None:
+        self.updates: list[dict[str, Any]] = []
+        self.changed = asyncio.Event()
+
+    async def session_update(self, params: v2.UpdateSessionNotification) -> None:
+        self.updates.append(s.to_json(params.update))
+        self.changed.set()
+
+    async def request_permission(
+        self, params: v2.RequestPermissionRequest
+    ) -> v2.RequestPermissionResponse:
+        allow = next((o for o in params.options if o.kind.startswith("allow")), None)
+        if allow is None:
+            return v2.RequestPermissionResponse(outcome=v2.CancelledRequestPermissionOutcome())
+        return v2.RequestPermissionResponse(
+            outcome=v2.SelectedPermissionOutcome(option_id=allow.option_id)
+        )
+
+    async def create_elicitation(
+        self, params: v2.CreateElicitationRequest
+    ) -> v2.CreateElicitationResponse:
+        return v2.ElicitationDeclineAction()
+
+    async def wait_for(self, start: int, timeout: float, found: Any) -> dict[str, Any] | None:
+        """The first update from index ``start`` for which ``found`` is true, or None
+        when ``timeout`` seconds pass without one."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            for update in self.updates[start:]:
+                if found(update):
+                    return update
+            start = len(self.updates)
+            self.changed.clear()
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return None
+            try:
+                await asyncio.wait_for(self.changed.wait(), left)
+            except asyncio.TimeoutError:
+                return None
+
+
+def _idle_with_reason(update: dict[str, Any]) -> bool:
+    return (
+        update.get("sessionUpdate") == "state_update"
+        and update.get("state") == "idle"
+        and isinstance(update.get("stopReason"), str)
+    )
+
+
+async def run_v2_checks(options: CheckOptions) -> Report:
+    """Run the v2 draft's checks against ``options.command``; never raises for
+    misbehaviour of the agent."""
+    if not options.command:
+        raise ValueError("the v2 checks need an agent command")
+    started = time.monotonic()
+    verdicts = Verdicts(options.only, ("agent-v2",))
+    report = Report(command=list(options.command), target="agent-v2")
+    temp, cwd = _folder(options.cwd)
+    wire = WireLog()
+    try:
+        await _run(options, verdicts, report, wire, cwd)
+    except Exception as exc:  # the agent died, hung up, or answered nonsense
+        report.notes.append(f"the run stopped early: {type(exc).__name__}: {exc}")
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    if report.protocol_version == 2:
+        _judge_schema(wire, verdicts)
+    report.results = verdicts.ordered()
+    report.duration = time.monotonic() - started
+    return report
+
+
+def _folder(cwd: str | None) -> tuple[str, str]:
+    """(a temporary folder to remove afterwards, the session folder: ``cwd`` or that one)."""
+    temp = tempfile.mkdtemp(prefix="acp-check-v2-")
+    return temp, os.path.abspath(cwd) if cwd else os.path.realpath(temp)
+
+
+async def _run(
+    options: CheckOptions, verdicts: Verdicts, report: Report, wire: WireLog, cwd: str
+) -> None:
+    command = list(options.command)
+    transport = await spawn(command[0], command[1:], env=options.env, cwd=cwd)
+    observer = _Observer()
+    conn = ClientSideConnection(Client(), RecordingTransport(transport, wire), v2=observer)
+    async with conn:
+        version = await asyncio.wait_for(conn.negotiate(info=INFO), options.timeout)
+        report.protocol_version = version
+        if version != 2 or conn.agent_v2 is None:
+            reason = f"the agent answered version {version}: it does not serve the v2 draft"
+            for key in [c for c in verdicts.selected]:
+                verdicts.record(key, "n/a", reason)
+            return
+        agent = conn.agent_v2
+        answer = agent.initialize_response
+        assert answer is not None
+        report.agent_info = s.to_json(answer.info)
+        verdicts.record(
+            "v2-negotiation", "pass", f"{answer.info.name} {answer.info.version} answered 2"
+        )
+        try:
+            session = await asyncio.wait_for(agent.new_session(cwd), options.timeout)
+        except AuthRequired:
+            if options.auth_method is None:
+                report.blocked = "session/new needs authentication (give --auth-method ID)"
+                return
+            await asyncio.wait_for(agent.login(options.auth_method), options.timeout)
+            session = await asyncio.wait_for(agent.new_session(cwd), options.timeout)
+        sid = session.session_id
+        await _turn(options, verdicts, observer, conn, sid)
+        if options.slow_prompt is None:
+            verdicts.record("v2-cancel", "skip", "needs --slow-prompt")
+        else:
+            await _cancel(options, verdicts, observer, conn, sid, options.slow_prompt)
+        with contextlib.suppress(RequestError, asyncio.TimeoutError):
+            await asyncio.wait_for(agent.close_session(sid), options.quick_timeout)
+
+
+async def _turn(
+    options: CheckOptions,
+    verdicts: Verdicts,
+    observer: _Observer,
+    conn: ClientSideConnection,
+    sid: str,
+) -> None:
+    assert conn.agent_v2 is not None
+    start = len(observer.updates)
+    try:
+        answer = await asyncio.wait_for(conn.agent_v2.prompt(sid, options.prompt), options.timeout)
+    except RequestError as exc:
+        verdicts.fail("v2-prompt-accepted", f"session/prompt was refused: {exc}", "V2-PROMPT-001")
+        return
+    except asyncio.TimeoutError:
+        verdicts.fail(
+            "v2-prompt-accepted",
+            f"no answer to session/prompt in {options.timeout:g} s",
+            "V2-PROMPT-001",
+        )
+        return
+    idle = await observer.wait_for(start, options.timeout, _idle_with_reason)
+    seen = observer.updates[start:]
+    inserted = [
+        u
+        for u in seen
+        if u.get("sessionUpdate") in ("user_message", "user_message_chunk")
+        and u.get("messageId") == answer.message_id
+    ]
+    verdicts.verdict(
+        "v2-prompt-accepted",
+        []
+        if inserted
+        else [("V2-PROMPT-002", f"no user message with messageId {answer.message_id!r}")],
+        f"accepted as {answer.message_id}",
+    )
+    states = [u.get("state") for u in seen if u.get("sessionUpdate") == "state_update"]
+    problems: list[tuple[str, str]] = []
+    if "running" not in states:
+        problems.append(("V2-PROMPT-003", "no running state_update"))
+    if idle is None:
+        problems.append(
+            ("V2-PROMPT-004", f"no idle state with a stop reason in {options.timeout:g} s")
+        )
+    verdicts.verdict(
+        "v2-turn-states",
+        problems,
+        f"states {', '.join(map(str, states))}; stop reason {idle and idle.get('stopReason')}",
+    )
+    messages = [u for u in seen if u.get("sessionUpdate") in _MESSAGE_KINDS]
+    missing = [u["sessionUpdate"] for u in messages if not u.get("messageId")]
+    verdicts.verdict(
+        "v2-message-ids",
+        [f"{kind} without a messageId" for kind in missing],
+        f"{len(messages)} message update(s), each with a messageId",
+    )
+
+
+async def _cancel(
+    options: CheckOptions,
+    verdicts: Verdicts,
+    observer: _Observer,
+    conn: ClientSideConnection,
+    sid: str,
+    prompt: str,
+) -> None:
+    assert conn.agent_v2 is not None
+    start = len(observer.updates)
+    try:
+        await asyncio.wait_for(conn.agent_v2.prompt(sid, prompt), options.timeout)
+    except (RequestError, asyncio.TimeoutError) as exc:
+        verdicts.record("v2-cancel", "skip", f"the slow prompt was not accepted: {exc!r}")
+        return
+
+    def running(update: dict[str, Any]) -> bool:
+        return update.get("sessionUpdate") == "state_update" and update.get("state") == "running"
+
+    await observer.wait_for(start, options.timeout, running)
+    await conn.agent_v2.cancel(sid)
+    idle = await observer.wait_for(start, options.grace, _idle_with_reason)
+    if idle is None:
+        verdicts.fail("v2-cancel", f"no idle state {options.grace:g} s after session/cancel")
+    elif idle.get("stopReason") != "cancelled":
+        verdicts.fail("v2-cancel", f"the work ended with {idle.get('stopReason')!r}")
+    else:
+        verdicts.record("v2-cancel", "pass", "idle, cancelled")
+
+
+def _judge_schema(wire: WireLog, verdicts: Verdicts) -> None:
+    validator = StrictValidator.for_v2()
+    problems: list[str] = []
+    for direction, message in wire.entries:
+        if direction == "sent":
+            validator.note_request(message)
+            continue
+        if not isinstance(message, dict):
+            problems.append("a line that is not a JSON-RPC message")
+            continue
+        m = cast("dict[str, Any]", message)
+        label = m.get("method") or f"answer to {validator.method_of(m)}"
+        problems += [f"{label}: {p}" for p in validator.validate(m)]
+    verdicts.verdict("v2-schema", problems, f"{len(wire.received)} message(s) valid")
