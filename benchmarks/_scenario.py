@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 TEXT64 = "acp-bench " * 6 + "data"
@@ -35,6 +37,21 @@ assert len(TEXT64.encode()) == 64
 CWD = os.path.abspath(os.sep)
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU time a process has used so far, all its threads (Linux ``/proc``; else None).
+
+    CPU time per message moves far less with the machine's load than wall-clock
+    rates do, so the benchmarks report it next to them.
+    """
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            total += int((task / "schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
+
+
 class DriverBase:
     """Counts ``session/update`` notifications and lets a stream wait for them."""
 
@@ -42,6 +59,13 @@ class DriverBase:
         self.updates = 0
         self._target = 0
         self._reached: asyncio.Event | None = None
+        self.last_cpu: tuple[float | None, float] = (None, 0.0)
+        """CPU seconds of the agent process (None if unknown) and of this thread in
+        the last :meth:`stream`."""
+
+    def agent_pid(self) -> int | None:
+        """The agent process, when the driver knows it (for its CPU time)."""
+        return None
 
     def on_update(self) -> None:
         self.updates += 1
@@ -54,12 +78,21 @@ class DriverBase:
         self.updates = 0
         self._target = n
         self._reached = asyncio.Event()
+        pid = self.agent_pid()
+        agent_before = None if pid is None else process_cpu_seconds(pid)
+        client_before = time.thread_time()
         start = time.perf_counter()
         await self.prompt(session_id, f"stream {n}")
         at_response = self.updates
         if self.updates < n:  # an implementation that may deliver updates after the response
             await asyncio.wait_for(self._reached.wait(), 60)
         elapsed = time.perf_counter() - start
+        client_cpu = time.thread_time() - client_before
+        agent_after = None if pid is None else process_cpu_seconds(pid)
+        agent_cpu = (
+            None if agent_before is None or agent_after is None else agent_after - agent_before
+        )
+        self.last_cpu = (agent_cpu, client_cpu)
         self._reached = None
         return elapsed, at_response
 
@@ -107,14 +140,26 @@ async def stream_part(driver: DriverBase, sid: str, plan: dict[str, Any]) -> dic
     runs = []
     for _ in range(plan.get("stream_runs", 3)):
         elapsed, at_response = await driver.stream(sid, n)
-        runs.append({"seconds": elapsed, "at_response": at_response})
+        agent_cpu, client_cpu = driver.last_cpu
+        runs.append(
+            {
+                "seconds": elapsed,
+                "at_response": at_response,
+                "agent_cpu_s": agent_cpu,
+                "client_cpu_s": client_cpu,
+            }
+        )
     seconds = [r["seconds"] for r in runs]
+    agent_cpu = [r["agent_cpu_s"] for r in runs if r["agent_cpu_s"] is not None]
     return {
         "n": n,
         "runs": runs,
         "msgs_per_s": n / min(seconds),
         "msgs_per_s_median": n / statistics.median(seconds),
         "ordered": all(r["at_response"] == n for r in runs),
+        # CPU per message, least of the runs (µs): what each side costs, load or not
+        "agent_cpu_us": min(agent_cpu) / n * 1e6 if agent_cpu else None,
+        "client_cpu_us": min(r["client_cpu_s"] for r in runs) / n * 1e6,
     }
 
 
@@ -181,3 +226,25 @@ async def run_plan(factory: Callable[[], DriverBase], plan: dict[str, Any]) -> d
             "max_ms": max(times) * 1e3,
         }
     return out
+
+
+def load_average() -> str:
+    """The machine's load averages (1, 5, 15 min) as ``a/b/c``: printed with every run."""
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def git_commit() -> str | None:
+    """The short commit of the benchmarked checkout, or None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None

@@ -8,7 +8,7 @@ handed to :meth:`BenchClient.session_update`, which counts it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from _scenario import CWD, DriverBase
@@ -29,16 +29,33 @@ class BenchClient(Client):
 
 
 class AcpwireDriver(DriverBase):
-    def __init__(self, python: str = sys.executable, python_args: Sequence[str] = ()) -> None:
+    """``script args`` (default: the low-tier agent) served to a :class:`BenchClient`,
+    or to what ``client(driver)`` makes (a client that calls ``driver.on_update()``)."""
+
+    def __init__(
+        self,
+        python: str = sys.executable,
+        python_args: Sequence[str] = (),
+        *,
+        script: Path = AGENT,
+        args: Sequence[str] = (),
+        client: Callable[[DriverBase], Client] = BenchClient,
+    ) -> None:
         super().__init__()
         self.python = python
         # e.g. ["-m", "cProfile", "-o", FILE] to profile the agent
         self.python_args = list(python_args)
+        self.script, self.args, self.client = script, list(args), client
         self.conn: ClientSideConnection | None = None
+        self._pid: int | None = None
+
+    def agent_pid(self) -> int | None:
+        return self._pid
 
     async def start(self) -> None:
-        transport = await spawn(self.python, [*self.python_args, str(AGENT)])
-        self.conn = ClientSideConnection(BenchClient(self), transport)
+        transport = await spawn(self.python, [*self.python_args, str(self.script), *self.args])
+        self._pid = transport.pid
+        self.conn = ClientSideConnection(self.client(self), transport)
 
     async def initialize(self) -> None:
         assert self.conn is not None

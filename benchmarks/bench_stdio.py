@@ -51,7 +51,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests" / "interop"))
 
-from _scenario import TEXT64, run_plan  # noqa: E402
+from _scenario import TEXT64, git_commit, run_plan  # noqa: E402
 
 PLANS: dict[str, dict[str, Any]] = {
     "full": {
@@ -419,19 +419,6 @@ def _node_version() -> str | None:
         return None
 
 
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
 def _loadavg() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -486,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "node": _node_version(),
-        "commit": _git_commit(),
+        "commit": git_commit(),
         "plan": plan_name,
         "loadavg_before": _loadavg(),
     }

@@ -56,6 +56,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _scenario import load_average  # noqa: E402
+
 from acpwire import schema as s  # noqa: E402
 from acpwire.client.connection import Client, ClientSideConnection  # noqa: E402
 from acpwire.store import SessionRecord, open_store  # noqa: E402
@@ -367,13 +369,6 @@ def report(rows: list[dict[str, Any]], skipped: dict[str, str], meta: dict[str, 
         "Replay columns: session/load answered, every update received; [n upd] = updates replayed."
     )
     return "\n".join(lines)
-
-
-def load_average() -> str:
-    try:
-        return "/".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
 
 
 async def main() -> int:

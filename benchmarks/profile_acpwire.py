@@ -2,10 +2,13 @@
 """Profile acpwire's two sides of the stdio benchmark with cProfile.
 
     .venv/bin/python benchmarks/profile_acpwire.py [--part stream|roundtrip|sessions] [-n N] [--top K]
+        [--agent low|app|sqlite]
 
 The client side runs in this process under cProfile; the agent runs as
-``python -m cProfile -o FILE acpwire_agent.py`` and writes its profile when the
-client closes it. Both are printed sorted by internal time (``--sort`` to change),
+``python -m cProfile -o FILE acpwire_agent.py`` (``--agent low``, the default)
+or ``store_agent.py`` (the ``AgentApp`` of ``bench_high_tier.py``: ``app`` without
+a store, ``sqlite`` with a SQLite file in a temp folder) and writes its profile
+when the client closes it. Both are printed sorted by internal time (``--sort`` to change),
 and kept as ``.prof`` files under ``--out`` (default /tmp) for snakeviz & co.
 """
 
@@ -17,12 +20,15 @@ import cProfile
 import os
 import pstats
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from acpwire_client import AcpwireDriver
+
+HERE = Path(__file__).resolve().parent
 
 
 async def exercise(driver: AcpwireDriver, part: str, n: int, profiler: cProfile.Profile) -> float:
@@ -57,12 +63,21 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--sort", default="tottime")
     parser.add_argument("--out", default=os.environ.get("TMPDIR", "/tmp"))
+    parser.add_argument("--agent", choices=("low", "app", "sqlite"), default="low")
     args = parser.parse_args()
     client_prof = Path(args.out) / f"acpwire-client-{args.part}.prof"
-    agent_prof = Path(args.out) / f"acpwire-agent-{args.part}.prof"
+    agent_prof = Path(args.out) / f"acpwire-agent-{args.agent}-{args.part}.prof"
     profiler = cProfile.Profile()
-    driver = AcpwireDriver(python_args=["-m", "cProfile", "-o", str(agent_prof)])
-    elapsed = asyncio.run(exercise(driver, args.part, args.n, profiler))
+    profiled = ["-m", "cProfile", "-o", str(agent_prof)]
+    with tempfile.TemporaryDirectory(prefix="acpwire-profile-") as folder:
+        if args.agent == "low":
+            driver = AcpwireDriver(python_args=profiled)
+        else:
+            store = "none" if args.agent == "app" else str(Path(folder) / "profile.sqlite3")
+            driver = AcpwireDriver(
+                python_args=profiled, script=HERE / "store_agent.py", args=[store]
+            )
+        elapsed = asyncio.run(exercise(driver, args.part, args.n, profiler))
     profiler.dump_stats(client_prof)
     print(
         f"{args.part} x {args.n}: {elapsed:.3f} s under the profiler ({args.n / elapsed:,.0f}/s)\n"

@@ -40,6 +40,9 @@ class RawDriver(DriverBase):
         )
         self._reader_task = asyncio.ensure_future(self._read_loop())
 
+    def agent_pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
     async def _read_loop(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         read = self.proc.stdout.read

@@ -1,4 +1,7 @@
-"""The AgentApp that ``bench_store.py`` drives: ``python store_agent.py STORE_URL``.
+"""The AgentApp that ``bench_store.py`` and ``bench_high_tier.py`` drive: ``python store_agent.py STORE``.
+
+``STORE`` is a store URL or path (``open_store``), or ``none`` for an app
+without a store (sessions in memory, no ``session/load``).
 
 Prompts:
 
@@ -14,12 +17,14 @@ from __future__ import annotations
 import sys
 import uuid
 
-from _scenario import TEXT64
-
 from acpwire import schema as s
 from acpwire.agent import AgentApp, Turn
 
-app = AgentApp("store-bench", store=sys.argv[1], auto_title=False)
+TEXT64 = "acp-bench " * 6 + "data"  # as _scenario.TEXT64, without the harness's imports
+
+app = AgentApp(
+    "store-bench", store=None if sys.argv[1] == "none" else sys.argv[1], auto_title=False
+)
 
 
 @app.prompt

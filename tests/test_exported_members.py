@@ -58,6 +58,20 @@ def test_a_low_tier_stdio_agent_starts_without_the_high_tier_or_other_transports
     assert out.stdout.strip() == ""
 
 
+def test_an_agent_app_starts_without_mcp_or_the_file_sandbox() -> None:
+    """Most agents use neither: they are loaded when a session first needs them."""
+    code = (
+        "import sys\n"
+        "from acpwire.agent import AgentApp, Turn\n"
+        "AgentApp('x', store='sqlite:///:memory:')\n"
+        "heavy = ['acpwire.agent.mcp', 'mcp', 'acpwire.sandbox', 'acpwire.store.postgres',\n"
+        "         'importlib.metadata', 'acpwire.transports.subprocess']\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
 def test_lazy_names_resolve() -> None:
     import acpwire.agent
     import acpwire.transports

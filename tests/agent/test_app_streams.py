@@ -235,3 +235,68 @@ async def test_held_chunks_are_sent_before_a_cancelled_turn_answers() -> None:
         await w.agent.cancel(sid)
         assert (await asyncio.wait_for(turn, TIMEOUT)).stop_reason == "cancelled"
         assert w.client.texts(sid) == ["partial answer"]
+
+
+AWKWARD_TEXTS = [
+    "plain",
+    'a "quote" and a back\\slash',
+    "new\nline\ttab\r",
+    "unicode é 中文 🎉",
+    "\x00\x1f control characters",
+    "</script> \u2028\u2029",
+    "",
+    "\x00acpwire text\x00",  # the marker the fast path encodes around
+]
+
+
+async def test_said_and_thought_text_goes_out_as_the_models_would_and_is_recorded(
+    schema_validator: SchemaValidator,
+) -> None:
+    """turn.say/think of plain text skip building models: what is sent and recorded is
+    still exactly what the models encode to (and valid against the schema)."""
+    store = MemorySessionStore()
+    app = AgentApp("texts", store=store, auto_title=False)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        for text in AWKWARD_TEXTS:
+            await turn.think(text)
+        for text in AWKWARD_TEXTS:
+            await turn.say(text)
+
+    async with wired(app, validator=schema_validator) as w:
+        sid = await w.new_session()
+        await w.agent.prompt(sid, "go")
+        sent = [m["params"] for m in w.log.sent if m.get("method") == "session/update"]
+        history = await store.history(sid)
+    thought_id = sent[0]["update"]["messageId"]
+    message_id = sent[len(AWKWARD_TEXTS)]["update"]["messageId"]
+    expected = [
+        s.SessionNotification(
+            session_id=sid,
+            update=s.AgentThoughtChunk(content=s.TextContent(text=t), message_id=thought_id),
+        )
+        for t in AWKWARD_TEXTS
+    ] + [
+        s.SessionNotification(
+            session_id=sid,
+            update=s.AgentMessageChunk(content=s.TextContent(text=t), message_id=message_id),
+        )
+        for t in AWKWARD_TEXTS
+    ]
+    assert sent == [s.to_json(e) for e in expected]
+    merged = {
+        u["sessionUpdate"]: u
+        for u in coalesce(history)
+        if u["sessionUpdate"] != "user_message_chunk"
+    }
+    assert merged["agent_thought_chunk"] == s.to_json(
+        s.AgentThoughtChunk(
+            content=s.TextContent(text="".join(AWKWARD_TEXTS)), message_id=thought_id
+        )
+    )
+    assert merged["agent_message_chunk"] == s.to_json(
+        s.AgentMessageChunk(
+            content=s.TextContent(text="".join(AWKWARD_TEXTS)), message_id=message_id
+        )
+    )

@@ -100,6 +100,12 @@ class EngineTestAgent(Agent):
             return {"echo": params}
         if method == "_test/sleep":
             await asyncio.sleep(60)
+        if method == "_test/stop_when_asked":  # takes its $/cancel_request over
+            asked = asyncio.Event()
+            self.client.connection.take_cancellation(asked.set)
+            await self.client.ext_notification("_test/listening", {})
+            await asked.wait()
+            return {"stopped": "in good order"}
         if method == "_test/cancelled_count":
             return {"count": self.cancelled_handlers}
         return await super().ext_method(method, params)

@@ -173,6 +173,22 @@ async def test_cancel_request_of_an_in_flight_request_answers_request_cancelled(
     assert reply["error"]["code"] == ErrorCode.REQUEST_CANCELLED
 
 
+async def test_a_handler_that_takes_over_its_cancellation_answers_it_itself(link: Link) -> None:
+    """Connection.take_cancellation: the $/cancel_request reaches the handler's callback
+    instead of cancelling its task, and the request is answered by the handler."""
+    await link.raw('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
+    await link.transport.send(
+        b'{"jsonrpc":"2.0","id":"polite-1","method":"_test/stop_when_asked","params":{}}'
+    )
+    ready = json.loads(await asyncio.wait_for(link.transport.receive(), TIMEOUT))  # type: ignore[arg-type]
+    assert ready["method"] == "_test/listening"  # the handler took its cancellation over
+    await link.transport.send(
+        b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"polite-1"}}'
+    )
+    reply = json.loads(await asyncio.wait_for(link.transport.receive(), TIMEOUT))  # type: ignore[arg-type]
+    assert reply == {"jsonrpc": "2.0", "id": "polite-1", "result": {"stopped": "in good order"}}
+
+
 async def test_abandoning_an_outgoing_request_sends_cancel_request(client: Any) -> None:
     conn, _, log = client
     call = asyncio.ensure_future(conn.agent.ext_method("_test/sleep", {}))

@@ -19,6 +19,7 @@ from acpwire.store import (
     default_data_dir,
     default_store_path,
 )
+from acpwire.store import sqlite as sqlite_store
 from acpwire.store.sqlite import SCHEMA_VERSION, migrate
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -89,6 +90,49 @@ async def test_the_file_uses_wal_and_records_its_schema_version(tmp_path: Path) 
         assert check.execute("SELECT meta, owner FROM sessions").fetchone() == ("{}", "alice")
     finally:
         check.close()
+
+
+async def test_a_short_write_that_finds_the_file_locked_waits_for_the_lock(
+    tmp_path: Path,
+) -> None:
+    """Short calls try once without waiting on the loop's thread; when another
+    connection holds the write lock, the call waits for it on the worker instead."""
+    path = tmp_path / "db.sqlite3"
+    async with SqliteSessionStore(path) as store:
+        await store.create(record("first"))
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+            creating = asyncio.ensure_future(store.create(record("second")))
+            await asyncio.sleep(0)  # its attempt on the loop's thread found the file locked
+            assert not creating.done()
+            other.execute("COMMIT")
+            assert (await asyncio.wait_for(creating, 30)).session_id == "second"
+        finally:
+            other.close()
+        assert await store.get("second") is not None
+
+
+async def test_the_log_is_checkpointed_as_it_grows_though_sqlite_does_not_do_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Automatic checkpoints are off (they would sync on the loop's thread): the
+    store checkpoints and restarts the log itself, so the log does not grow forever."""
+    monkeypatch.setattr(sqlite_store, "CHECKPOINT_PAGES", 100)
+    path = tmp_path / "db.sqlite3"
+    async with SqliteSessionStore(path) as store:
+        for n in range(200):  # well over 100 pages
+            await store.create(record(f"s{n}"))
+        await store.history("s0")  # on the worker, after the checkpoint it queued
+        check = inspect(path)
+        try:
+            busy, frames, _ = check.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        finally:
+            check.close()
+        assert busy == 0
+        assert frames < 500  # the log restarted: not the frames of all 200 creates
+        sessions, _ = await store.list_sessions(limit=500)
+        assert len(sessions) == 200
 
 
 async def test_history_is_stored_as_compact_json(tmp_path: Path) -> None:

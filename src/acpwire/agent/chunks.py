@@ -40,7 +40,14 @@ from .. import schema as s
 from ..protocol.errors import ConnectionClosedError
 from ..schema import UNSET
 
-__all__ = ["MERGED_TEXT_LIMIT", "ChunkRun", "LiveChunks", "coalesce", "run_key"]
+__all__ = [
+    "MERGED_TEXT_LIMIT",
+    "ChunkRun",
+    "LiveChunks",
+    "coalesce",
+    "model_run_key",
+    "run_key",
+]
 
 log = logging.getLogger("acpwire.agent")
 
@@ -82,8 +89,11 @@ class ChunkRun:
         """Add ``update`` to the run if it belongs there (and fits); True if it was taken."""
         if key is None or key != self.key:
             return False
-        text = str(update["content"]["text"])
-        if self.size + len(text) > MERGED_TEXT_LIMIT:
+        return self.add(key, str(update["content"]["text"]))
+
+    def add(self, key: RunKey, text: str) -> bool:
+        """Add the text of a chunk whose :func:`run_key` is ``key``, if it belongs here and fits."""
+        if key != self.key or self.size + len(text) > MERGED_TEXT_LIMIT:
             return False
         self.parts.append(text)
         self.size += len(text)
@@ -112,6 +122,30 @@ def coalesce(updates: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             run = ChunkRun(update, key)
     if run is not None:
         yield run.merged()
+
+
+_MERGED_KINDS: Mapping[type, str] = {
+    s.AgentMessageChunk: "agent_message_chunk",
+    s.AgentThoughtChunk: "agent_thought_chunk",
+}
+
+
+def model_run_key(update: s.SessionUpdate) -> tuple[RunKey, str] | None:
+    """:func:`run_key` of ``update``'s wire form and its text, read from the model.
+
+    For the chunks a turn streams (``say``/``think``), so recording one needs no
+    wire form; None for everything else, which is recorded through its wire form.
+    """
+    kind = _MERGED_KINDS.get(type(update))
+    if kind is None or not isinstance(update, s.ContentChunk):
+        return None
+    block = update.content
+    if type(block) is not s.TextContent or update.meta is not UNSET:
+        return None
+    if block.annotations is not UNSET or block.meta is not UNSET:
+        return None
+    message_id = update.message_id
+    return (kind, None if message_id is UNSET else message_id, None), block.text
 
 
 def _live_key(update: s.SessionUpdate) -> RunKey | None:

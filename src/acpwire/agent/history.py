@@ -44,7 +44,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
-from .chunks import ChunkRun, run_key
+from .chunks import ChunkRun, RunKey, run_key
 
 if TYPE_CHECKING:
     from ..store import SessionStore
@@ -95,12 +95,10 @@ class HistoryWriter:
         Returns at once, unless :data:`MAX_PENDING` records are waiting: then
         it waits for them to be committed.
         """
-        self._bind()
         key = run_key(update)
-        run = self._runs.get(session_id)
-        if run is not None and run.take(update, key):
-            self._schedule()  # (normally running since the run began)
+        if key is not None and self.join(session_id, key, str(update["content"]["text"])):
             return
+        run = self._runs.get(session_id)
         if run is not None:
             self._queue(session_id, run.merged())
         if key is None:
@@ -112,9 +110,25 @@ class HistoryWriter:
         if self._count >= self.max_pending:
             await self.flush()
 
+    def join(self, session_id: str, key: RunKey, text: str) -> bool:
+        """Add a chunk's text to the message the session is streaming, if it continues it.
+
+        ``key`` is the chunk's :func:`~acpwire.agent.chunks.run_key`. True when
+        taken; otherwise the chunk must go through :meth:`record`. The hot path of
+        a streaming turn: no wire form, no coroutine, no system call.
+        """
+        run = self._runs.get(session_id)
+        if run is None or not run.add(key, text):
+            return False
+        if self._timer is None:  # (normally running since the run began)
+            self._schedule()
+        return True
+
     def _bind(self) -> None:
         """Follow the running event loop: an app may be served by one loop after another
         (tests, ``asyncio.run`` twice). What is pending is plain data and carries over."""
+        if self._loop is not None and self._loop.is_running():
+            return  # (get_running_loop() costs a system call on Python 3.11)
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop
@@ -125,8 +139,10 @@ class HistoryWriter:
         self._count += 1
 
     def _schedule(self) -> None:
+        self._bind()
         if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.window, self._on_timer)
+            assert self._loop is not None
+            self._timer = self._loop.call_later(self.window, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -144,6 +160,8 @@ class HistoryWriter:
     async def flush(self) -> None:
         """Commit everything recorded so far; returns once it is committed (or failed and logged)."""
         self._bind()
+        if not self._count and not self._runs and not self._lock.locked():
+            return  # nothing recorded, nothing being written
         async with self._lock:
             if self._timer is not None:
                 self._timer.cancel()

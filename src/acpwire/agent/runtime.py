@@ -50,7 +50,14 @@ from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
 from .connection import Agent
 from .sessions import Session, new_record
-from .turn import StopReason, Turn, check_prompt, is_absolute
+from .turn import (
+    StopReason,
+    Turn,
+    check_prompt,
+    is_absolute,
+    needs_prompt_check,
+    new_message_id,
+)
 
 if TYPE_CHECKING:
     from .app import AgentApp
@@ -464,11 +471,14 @@ class AppAgent(Agent):
         it before answering, a v2 one answers first (:mod:`acpwire.agent.app_v2`)."""
         await self._require_auth()
         session = self._live(session_id)
-        check_prompt(prompt, self.app.prompt_capabilities())
+        if needs_prompt_check(prompt):
+            check_prompt(prompt, self.app.prompt_capabilities())
         if session.turn is not None:
             raise TurnInProgress(data={"sessionId": session.id})
         turn = Turn(session, list(prompt), chunk_interval=self.app.chunk_interval)
         session.turn = turn
+        # $/cancel_request for this prompt ends the turn as session/cancel does.
+        self.client.connection.take_cancellation(turn.cancel)
         if session.mcp_servers and session.mcp_support.enabled:
             self._watch_connection()
         return session, turn
@@ -478,16 +488,16 @@ class AppAgent(Agent):
     ) -> StopReason:
         """Run an accepted turn to its stop reason; ``message_id`` is the user message's."""
         try:
-            return await self._run(session, turn, message_id or str(uuid.uuid4()))
+            return await self._run(session, turn, message_id or new_message_id())
         finally:
             session.turn = None
             await session.save_quietly()
 
     async def _run(self, session: Session, turn: Turn, message_id: str) -> StopReason:
         for block in turn.prompt:  # the user's side of the conversation, for replay
-            await session.record_update(
-                to_json(s.UserMessageChunk(content=block, message_id=message_id))
-            )
+            wire = {"sessionUpdate": "user_message_chunk", "content": to_json(block)}
+            wire["messageId"] = message_id  # (to_json of a UserMessageChunk, built directly)
+            await session.writer.record(session.id, wire)
         handler = self.app.hooks.prompt
         parsed = parse_command(turn.text) if self.app.commands else None
         if parsed is not None and parsed[0] in self.app.commands:
@@ -497,20 +507,7 @@ class AppAgent(Agent):
             raise MethodNotFound("this agent has no prompt handler (decorate one with @app.prompt)")
         if self.app.auto_title and session.title is None and turn.text.strip():
             await session.set_title(_title_from(turn.text))
-        task = turn.start_handler(handler)
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            # $/cancel_request for the prompt, or the connection closing: end the turn the same way.
-            turn.cancel()
-            await asyncio.wait({task})
-            if self.client.connection.closed:
-                raise
-            return "cancelled"
-        if task.cancelled():  # cancelled before it ever ran
-            await turn.teardown()
-            return "cancelled"
-        return task.result()
+        return await turn.run_handler(handler)
 
     async def cancel(self, params: s.CancelNotification) -> None:
         session = self.sessions.get(params.session_id)

@@ -42,25 +42,30 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import msgspec
 
 from .. import schema as s
+from ..engine.trace import current_trace
 from ..protocol.errors import ConnectionClosedError
+from ..protocol.messages import encode_notification
 from ..schema import to_json
 from ..store import SessionRecord, utc_now
-from .chunks import coalesce
+from .chunks import RunKey, coalesce, model_run_key
 from .commands import Command
 from .connection import ClientPeer
 from .history import HistoryWriter
-from .mcp import McpServers
 from .options import MODE_OPTION_ID, ConfigSpec, ConfigValue
 
 if TYPE_CHECKING:
+    from .mcp import McpServers
     from .turn import Turn
 
 __all__ = ["NOT_RECORDED", "McpSupport", "Session", "replayable"]
 
 log = logging.getLogger("acpwire.agent")
+_current_trace = current_trace.get  # bound once: read for every text chunk
 
 NOT_RECORDED = frozenset(
     {"config_option_update", "current_mode_update", "available_commands_update"}
@@ -92,7 +97,7 @@ class McpSupport:
     client_version: str = "0"
     over_acp: bool = False
     """Take servers the client offers over ACP (unstable ACP; the app opted in)."""
-    live: set[McpServers] = field(default_factory=set[McpServers])
+    live: set[McpServers] = field(default_factory=set["McpServers"])
 
     @property
     def capabilities(self) -> s.McpCapabilities:
@@ -123,6 +128,10 @@ class Session:
     ) -> None:
         self.record = record
         self.client = client
+        # client.session_update without its frame: a streaming turn sends through here.
+        self._notify = client.connection.notify
+        self._notify_encoded = client.connection.notify_encoded
+        self._text_frame: _TextFrame | None = None  # of the message send_text sends
         self.writer = history
         self.store = history.store
         self.config_spec = config
@@ -199,10 +208,46 @@ class Session:
 
     async def send(self, update: s.SessionUpdate) -> None:
         """Send one ``session/update`` and record it (unless it is state, see NOT_RECORDED)."""
-        await self.client.session_update(self.id, update)
+        chunk = model_run_key(update)
+        if chunk is not None:
+            await self.send_chunk(update, *chunk)
+            return
+        session_id = self.record.session_id
+        await self._notify(
+            "session/update", s.SessionNotification(session_id=session_id, update=update)
+        )
         wire = to_json(update)
         if wire.get("sessionUpdate") not in NOT_RECORDED:
-            await self.writer.record(self.id, wire)
+            await self.writer.record(session_id, wire)
+
+    async def send_chunk(self, update: s.SessionUpdate, key: RunKey, text: str) -> None:
+        """:meth:`send` a text chunk whose :func:`~acpwire.agent.chunks.run_key` and text
+        the caller knows: a chunk that continues the message in hand is recorded
+        by adding its text to it, without turning the update into its wire form."""
+        session_id = self.record.session_id
+        await self._notify(
+            "session/update", s.SessionNotification(session_id=session_id, update=update)
+        )
+        if not self.writer.join(session_id, key, text):
+            await self.writer.record(session_id, to_json(update))
+
+    async def send_text(self, kind: TextKind, message_id: str, text: str) -> None:
+        """:meth:`send` a plain text chunk of a message: what ``turn.say``/``think`` send per token.
+
+        No model is built: the line is the encoder's own bytes for this session,
+        kind and message id (encoded once per message around a marker) with the
+        text encoded in the marker's place, and the chunk is recorded by adding
+        its text to the message in hand (as :meth:`send_chunk`).
+        """
+        frame = self._text_frame
+        if frame is None or frame.message_id != message_id or frame.kind != kind:
+            frame = self._text_frame = _TextFrame(kind, self.record.session_id, message_id)
+        if frame.head is None or _current_trace() is not None:  # a trace goes in _meta
+            await self._notify("session/update", frame.params(text))
+        else:
+            await self._notify_encoded(frame.head + _encode_text(text) + frame.tail)
+        if not self.writer.join(frame.session_id, (kind, message_id, None), text):
+            await self.writer.record(frame.session_id, to_json(frame.model(text)))
 
     async def record_update(self, wire: dict[str, Any]) -> None:
         """Append one update (wire form) to the history without sending it.
@@ -325,6 +370,8 @@ class Session:
         no ``mcp`` SDK installed) are recorded in ``failures``; this never
         raises for them. Raises ``RuntimeError`` if the app disabled MCP.
         """
+        from .mcp import McpServers  # only agents whose sessions use MCP load it
+
         support = self.mcp_support
         if not support.enabled:
             raise RuntimeError("MCP support is disabled for this agent (AgentApp(mcp=False))")
@@ -397,11 +444,45 @@ class Session:
             await self.send(update)
 
 
-def _signature(record: SessionRecord) -> str:
-    """The saved fields of a record as text, to tell whether saving would change anything."""
+TextKind = Literal["agent_message_chunk", "agent_thought_chunk"]
+_TEXT_CHUNKS: dict[str, type[s.AgentMessageChunk | s.AgentThoughtChunk]] = {
+    "agent_message_chunk": s.AgentMessageChunk,
+    "agent_thought_chunk": s.AgentThoughtChunk,
+}
+_MARK = "\x00acpwire text\x00"
+_encode_text = msgspec.json.Encoder().encode  # a str needs no hooks
+_ENCODED_MARK = _encode_text(_MARK)
+
+
+class _TextFrame:
+    """The ``session/update`` line of a text chunk of one message as the encoder
+    writes it, split around the text: a chunk's line is ``head + text + tail``."""
+
+    __slots__ = ("head", "kind", "message_id", "session_id", "tail")
+
+    def __init__(self, kind: TextKind, session_id: str, message_id: str) -> None:
+        self.kind, self.session_id, self.message_id = kind, session_id, message_id
+        line = encode_notification("session/update", self.params(_MARK))
+        self.head: bytes | None = None
+        self.tail = b""
+        if line.count(_ENCODED_MARK) == 1:  # (ids that hold the marker take the slow path)
+            self.head, _, self.tail = line.partition(_ENCODED_MARK)
+
+    def model(self, text: str) -> s.AgentMessageChunk | s.AgentThoughtChunk:
+        return _TEXT_CHUNKS[self.kind](content=s.TextContent(text=text), message_id=self.message_id)
+
+    def params(self, text: str) -> s.SessionNotification:
+        return s.SessionNotification(session_id=self.session_id, update=self.model(text))
+
+
+def _signature(record: SessionRecord) -> bytes:
+    """The saved fields of a record as JSON, to tell whether saving would change anything."""
     fields: list[object] = [record.cwd, record.additional_directories, record.title]
     fields += [record.mode_id, record.config_values, record.meta, record.owner]
-    return json.dumps(fields, sort_keys=True, default=repr)
+    try:
+        return msgspec.json.encode(fields, order="sorted", enc_hook=repr)
+    except (TypeError, ValueError, OverflowError):  # what JSON cannot say: the store will refuse it
+        return repr(fields).encode()
 
 
 def replayable(update: dict[str, Any], terminal_outputs: Mapping[str, str]) -> dict[str, Any]:

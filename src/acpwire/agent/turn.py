@@ -11,9 +11,10 @@ first, and ``fallback=True`` on files and commands uses the agent's own disk
 and processes instead.
 
 How a turn ends (prompt-turn.mdx; docs/cancellation.md): the handler runs in
-its own task. ``session/cancel``, ``session/close``, ``$/cancel_request`` for
-the prompt, or the connection closing cancel that task at once, wherever it is
-waiting (a permission reply, a file read, a terminal). Teardown then marks
+the task serving the ``session/prompt`` request. ``session/cancel``,
+``session/close``, ``$/cancel_request`` for the prompt (taken over from the
+engine, so all three go through :meth:`Turn.cancel`, which is idempotent), or
+the connection closing cancel it at once, wherever it is waiting (a permission reply, a file read, a terminal). Teardown then marks
 every tool call still open ``failed``, kills and releases every terminal still
 held, and only then is the prompt answered, with ``stopReason: "cancelled"``
 and never an error (CANCEL-004..006). After the answer the turn refuses to
@@ -23,30 +24,30 @@ send anything.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shlex
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import schema as s
 from ..engine.roles import gate_allows
 from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidParams
 from ..protocol.forms import validate_form
-from ..sandbox import Sandbox
 from ..schema import UNSET
 from ..schema.methods import BY_NAME
 from .chunks import LiveChunks
 from .commands import Command
 from .connection import ClientPeer
-from .mcp import McpServerError, McpServers, McpToolResult
 from .options import ConfigValue
 from .sessions import Session
 from .terminals import RunResult, TerminalHandle, run_locally
 from .tools import ToolCall, ToolCallContext, ToolContent
+
+if TYPE_CHECKING:  # loaded when first used: most agents need neither at start-up
+    from ..sandbox import Sandbox
+    from .mcp import McpServers, McpToolResult
 
 __all__ = [
     "STOP_REASONS",
@@ -75,11 +76,20 @@ class TurnFinishedError(RuntimeError):
 
 def is_absolute(path: str) -> bool:
     """Absolute in POSIX or Windows form (the client may run on either)."""
-    return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+    if path.startswith("/"):  # what PurePosixPath(path).is_absolute() means, without a path object
+        return True
+    return PureWindowsPath(path).is_absolute()
 
 
-def _content_block(item: str | s.ContentBlock) -> s.ContentBlock:
-    return s.TextContent(text=item) if isinstance(item, str) else item
+_FINISHED = "this turn has already been answered; nothing more can be sent for it"
+_UUID_VARIANT = {f"{d:x}": "89ab"[d & 3] for d in range(16)}
+
+
+def new_message_id() -> str:
+    """A random UUID (version 4) as text: ``str(uuid.uuid4())`` without the UUID object
+    (every turn makes one for the prompt and one per message)."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 @dataclass(frozen=True)
@@ -177,7 +187,8 @@ class Turn:
         self._cancel_requested = False
         self._tearing_down = False
         self._finished = False
-        self._done = asyncio.Event()
+        self._done: asyncio.Event | None = None  # made by the first wait(): most turns have none
+        self._torn_down = False
         self._live = None if chunk_interval is None else LiveChunks(session.send, chunk_interval)
 
     # -- what the handler reads ------------------------------------------
@@ -259,9 +270,7 @@ class Turn:
     async def send(self, update: s.SessionUpdate) -> None:
         """Send (and record) any session update. Raises :class:`TurnFinishedError` after the turn ended."""
         if self._finished:
-            raise TurnFinishedError(
-                "this turn has already been answered; nothing more can be sent for it"
-            )
+            raise TurnFinishedError(_FINISHED)
         if isinstance(update, s.ToolCallStart):
             self._message_id = self._thought_id = None
         elif isinstance(update, s.AgentMessageChunk):
@@ -273,21 +282,38 @@ class Turn:
         else:
             await self._live.send(update)
 
+    # say() and think() are what a streaming agent calls per token: plain text goes
+    # through Session.send_text, which builds neither a model nor a wire form.
+
     async def say(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's message. Consecutive chunks share one ``messageId``."""
-        if self._message_id is None:
-            self._message_id = str(uuid.uuid4())
-        await self.send(
-            s.AgentMessageChunk(content=_content_block(content), message_id=self._message_id)
-        )
+        if self._finished:
+            raise TurnFinishedError(_FINISHED)
+        message_id = self._message_id
+        if message_id is None:
+            message_id = self._message_id = new_message_id()
+        self._thought_id = None
+        if self._live is None and isinstance(content, str):
+            await self.session.send_text("agent_message_chunk", message_id, content)
+            return
+        block = s.TextContent(text=content) if isinstance(content, str) else content
+        update = s.AgentMessageChunk(content=block, message_id=message_id)
+        await (self.session.send(update) if self._live is None else self._live.send(update))
 
     async def think(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's reasoning (``agent_thought_chunk``)."""
-        if self._thought_id is None:
-            self._thought_id = str(uuid.uuid4())
-        await self.send(
-            s.AgentThoughtChunk(content=_content_block(content), message_id=self._thought_id)
-        )
+        if self._finished:
+            raise TurnFinishedError(_FINISHED)
+        thought_id = self._thought_id
+        if thought_id is None:
+            thought_id = self._thought_id = new_message_id()
+        self._message_id = None
+        if self._live is None and isinstance(content, str):
+            await self.session.send_text("agent_thought_chunk", thought_id, content)
+            return
+        block = s.TextContent(text=content) if isinstance(content, str) else content
+        update = s.AgentThoughtChunk(content=block, message_id=thought_id)
+        await (self.session.send(update) if self._live is None else self._live.send(update))
 
     async def plan(self, *entries: str | s.PlanEntry) -> Plan:
         """Send a plan (strings become pending, medium-priority entries) and return it for updates."""
@@ -376,6 +402,8 @@ class Turn:
 
     def _local_files(self) -> Sandbox:
         """The agent's own disk, confined to the session's roots as a client would (SESS-023)."""
+        from ..sandbox import Sandbox
+
         return Sandbox(self.session.roots)
 
     async def read_file(
@@ -573,6 +601,8 @@ class Turn:
         error). Never raises for those: the result then has ``is_error=True``
         and the reason as ``text``, ready to hand back to the model.
         """
+        from .mcp import McpServerError, McpToolResult
+
         servers = await self.mcp_servers()
         args = dict(arguments or {})
         call = await self.start_tool(title or f"{server}: {tool}", kind=kind, raw_input=args)
@@ -647,18 +677,28 @@ class Turn:
 
     async def wait(self) -> None:
         """Wait until the turn has been torn down."""
+        if self._torn_down:
+            return
+        if self._done is None:
+            self._done = asyncio.Event()
         await self._done.wait()
 
-    def start_handler(self, handler: PromptHandler) -> asyncio.Task[StopReason]:
-        """Run ``handler`` for this turn in a new task (:func:`run_turn`), which :meth:`cancel` cancels.
+    async def run_handler(self, handler: PromptHandler) -> StopReason:
+        """Run ``handler`` for this turn in the current task (:func:`run_turn`), which
+        :meth:`cancel` then cancels; returns the stop reason.
 
-        The runtime does this once per turn.
+        The runtime does this once per turn, in the task serving the
+        ``session/prompt`` request (no task of its own: a ping turn costs no more
+        event loop iterations than a low-tier prompt). A cancel can only reach
+        the handler: the task sets :attr:`_task` right before the handler runs,
+        and reaches teardown, which :meth:`cancel` leaves alone, without
+        pausing after the handler returns.
         """
-        task: asyncio.Task[StopReason] = asyncio.ensure_future(run_turn(self, handler))
-        self._task = task
         if self._cancel_requested:  # cancelled while the turn was being set up
-            task.cancel()
-        return task
+            await self.teardown()
+            return "cancelled"
+        self._task = asyncio.current_task()
+        return await run_turn(self, handler)
 
     async def teardown(self, *, quiet: bool = False) -> None:
         """End the turn: fail every open tool call, release every terminal, refuse further sends.
@@ -668,22 +708,28 @@ class Turn:
         :meth:`wait` returns.
         """
         if quiet:
-            with contextlib.suppress(ConnectionClosedError):
+            try:
                 await self._release()
+            except ConnectionClosedError:
+                pass
             self._finished = True
         else:
             await self._release()
-        self._done.set()
+        self._torn_down = True
+        if self._done is not None:
+            self._done.set()
 
     async def _release(self) -> None:
         self._tearing_down = True
         if self._live is not None:
             await self._live.aclose()
-        for call in list(self.open_calls.values()):
-            await call.close_quietly(None)
-        for term in list(self._terminals):
-            await term.close()
-        self._terminals.clear()
+        if self.open_calls:
+            for call in list(self.open_calls.values()):
+                await call.close_quietly(None)
+        if self._terminals:
+            for term in list(self._terminals):
+                await term.close()
+            self._terminals.clear()
         self._finished = True
 
 
@@ -711,6 +757,14 @@ async def run_turn(turn: Turn, handler: PromptHandler) -> StopReason:
     finally:
         await turn.teardown(quiet=True)
     return "cancelled" if turn.cancelled else stop
+
+
+def needs_prompt_check(prompt: Sequence[s.ContentBlock]) -> bool:
+    """Whether :func:`check_prompt` could object: a prompt of text and links never needs it."""
+    return any(type(block) not in _ALWAYS_ALLOWED for block in prompt)
+
+
+_ALWAYS_ALLOWED = (s.TextContent, s.ResourceLink)
 
 
 def check_prompt(prompt: Sequence[s.ContentBlock], capabilities: s.PromptCapabilities) -> None:

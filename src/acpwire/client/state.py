@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .. import schema as s
-from ..schema import UnsetType
+from ..schema import UNSET, UnsetType
 
 __all__ = [
     "Listener",
@@ -174,6 +174,11 @@ _TOOL_FIELDS = (
     "raw_output",
 )
 _LIST_FIELDS = ("content", "locations")
+_CHUNK_ROLES: dict[type, Role] = {
+    s.AgentMessageChunk: "agent",
+    s.AgentThoughtChunk: "thought",
+    s.UserMessageChunk: "user",
+}
 
 
 class SessionState:
@@ -209,7 +214,7 @@ class SessionState:
         self.closed = False
         self.version = 0
         """Incremented on every change: a cheap "needs re-render" check."""
-        self._listeners: list[Listener] = []
+        self._listeners: tuple[Listener, ...] = ()  # replaced, never mutated: no copy per change
         self._messages: dict[tuple[Role, str], MessageView] = {}
 
     def __repr__(self) -> str:
@@ -246,23 +251,46 @@ class SessionState:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` after every change; returns a function that unsubscribes."""
-        self._listeners.append(listener)
+        self._listeners += (listener,)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            listeners = list(self._listeners)
+            if listener in listeners:
+                listeners.remove(listener)
+                self._listeners = tuple(listeners)
 
         return unsubscribe
 
     def _changed(self, update: s.SessionUpdate | None) -> None:
         self.version += 1
-        for listener in list(self._listeners):
+        for listener in self._listeners:
             listener(self, update)
 
     # ------------------------------------------------------------------ folding
 
     def apply(self, update: s.SessionUpdate) -> None:
         """Fold one ``session/update`` payload into the view."""
+        # Message chunks are most of a stream: one dict lookup for them, the type
+        # tests below for the rest; a chunk that continues the last message (no
+        # messageId) is folded right here.
+        role = _CHUNK_ROLES.get(type(update))
+        if role is not None:
+            chunk: s.ContentChunk = update  # type: ignore[assignment]  # (the table: chunks only)
+            message_id = chunk.message_id
+            transcript = self.transcript
+            last = transcript[-1] if transcript else None
+            if (
+                type(last) is MessageView
+                and last.role == role
+                and (message_id is None or message_id is UNSET or last.message_id == message_id)
+            ):
+                last.content.append(chunk.content)  # what _add_chunk would do, sooner
+            else:
+                self._add_chunk(role, chunk)
+            self.version += 1
+            for listener in self._listeners:
+                listener(self, update)
+            return
         if isinstance(update, s.UserMessageChunk):
             self._add_chunk("user", update)
         elif isinstance(update, s.AgentMessageChunk):
@@ -301,12 +329,14 @@ class SessionState:
             self.apply(update)
 
     def _add_chunk(self, role: Role, chunk: s.ContentChunk) -> None:
-        message_id = None if isinstance(chunk.message_id, UnsetType) else chunk.message_id
+        message_id = chunk.message_id
         message: MessageView | None = None
-        if message_id is not None:
+        if message_id is not None and message_id is not UNSET:
             message = self._messages.get((role, message_id))
         else:
-            last = self.transcript[-1] if self.transcript else None
+            message_id = None
+            transcript = self.transcript
+            last = transcript[-1] if transcript else None
             if isinstance(last, MessageView) and last.role == role:
                 message = last
         if message is None:
@@ -314,7 +344,7 @@ class SessionState:
             self.transcript.append(message)
             if message_id is not None:
                 self._messages[(role, message_id)] = message
-        message.append(chunk.content)
+        message.content.append(chunk.content)
 
     def _message(self, role: Role, message_id: str) -> MessageView:
         """The message of ``role`` with ``message_id``; a new user message first takes over

@@ -530,7 +530,8 @@ class ToolkitClient(Client):
     # ------------------------------------------------------------------ handlers: updates
 
     async def session_update(self, params: s.SessionNotification) -> None:
-        self._state_for(params.session_id).apply(params.update)
+        state = self.sessions.get(params.session_id) or self._state_for(params.session_id)
+        state.apply(params.update)
 
     async def v2_update_folded(self, params: v2.UpdateSessionNotification) -> None:
         """Called after a v2 ``session/update`` was folded into its session's state (a

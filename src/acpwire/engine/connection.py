@@ -13,6 +13,9 @@ Guarantees (tested in ``tests/engine``):
 * **Cancellation.** Each incoming request's task is keyed by its id; a
   ``$/cancel_request`` for that id cancels the task and the request is
   answered ``-32800`` (unless the handler still produces its own answer).
+  A handler that ends its work in good order itself may take that over
+  (:meth:`Connection.take_cancellation`): the ``$/cancel_request`` then calls
+  its callback instead (AgentApp's turns answer ``cancelled``).
   A caller that abandons an outgoing request (its task is cancelled) makes the
   connection send ``$/cancel_request`` for it; the peer's late answer is then
   expected and dropped without a warning.
@@ -60,6 +63,7 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -76,7 +80,7 @@ from ..protocol.errors import (
 )
 from ..protocol.framing import Oversize
 from ..protocol.trace_context import TraceContext, with_trace
-from ..schema.codec import decoder_for
+from ..schema.codec import decoder_for, fast_decoder_for
 from ..transports.base import Transport
 from .trace import current_trace, hooks
 
@@ -124,6 +128,11 @@ class _Pending:
 
 _any_decoder = msgspec.json.Decoder()
 _EMPTY_OBJECT = b"{}"
+
+_IGNORED = object()  # a notification whose params could not be decoded
+
+_serving: ContextVar[tuple[Connection, Any] | None] = ContextVar("acpwire_serving", default=None)
+"""The connection and id of the request the current task serves (set in its own task)."""
 
 
 def _invalid_params(exc: msgspec.ValidationError) -> InvalidParams:
@@ -189,6 +198,8 @@ class Connection:
         self._pending: dict[Any, _Pending] = {}
         self._incoming: dict[Any, asyncio.Task[None]] = {}
         self._cancelled_by_peer: set[Any] = set()
+        # Request id -> what a $/cancel_request for it calls instead of cancelling its task.
+        self._cancel_handlers: dict[Any, Callable[[], None]] = {}
         # Ids of requests we abandoned (oldest first), whose late answers are expected.
         self._abandoned: dict[Any, None] = {}
         # Notifications and responses waiting for their turn, in arrival order (a
@@ -201,9 +212,11 @@ class Connection:
         self._inbox_drained = asyncio.Event()
         self._inbox_drained.set()
         self._reader_paused = False
-        # method -> (decode, handler) for notifications, filled on first use (emptied
-        # when use_router() replaces the routes).
-        self._notification_routes: dict[str, tuple[Callable[[Any], Any], Handler]] = {}
+        # method -> (fast decode, tolerant decode, handler) for notifications, filled on
+        # first use (emptied when use_router() replaces the routes).
+        self._notification_routes: dict[
+            str, tuple[Callable[[Any], Any], Callable[[Any], Any], Handler]
+        ] = {}
         self._reader: asyncio.Task[None] | None = None
         self._worker: asyncio.Task[None] | None = None
         # Set by start(); asyncio.get_running_loop() costs a getpid() system call.
@@ -345,6 +358,29 @@ class Connection:
             params = with_trace(params, trace)
         await self.transport.send(wire.encode_notification(method, params))
 
+    async def notify_encoded(self, line: bytes) -> None:
+        """Send a notification as :func:`~acpwire.protocol.messages.encode_notification`
+        encoded it: for a sender of many alike that makes their bytes faster itself
+        (``turn.say`` encodes a message's chunks around their text)."""
+        if self._closed is not None:
+            raise ConnectionClosedError(str(self._closed), broken=self._closed.broken)
+        await self.transport.send(line)
+
+    def take_cancellation(self, callback: Callable[[], None]) -> bool:
+        """From a request handler: a ``$/cancel_request`` for this request calls ``callback``
+        instead of cancelling the handler's task.
+
+        For handlers that end their work in good order themselves: the request is
+        then answered by the handler, as usual. The connection closing still
+        cancels the task. Returns False, changing nothing, when the current task
+        does not serve a request of this connection.
+        """
+        serving = _serving.get()
+        if serving is None or serving[0] is not self:
+            return False
+        self._cancel_handlers[serving[1]] = callback
+        return True
+
     async def _send_quietly(self, line: bytes) -> None:
         try:
             await self.transport.send(line)
@@ -360,24 +396,39 @@ class Connection:
 
     async def _read_loop(self) -> None:
         reason = ConnectionClosedError("peer closed the connection")
+        receive = self.transport.receive
+        # Optional (transports/base.py): the messages a transport already holds, so a
+        # burst is taken in one step instead of a coroutine per message.
+        take_ready: Callable[[], list[bytes | Oversize]] | None = getattr(
+            self.transport, "take_ready", None
+        )
+        inbox, parse, notification = self._inbox, wire.parse, wire.Notification
         try:
             while True:
-                line = await self.transport.receive()
-                if line is None:
+                first = await receive()
+                if first is None:
                     break
-                if isinstance(line, Oversize):
-                    log.error(
-                        "%s: dropped an incoming message of %d bytes (over the size limit)",
-                        self.name,
-                        line.size,
-                    )
-                    continue
-                self._dispatch(wire.parse(line))
-                if len(self._inbox) > INBOX_HIGH_WATER:
-                    # Handlers are behind: stop reading so the peer's writes block.
-                    self._reader_paused = True
-                    self._inbox_drained.clear()
-                    await self._inbox_drained.wait()
+                for line in [first, *take_ready()] if take_ready is not None else (first,):
+                    if isinstance(line, Oversize):
+                        log.error(
+                            "%s: dropped an incoming message of %d bytes (over the size limit)",
+                            self.name,
+                            line.size,
+                        )
+                        continue
+                    msg = parse(line)
+                    if type(msg) is notification and msg.method != CANCEL_REQUEST:
+                        inbox.append(msg)  # _dispatch's most common case, inline
+                        if self._inbox_idle:
+                            self._inbox_idle = False
+                            self._inbox_ready.set()
+                    else:
+                        self._dispatch(msg)
+                    if len(inbox) > INBOX_HIGH_WATER:
+                        # Handlers are behind: stop reading so the peer's writes block.
+                        self._reader_paused = True
+                        self._inbox_drained.clear()
+                        await self._inbox_drained.wait()
         except ConnectionClosedError as exc:
             reason = exc
         except asyncio.CancelledError:
@@ -501,15 +552,10 @@ class Connection:
                     else:
                         try:
                             params = route[0](item.params)
-                        except msgspec.ValidationError as exc:
-                            log.warning(
-                                "%s: ignored %s with invalid params: %s",
-                                self.name,
-                                item.method,
-                                exc,
-                            )
-                        else:
-                            await route[1](params)
+                        except msgspec.ValidationError:  # an unknown union member, or nonsense
+                            params = self._decode_tolerant(route[1], item)
+                        if params is not _IGNORED:
+                            await route[2](params)
                 elif isinstance(item, response):
                     self._resolve(item)
                 else:
@@ -523,11 +569,21 @@ class Connection:
             if self._closed is not None and not inbox:
                 return
 
-    def _notification_route(self, method: str) -> tuple[Callable[[Any], Any], Handler] | None:
+    def _decode_tolerant(self, decode: Callable[[Any], Any], msg: wire.Notification) -> Any:
+        try:
+            return decode(msg.params)
+        except msgspec.ValidationError as exc:
+            log.warning("%s: ignored %s with invalid params: %s", self.name, msg.method, exc)
+            return _IGNORED
+
+    def _notification_route(
+        self, method: str
+    ) -> tuple[Callable[[Any], Any], Callable[[Any], Any], Handler] | None:
         route = self.router.notifications.get(method)
         if route is None:
             return None
-        entry = (decoder_for(route.params_type), route.handler)
+        decode = decoder_for(route.params_type)
+        entry = (fast_decoder_for(route.params_type), decode, route.handler)
         self._notification_routes[method] = entry
         return entry
 
@@ -544,11 +600,21 @@ class Connection:
             return
         task = self._incoming.get(request_id)
         if task is not None and not task.done():
+            handler = self._cancel_handlers.get(request_id)
+            if handler is not None:
+                try:
+                    handler()
+                except Exception:
+                    log.exception(
+                        "%s: cancellation handler of request %r failed", self.name, request_id
+                    )
+                return
             self._cancelled_by_peer.add(request_id)
             task.cancel()
 
     async def _handle_request(self, msg: wire.Request) -> None:
         request_id = msg.id
+        _serving.set((self, request_id))  # in this task's own context
         try:
             route = self.router.requests.get(msg.method)
             if route is None:
@@ -580,6 +646,8 @@ class Connection:
     def _request_done(self, request_id: Any, task: asyncio.Task[None]) -> None:
         if self._incoming.get(request_id) is task:
             del self._incoming[request_id]
+            if self._cancel_handlers:
+                self._cancel_handlers.pop(request_id, None)
         by_peer = request_id in self._cancelled_by_peer
         self._cancelled_by_peer.discard(request_id)
         # Cancelled at the peer's request (even before it started): still answer, with -32800.

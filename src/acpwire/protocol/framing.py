@@ -59,16 +59,21 @@ class LineSplitter:
             buf.clear()
             self._emit(line, out)
             start = nl + 1
-        max_size = self.max_size
-        while True:
-            nl = data.find(b"\n", start)
-            if nl < 0:
-                break
-            if nl - start > max_size:
-                out.append(Oversize(nl - start))
-            elif nl > start:
-                out.append(data[start:nl])
-            start = nl + 1
+        last = data.rfind(b"\n")
+        if last >= start:
+            # Every complete line at once (a read holds hundreds of them): split in C,
+            # and go line by line only for empty or oversize ones.
+            lines = data[start:last].split(b"\n")
+            if all(lines) and max(map(len, lines)) <= self.max_size:
+                out += lines
+            else:
+                max_size = self.max_size
+                for line in lines:
+                    if len(line) > max_size:
+                        out.append(Oversize(len(line)))
+                    elif line:
+                        out.append(line)
+            start = last + 1
         if start < len(data):
             buf += data[start:]
             self._check_overflow(out)

@@ -50,6 +50,19 @@ def decoder_for(tp: Any) -> Decode:
     return decode_one
 
 
+_fast: dict[Any, Decode] = {}
+
+
+def fast_decoder_for(tp: Any) -> Decode:
+    """msgspec's own decoder for ``tp``: what :func:`decoder_for` tries first, without the
+    fallback, for callers that handle :class:`msgspec.ValidationError` themselves (and
+    then retry with :func:`decoder_for`) to save a call per message."""
+    cached = _fast.get(tp)
+    if cached is None:
+        cached = _fast[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook).decode
+    return cached
+
+
 def decode(data: bytes | str, tp: type[T]) -> T:
     """Parse JSON into ``tp``; raises :class:`msgspec.ValidationError` on mismatch."""
     result: T = decoder_for(tp)(data)

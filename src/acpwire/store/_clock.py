@@ -11,6 +11,7 @@ from typing import Final
 __all__ = ["Clock", "timestamp_key", "utc_now"]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_NAIVE_EPOCH: Final = datetime(1970, 1, 1)
 _ONE_MICROSECOND: Final = timedelta(microseconds=1)
 _TIMESTAMP_RE: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?"
@@ -18,8 +19,18 @@ _TIMESTAMP_RE: Final = re.compile(
 )
 
 
+_CANONICAL: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+_second: tuple[int, str] = (-1, "")  # the last second formatted, as (seconds, text)
+
+
 def _format_key(key: int) -> str:
-    return (_EPOCH + timedelta(microseconds=key)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    global _second
+    seconds, micro = divmod(key, 1_000_000)
+    cached = _second  # one read: another thread may replace it meanwhile
+    if cached[0] != seconds:
+        text = (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+        cached = _second = (seconds, text)
+    return f"{cached[1]}.{micro:06d}Z"
 
 
 def utc_now() -> str:
@@ -29,6 +40,14 @@ def utc_now() -> str:
 
 def timestamp_key(value: object, what: str) -> int:
     """Microseconds since the Unix epoch of an ISO 8601 timestamp (the sort key)."""
+    if isinstance(value, str) and _CANONICAL.fullmatch(value):
+        # The form stores write (utc_now): datetime parses it in C.
+        try:
+            since = datetime.fromisoformat(value[:26]) - _NAIVE_EPOCH
+        except ValueError:
+            pass
+        else:
+            return (since.days * 86_400 + since.seconds) * 1_000_000 + since.microseconds
     match = _TIMESTAMP_RE.fullmatch(value) if isinstance(value, str) else None
     if match is None:
         raise ValueError(f"{what} must be an ISO 8601 timestamp, got {value!r}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from ._clock import Clock
@@ -63,7 +62,7 @@ class MemorySessionStore(SessionStore, OwnerLedger):
         existing = self._rows.get(row.session_id)
         if existing is not None:
             owner = row.owner if existing.owner is None else existing.owner
-            row = replace(row, created_at=existing.created_at, owner=owner)
+            row = row._replace(created_at=existing.created_at, owner=owner)
         self._rows[row.session_id] = row
         self._history.setdefault(row.session_id, [])
         return decode(row)
@@ -118,7 +117,7 @@ class MemorySessionStore(SessionStore, OwnerLedger):
         if row is None:
             return None
         if row.owner is None:
-            row = self._rows[session_id] = replace(row, owner=principal)
+            row = self._rows[session_id] = row._replace(owner=principal)
         return row.owner
 
     async def owners_of(self, session_ids: Collection[str]) -> dict[str, str | None]:

@@ -6,12 +6,32 @@ commits may be lost on power failure or an OS crash, never the file's
 consistency. Every write is one transaction (``BEGIN IMMEDIATE``, so a busy
 file is waited for rather than failing halfway).
 
-Concurrency: all SQLite work of one store runs on one worker thread that owns
-the connection, so the event loop never blocks and the store's calls are
-serialised. Several processes (or stores) may use the same file at once:
-SQLite lets one writer in at a time, and they wait up to ``timeout`` seconds
-for each other. History rows get increasing ids in commit order, so each
-session's history reads back in the order it was appended.
+Where the work runs, and what that costs the event loop. The store owns one
+connection and one worker thread, and its calls are serialised in the order
+they are made. A call that is short runs on the event loop's own thread, when
+nothing of the store's is on the worker: ``create``, ``get``, ``update`` (one
+row) and ``extend_many`` of at most :data:`INLINE_RECORDS` records and
+:data:`INLINE_BYTES` bytes. Such a call never waits for a lock (it tries once
+with a busy timeout of zero) and never syncs to disk (a WAL commit with
+``synchronous=NORMAL`` only writes to the OS): it blocks the loop for a few
+tens of microseconds, as long as encoding the record does. Everything else
+runs on the worker: opening the file and migrating its schema, reading a
+history, listing, deleting, larger batches, a short call that found the
+database locked by another process (it is retried there, waiting up to
+``timeout`` seconds), and every call made while an earlier one is still on
+the worker. SQLite's automatic checkpoints are off on this connection, since
+a checkpoint syncs the file (milliseconds on most disks): the store counts
+the pages it writes (an estimate) and, every :data:`CHECKPOINT_PAGES` of
+them, checkpoints on the worker and restarts the log there too (the first
+write of a new log syncs its header); calls made meanwhile wait behind it on
+the worker, not on the loop. Going to the worker and back costs two thread
+switches, which a loaded machine makes expensive (hundreds of microseconds):
+that is why short calls stay on the loop's thread.
+
+Several processes (or stores) may use the same file at once: SQLite lets one
+writer in at a time, and they wait up to ``timeout`` seconds for each other.
+History rows get increasing ids in commit order, so each session's history
+reads back in the order it was appended.
 
 Schema: versioned in a ``schema_version`` table and migrated forward on first
 use; a file written by a newer version is refused with ``RuntimeError``.
@@ -20,6 +40,7 @@ use; a file written by a newer version is refused with ``RuntimeError``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
@@ -48,8 +69,20 @@ __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
 
 _T = TypeVar("_T")
 
+log = logging.getLogger("acpwire.store")
+
 SCHEMA_VERSION: Final = 2
 """Version of the SQLite schema this module writes."""
+
+INLINE_RECORDS: Final = 64
+"""Most history records an ``extend_many`` may hold to run on the event loop's thread."""
+INLINE_BYTES: Final = 64 * 1024
+"""Most bytes of JSON an ``extend_many`` may hold to run on the event loop's thread."""
+CHECKPOINT_PAGES: Final = 4000
+"""Pages written (an estimate) between two checkpoints: 16 MiB of log, four times SQLite's
+default, since each checkpoint costs three syncs to disk whatever its size."""
+_PAGE: Final = 4096
+_BUSY: Final = 5  # SQLITE_BUSY, the primary result code of "database is locked"
 
 _COLUMN_LIST: Final = ", ".join(COLUMNS)
 _MAX_PARAMS: Final = 500
@@ -151,7 +184,14 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
         self._executor = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="acpwire-session-store"
         )
-        self._conn: sqlite3.Connection | None = None  # used on the worker thread only
+        # The connection, used by one thread at a time: the worker, or the loop's
+        # thread while the worker has nothing of ours (see the module docstring).
+        self._conn: sqlite3.Connection | None = None
+        # Jobs handed to the worker and jobs it finished; equal when it has none. Each
+        # is written by one thread only (the loop's, the worker's).
+        self._submitted = 0
+        self._finished = 0
+        self._unchecked_pages = 0  # written since the last checkpoint (estimated)
         self._closed = False
 
     @property
@@ -164,10 +204,70 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
 
     # -- plumbing ------------------------------------------------------------
 
-    async def _run(self, fn: Callable[[], _T]) -> _T:
+    async def _run(self, fn: Callable[[], _T], *, short: bool = False, pages: int = 0) -> _T:
+        """Run ``fn`` (which uses :meth:`_db`) where the module docstring says.
+
+        ``short``: it may run on this thread. ``pages``: what it writes, for checkpoints.
+        """
         if self._closed:
             raise StoreClosedError
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        if short and self._conn is not None and self._submitted == self._finished:
+            try:
+                result = fn()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                # Another process is writing: wait for it on the worker.
+            else:
+                self._wrote(pages)
+                return result
+        result = await self._on_worker(fn)
+        self._wrote(pages)
+        return result
+
+    def _on_worker(self, fn: Callable[[], _T]) -> asyncio.Future[_T]:
+        """``fn`` on the worker thread, with the busy timeout it may wait for locks."""
+        wait_ms = int(self._timeout * 1000)
+
+        def job() -> _T:
+            try:
+                conn = self._db()
+                conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
+                try:
+                    return fn()
+                finally:
+                    conn.execute("PRAGMA busy_timeout = 0")
+            finally:
+                self._finished += 1  # the connection is free for the loop's thread again
+
+        self._submitted += 1
+        future = asyncio.get_running_loop().run_in_executor(self._executor, job)
+        # A caller that gives up does not withdraw a job the count already holds.
+        return asyncio.shield(future)
+
+    def _wrote(self, pages: int) -> None:
+        """Count written pages; past CHECKPOINT_PAGES, checkpoint on the worker."""
+        self._unchecked_pages += pages
+        if self._unchecked_pages < CHECKPOINT_PAGES or self._closed or self._path == ":memory:":
+            return
+        self._unchecked_pages = 0
+        self._on_worker(self._checkpoint).add_done_callback(_log_failure)
+
+    def _checkpoint(self) -> None:
+        """Copy the log into the database file and restart the log, on the worker.
+
+        Calls made meanwhile go to the worker too: a write from the loop's thread
+        right after the copy would restart the log itself, and the first write of
+        a new log syncs its header to disk.
+        """
+        conn = self._db()
+        busy, log_pages, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0]
+        if not busy and log_pages > 0 and done == log_pages:
+            # All of the log is in the file: restart it with a write (a row changed
+            # and changed back; a write that changes nothing writes no page).
+            with _transaction(conn):
+                conn.execute("UPDATE schema_version SET version = -version")
+                conn.execute("UPDATE schema_version SET version = -version")
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -177,12 +277,15 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
     def _connect(self) -> sqlite3.Connection:
         if isinstance(self._path, Path):
             self._path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
+        conn = sqlite3.connect(
+            self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+        )
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # the worker checkpoints
             migrate(conn)
         except BaseException:
             conn.close()
@@ -214,14 +317,14 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
                 raise SessionExistsError(row.session_id)
             return decode(row)
 
-        return await self._run(work)
+        return await self._run(work, short=True, pages=5)
 
     async def get(self, session_id: str) -> SessionRecord | None:
         def work() -> SessionRecord | None:
             row = self._select(session_id)
             return None if row is None else decode(row)
 
-        return await self._run(work)
+        return await self._run(work, short=True)
 
     async def update(self, record: SessionRecord, *, touch: bool = True) -> SessionRecord:
         row = encode(record)
@@ -250,12 +353,14 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
             assert result is not None
             return decode(result)
 
-        return await self._run(work)
+        return await self._run(work, short=True, pages=4)
 
     async def extend_many(self, batch: Mapping[str, Sequence[dict[str, Any]]]) -> set[str]:
         encoded = {sid: dumps_updates(updates) for sid, updates in batch.items()}
         if not encoded:
             return set()
+        records = sum(len(payloads) for payloads in encoded.values())
+        size = sum(len(text) for payloads in encoded.values() for text in payloads)
 
         def work() -> set[str]:
             conn = self._db()
@@ -280,7 +385,8 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
                     )
             return missing
 
-        return await self._run(work)
+        short = records <= INLINE_RECORDS and size <= INLINE_BYTES
+        return await self._run(work, short=short, pages=2 * len(encoded) + size // _PAGE)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         def work() -> list[dict[str, Any]]:
@@ -315,7 +421,7 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
                 conn.execute("DELETE FROM updates WHERE session_id = ?", (session_id,))
                 conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
 
-        await self._run(work)
+        await self._run(work, pages=8)
 
     async def claim_owner(self, session_id: str, principal: str) -> str | None:
         principal = check_principal(principal)
@@ -366,3 +472,16 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
             await asyncio.get_running_loop().run_in_executor(self._executor, work)
         finally:
             self._executor.shutdown(wait=False)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite said "database is locked" (another connection holds the lock)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if isinstance(code, int):
+        return code & 0xFF == _BUSY
+    return "locked" in str(exc)
+
+
+def _log_failure(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("checkpoint of the session database failed", exc_info=future.exception())

@@ -5,6 +5,11 @@ returns the next message, an :class:`~acpwire.protocol.framing.Oversize`
 marker for a message that was too large and was dropped, or ``None`` at a
 clean end of input. A transport that breaks raises
 :class:`~acpwire.protocol.errors.ConnectionClosedError` with ``broken=True``.
+
+Optional: a transport that reads many messages at once (a pipe read holds
+hundreds) may offer ``take_ready() -> list[bytes | Oversize]``, the messages it
+holds already, in order, without waiting; the engine then takes a burst in one
+step rather than one ``receive()`` each.
 """
 
 from __future__ import annotations

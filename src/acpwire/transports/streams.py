@@ -44,20 +44,25 @@ class StreamTransport:
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise ConnectionClosedError("transport is closed")
-        writer = self._writer
-        if writer.is_closing():
-            raise ConnectionClosedError("peer stopped reading", broken=True)
         if self._write_error is not None:
             raise ConnectionClosedError(f"write failed: {self._write_error}", broken=True)
         if self._burst:
+            # The hot path of a stream: hold the message. A peer that stopped reading
+            # is noticed when the held bytes are written (below, or by _end_burst).
             held = self._held
             held += message
             held += b"\n"
             if len(held) < COALESCE_LIMIT:
                 return
+            writer = self._writer
+            if writer.is_closing():
+                raise ConnectionClosedError("peer stopped reading", broken=True)
             writer.write(bytes(held))
             held.clear()
         else:
+            writer = self._writer
+            if writer.is_closing():
+                raise ConnectionClosedError("peer stopped reading", broken=True)
             writer.write(message + b"\n")
             self._burst = True
             loop = self._loop
@@ -75,11 +80,13 @@ class StreamTransport:
         if self._held:
             data = bytes(self._held)
             self._held.clear()
-            if not self._writer.is_closing():
-                try:
-                    self._writer.write(data)
-                except (ConnectionError, OSError, RuntimeError) as exc:
-                    self._write_error = exc  # raised by the next send()
+            if self._writer.is_closing():
+                self._write_error = ConnectionError("peer stopped reading")  # for the next send()
+                return
+            try:
+                self._writer.write(data)
+            except (ConnectionError, OSError, RuntimeError) as exc:
+                self._write_error = exc  # raised by the next send()
 
     async def receive(self) -> bytes | Oversize | None:
         ready = self._ready
@@ -96,6 +103,15 @@ class StreamTransport:
             else:
                 ready.extend(self._splitter.feed(chunk))
         return ready.popleft()
+
+    def take_ready(self) -> list[bytes | Oversize]:
+        """The messages already read and split, without waiting (transports/base.py)."""
+        ready = self._ready
+        if not ready:
+            return []
+        taken = list(ready)
+        ready.clear()
+        return taken
 
     async def close(self) -> None:
         if self._closed:

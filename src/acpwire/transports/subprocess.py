@@ -70,6 +70,9 @@ class SubprocessTransport:
         self._closed = False
         self._stderr_task = asyncio.ensure_future(self._pump_stderr()) if process.stderr else None
         self._exit_task = asyncio.ensure_future(self._end_input_on_exit())
+        if on_stray_output is None:  # nothing to filter: the stream's own, one frame less
+            self.receive = self._stream.receive  # type: ignore[method-assign]
+            self.take_ready = self._stream.take_ready
 
     @property
     def pid(self) -> int:
