@@ -341,18 +341,24 @@ class AcpAsgiApp:
         if box is None:
             await _respond(send, _text(404, "unknown session"))
             return
-        replay: list[tuple[int, bytes]] = []
-        if last is not None:
-            found = box.replay_after(last)
-            if found is None:
-                await _respond(send, _text(410, "this stream can no longer be resumed from there"))
-                return
-            replay = found
+        if last is not None and box.replay_after(last) is None:
+            await _respond(send, _text(410, "this stream can no longer be resumed from there"))
+            return
         # A client that resumes takes the stream over from a request whose client is gone
         # but not yet noticed; a second plain GET is refused.
         if not await box.attach(take_over=last is not None, timeout=self.host.limits.close_timeout):
             await _respond(send, _text(409, "this stream is already open"))
             return
+        replay: list[tuple[int, bytes]] = []
+        if last is not None:
+            # Read once the old request has let go: until then its writer may still have
+            # taken messages off the queue and written them to the broken socket.
+            found = box.replay_after(last)
+            if found is None:
+                box.detach()
+                await _respond(send, _text(410, "this stream can no longer be resumed from there"))
+                return
+            replay = found
         conn.touch()
         try:
             await send(
@@ -480,12 +486,17 @@ class AcpAsgiApp:
         if conn is None or conn.mode != "websocket" or not conn.resumable or conn.ended:
             await refuse(scope, receive, send, 404, "unknown connection")
             return
-        replay = conn.stream.replay_after(last) if last is not None and last >= 0 else None
-        if replay is None:
+        if last is None or last < 0 or conn.stream.replay_after(last) is None:
             await refuse(scope, receive, send, 410, "this connection can no longer be resumed")
             return
         if not await conn.stream.attach(take_over=True, timeout=self.host.limits.close_timeout):
             await refuse(scope, receive, send, 409, "the connection is still in use")
+            return
+        # Read once the old socket has let go (its writer may have sent more meanwhile).
+        replay = conn.stream.replay_after(last)
+        if replay is None:
+            conn.stream.detach()
+            await refuse(scope, receive, send, 410, "this connection can no longer be resumed")
             return
         if (await receive())["type"] != "websocket.connect":
             conn.stream.detach()
