@@ -394,15 +394,16 @@ class AcpAsgiApp:
                 await send({"type": "http.response.body", "body": body, "more_body": True})
             queue = box.queue
             while True:
-                if len(queue):
-                    message = await queue.get()  # at once: no timer needed
-                else:
+                if not len(queue):
                     try:
-                        message = await asyncio.wait_for(queue.get(), keepalive)
+                        # Wait without taking: a message taken inside a wait_for that is
+                        # then cancelled (a take-over) would be lost on Python < 3.12.
+                        await asyncio.wait_for(queue.readable(), keepalive)
                     except asyncio.TimeoutError:
                         chunk = b": keepalive\n\n"
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
                         continue
+                message = await queue.get()  # at once: it is readable
                 if message is None:
                     if box.broken:
                         await send(

@@ -77,6 +77,14 @@ class MessageQueue:
         self._writable.set()
         return message
 
+    async def readable(self) -> None:
+        """Wait until :meth:`get` would return at once (a message, or the end), taking
+        nothing: unlike ``wait_for(get(), t)`` on Python < 3.12, a timeout or a cancel
+        here never loses a message."""
+        while not self._items and not self._ended:
+            self._readable.clear()
+            await self._readable.wait()
+
     def end(self) -> None:
         """No more messages: writers are refused, readers drain and then get ``None``."""
         self._ended = True
