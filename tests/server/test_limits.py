@@ -318,3 +318,23 @@ async def test_a_message_queue_bounds_bytes_and_still_passes_one_large_message()
     assert await waiting is False  # writers are refused once it ends
     assert await queue.get() == b"y"
     assert await queue.get() is None
+
+
+async def test_waiting_for_a_readable_queue_takes_nothing_even_when_cancelled() -> None:
+    # The SSE writer waits this way so that a take-over cancelling it loses no message.
+    queue = MessageQueue(10)
+    waiter = asyncio.ensure_future(queue.readable())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    await queue.put(b"m1")
+    waiter.cancel()  # cancelled right as the message arrives
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiter
+    assert len(queue) == 1
+    await asyncio.wait_for(queue.readable(), TIMEOUT)  # at once: a message is there
+    assert await queue.get() == b"m1"
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(queue.readable(), 0.01)
+    queue.end()
+    await asyncio.wait_for(queue.readable(), TIMEOUT)  # the end is readable too
+    assert await queue.get() is None
