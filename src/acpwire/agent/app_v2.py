@@ -243,7 +243,7 @@ class V1ClientOverV2(ClientPeer):
         finally:
             with contextlib.suppress(ConnectionClosedError, OSError):
                 await self.state(session_id, "running")
-        return cast("s.RequestPermissionResponse", to_v1(answer, s.RequestPermissionResponse))
+        return to_v1(answer, s.RequestPermissionResponse)
 
     async def create_elicitation(
         self, params: s.CreateElicitationRequest
@@ -309,7 +309,7 @@ class AppAgentV2(AgentV2):
 
     async def list_sessions(self, params: v2.ListSessionsRequest) -> v2.ListSessionsResponse:
         answer = await self.agent.list_sessions(to_v1(params, s.ListSessionsRequest))
-        return cast("v2.ListSessionsResponse", to_v2(answer, v2.ListSessionsResponse))
+        return to_v2(answer, v2.ListSessionsResponse)
 
     async def delete_session(self, params: v2.DeleteSessionRequest) -> v2.DeleteSessionResponse:
         await self.agent.delete_session(s.DeleteSessionRequest(session_id=params.session_id))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -46,6 +46,8 @@ from ..schema.v2.shapes import (
     auth_method_to_v1,
     command_to_v1,
     config_options_to_v1,
+    to_v1,
+    to_v2,
     tool_content_to_v1,
 )
 from .connection import AgentPeer
@@ -56,13 +58,6 @@ if TYPE_CHECKING:
     from .toolkit import ToolkitClient
 
 __all__ = ["ToolkitV2", "V2AgentAsV1", "fold", "negotiate", "v1_initialize_view"]
-
-T = TypeVar("T")
-
-
-def _to(model: type[T], value: Any) -> T:
-    """``value`` (a model of one version) as ``model`` of the other, through its JSON."""
-    return s.convert(s.to_json(value), model)
 
 
 def _opt(value: Any) -> Any:
@@ -125,7 +120,7 @@ def _v2_capabilities(toolkit: ToolkitClient) -> v2.ClientCapabilities:
     terminals are not part of v2)."""
     elicitation: v2.ElicitationCapabilities | UnsetType = UNSET
     if toolkit.elicitation is not None:
-        elicitation = _to(v2.ElicitationCapabilities, toolkit.elicitation.capabilities())
+        elicitation = to_v2(toolkit.elicitation.capabilities(), v2.ElicitationCapabilities)
     return v2.ClientCapabilities(
         auth=v2.ClientAuthCapabilities(terminal=v2.TerminalAuthCapabilities())
         if toolkit.terminal_auth
@@ -238,7 +233,7 @@ class V2AgentAsV1(AgentPeer):
                 "the archived filter of session/list is unstable v1 ACP; this connection "
                 "speaks the v2 draft"
             )
-        return _to(s.ListSessionsResponse, await self.v2.list_sessions(cwd=cwd, cursor=cursor))
+        return to_v1(await self.v2.list_sessions(cwd=cwd, cursor=cursor), s.ListSessionsResponse)
 
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:
         await self.v2.close_session(session_id)
@@ -280,7 +275,7 @@ def _v2_block(block: s.ContentBlock) -> v2.ContentBlock:
 
 
 def _servers(servers: Sequence[s.McpServer]) -> list[v2.McpServer]:
-    return [_to(v2.McpServer, server) for server in servers]  # type: ignore[arg-type]
+    return [to_v2(server, v2.McpServer) for server in servers]
 
 
 def _options(options: Any) -> list[s.SessionConfigOption] | UnsetType:
@@ -361,10 +356,10 @@ class ToolkitV2(ClientV2):
         request = s.RequestPermissionRequest(
             session_id=params.session_id,
             tool_call=tool_call,
-            options=[_to(s.PermissionOption, o) for o in params.options],
+            options=[to_v1(o, s.PermissionOption) for o in params.options],
         )
         answer = await self.toolkit.request_permission(request)
-        return _to(v2.RequestPermissionResponse, answer)
+        return to_v2(answer, v2.RequestPermissionResponse)
 
     async def create_elicitation(
         self, params: v2.CreateElicitationRequest
@@ -377,7 +372,7 @@ class ToolkitV2(ClientV2):
         except msgspec.ValidationError:
             return v2.ElicitationDeclineAction()
         answer = await self.toolkit.create_elicitation(request)
-        return _to(v2.CreateElicitationResponse, answer)  # type: ignore[arg-type]
+        return cast("v2.CreateElicitationResponse", to_v2(answer, v2.CreateElicitationResponse))
 
     async def complete_elicitation(self, params: v2.CompleteElicitationNotification) -> None:
         await self.toolkit.complete_elicitation(
@@ -407,7 +402,7 @@ def _role(update: object) -> Role | None:
 
 
 def _block(block: v2.ContentBlock) -> s.ContentBlock:
-    return _to(s.ContentBlock, block)  # type: ignore[arg-type]
+    return cast("s.ContentBlock", to_v1(block, s.ContentBlock))
 
 
 def _tool_call(update: v2.ToolCallUpdate) -> s.ToolCallUpdate:
@@ -446,7 +441,7 @@ def fold(state: SessionState, update: v2.SessionUpdate) -> bool:
     elif isinstance(update, v2.ToolCallContentChunk):
         state.append_tool_call_content(update.tool_call_id, tool_content_to_v1(update.content))
     elif isinstance(update, v2.PlanUpdate) and isinstance(update.plan, v2.PlanItems):
-        state.apply(s.PlanUpdate(entries=[_to(s.PlanEntry, e) for e in update.plan.entries]))
+        state.apply(s.PlanUpdate(entries=[to_v1(e, s.PlanEntry) for e in update.plan.entries]))
     elif isinstance(update, v2.AvailableCommandsUpdate):
         state.apply(
             s.AvailableCommandsUpdate(
@@ -458,7 +453,7 @@ def fold(state: SessionState, update: v2.SessionUpdate) -> bool:
             s.ConfigOptionUpdate(config_options=config_options_to_v1(update.config_options))
         )
     elif isinstance(update, (v2.SessionInfoUpdate, v2.UsageUpdate, v2.Notice)):
-        state.apply(_to(s.SessionUpdate, update))  # type: ignore[arg-type]
+        state.apply(to_v1(update, s.SessionUpdate))
     elif isinstance(update, v2.UnknownSessionUpdate):
         state.apply(s.UnknownSessionUpdate(update.tag, update.raw))
     else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 import msgspec
 
@@ -47,11 +47,19 @@ __all__ = [
 ]
 
 
+@overload
+def to_v1(value: Any, model: type[T]) -> T: ...
+@overload
+def to_v1(value: Any, model: Any) -> Any: ...  # a union: no class to name the result
 def to_v1(value: Any, model: Any) -> Any:
     """A v2 value as the v1 ``model`` of the same wire shape (through its JSON)."""
     return s.convert(s.to_json(value), model)
 
 
+@overload
+def to_v2(value: Any, model: type[T]) -> T: ...
+@overload
+def to_v2(value: Any, model: Any) -> Any: ...
 def to_v2(value: Any, model: Any) -> Any:
     """A v1 value as the v2 ``model`` of the same wire shape (through its JSON)."""
     return s.convert(s.to_json(value), model)

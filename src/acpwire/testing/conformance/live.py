@@ -275,17 +275,19 @@ class LiveChecks:
                 meta = None
         if meta is not None and not meta.answered:
             # Outweighs a pass from the prompt that carried _meta, judged earlier.
-            self.verdicts.results.pop("meta-accepted", None)
-            self._fail_meta(meta)
+            self._fail_meta(meta, overrule=True)
         latest = dict_of(unknown.result).get("protocolVersion") if unknown and unknown.ok else None
         if unknown is not None:
             self._judge_unknown(unknown)
         if newer is not None:
             self._judge_newer(newer, latest)
 
-    def _fail_meta(self, answer: Answer) -> None:
+    def _fail_meta(self, answer: Answer, overrule: bool = False) -> None:
         detail = f"initialize with _meta in clientCapabilities: {answer.describe()}"
-        self.fail("meta-accepted", detail)
+        if overrule:
+            self.verdicts.overrule("meta-accepted", detail)
+        else:
+            self.fail("meta-accepted", detail)
 
     async def _probe(self, version: int, meta: bool = False) -> None:
         run = self.new_run("meta" if meta else f"v{version}")

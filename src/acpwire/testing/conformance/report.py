@@ -184,6 +184,11 @@ class Verdicts:
         """Fail ``key`` for breaking ``broken`` (all its rules when none are named)."""
         self.record(key, "fail", detail, broken)
 
+    def overrule(self, key: str, detail: str, *broken: str) -> None:
+        """Fail ``key`` even if it was judged already: later evidence outweighs a pass."""
+        self.results.pop(key, None)
+        self.fail(key, detail, *broken)
+
     def verdict(
         self,
         key: str,
