@@ -20,7 +20,7 @@ from acpwire.cli.chat.widgets import PromptInput
 
 from .processes import alive, in_session
 
-TIMEOUT = 15.0
+TIMEOUT = 30.0
 """Upper bound for anything a test waits on; a passing run never gets near it."""
 
 TOOLKIT_AGENT = [sys.executable, str(Path(__file__).parents[1] / "client" / "toolkit_agent.py")]

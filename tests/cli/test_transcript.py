@@ -14,7 +14,7 @@ from acpwire import schema as s
 from acpwire.cli.chat.widgets import Transcript
 from acpwire.client.state import SessionState
 
-TIMEOUT = 15.0
+TIMEOUT = 30.0
 
 
 class TranscriptApp(App[None]):
