@@ -12,44 +12,18 @@
 //   {"event": "response"|"error", "step": NAME, "result"|"error": ...}
 //   {"event": "update", "sessionId": ..., "update": ...}     session/update
 //   {"event": "done"}
-// The SDK is loaded from $ACPWIRE_NPM_DIR/node_modules (default <repo>/.cache/npm).
+// The SDK is loaded as _ts_peer.mjs says.
 
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { Readable, Writable } from "node:stream";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "..", "..", "..");
-const NPM_DIR = process.env.ACPWIRE_NPM_DIR || path.join(ROOT, ".cache", "npm");
-
-function emit(event) {
-  process.stdout.write(`${JSON.stringify(event)}\n`);
-}
-
-function parseArgs(argv) {
-  const opts = { cwd: process.cwd() };
-  for (let i = 0; i < argv.length; i += 1) {
-    if (argv[i] === "--agent") opts.agent = argv[++i];
-    else if (argv[i] === "--cwd") opts.cwd = argv[++i];
-    else throw new Error(`unknown argument ${argv[i]}`);
-  }
-  if (!opts.agent) throw new Error("--agent is required");
-  return opts;
-}
+import { emit, importSdk, parseArgs, spawnAgent } from "./_ts_peer.mjs";
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const require = createRequire(path.join(NPM_DIR, "package.json"));
-  const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk/unstable")).href);
+  const acp = await importSdk("@agentclientprotocol/sdk/unstable");
   const { methods } = acp;
 
-  const argv = JSON.parse(opts.agent);
-  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  const failed = await Promise.race([once(child, "spawn").then(() => null), once(child, "error").then(([e]) => e)]);
-  if (failed) throw new Error(`cannot start agent: ${failed.message}`);
+  const child = await spawnAgent(JSON.parse(opts.agent));
 
   const app = acp
     .client({ name: "acpwire-ts-fork-client" })

@@ -17,36 +17,14 @@
 //   {"event": "notification", "method", "params"} any other agent notification
 //   {"event": "mcp", "method", "params"}          an MCP request the provider served
 //   {"event": "done"}
-// The SDK is loaded from $ACPWIRE_NPM_DIR/node_modules (default <repo>/.cache/npm).
+// The SDK is loaded as _ts_peer.mjs says.
 
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { Readable, Writable } from "node:stream";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "..", "..", "..");
-const NPM_DIR = process.env.ACPWIRE_NPM_DIR || path.join(ROOT, ".cache", "npm");
-
-function emit(event) {
-  process.stdout.write(`${JSON.stringify(event)}\n`);
-}
+import { emit, importSdk, parseArgs, spawnAgent, words } from "./_ts_peer.mjs";
 
 function log(...args) {
   process.stderr.write(`[ts_unstable_client] ${args.join(" ")}\n`);
-}
-
-function parseArgs(argv) {
-  const opts = { cwd: process.cwd() };
-  for (let i = 0; i < argv.length; i += 1) {
-    if (argv[i] === "--agent") opts.agent = argv[++i];
-    else if (argv[i] === "--cwd") opts.cwd = argv[++i];
-    else throw new Error(`unknown argument ${argv[i]}`);
-  }
-  if (!opts.agent) throw new Error("--agent is required");
-  return opts;
 }
 
 /** A hand-written MCP 2026-07-28 server: what a TypeScript user would register. */
@@ -90,14 +68,10 @@ function tools(McpProtocolError) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const require = createRequire(path.join(NPM_DIR, "package.json"));
-  const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk/unstable")).href);
+  const acp = await importSdk("@agentclientprotocol/sdk/unstable");
   const { methods, McpOverAcpProvider, McpProtocolError } = acp;
 
-  const argv = opts.agent.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g).map((w) => w.replace(/^["']|["']$/g, ""));
-  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  const failed = await Promise.race([once(child, "spawn").then(() => null), once(child, "error").then(([e]) => e)]);
-  if (failed) throw new Error(`cannot start agent: ${failed.message}`);
+  const child = await spawnAgent(words(opts.agent));
 
   const provider = new McpOverAcpProvider();
   const app = acp

@@ -16,51 +16,22 @@
 //   {"event": "stop", "step": NAME, "stopReason"}   the idle state ending a prompt
 //   {"event": "permission", "params": ...}
 //   {"event": "done"}
-// The SDK is loaded from $ACPWIRE_NPM_DIR/node_modules (default <repo>/.cache/npm).
+// The SDK is loaded as _ts_peer.mjs says.
 
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { Readable, Writable } from "node:stream";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "..", "..", "..");
-const NPM_DIR = process.env.ACPWIRE_NPM_DIR || path.join(ROOT, ".cache", "npm");
-
-function emit(event) {
-  process.stdout.write(`${JSON.stringify(event)}\n`);
-}
+import { emit, importSdk, parseArgs, spawnAgent, words } from "./_ts_peer.mjs";
 
 function log(...args) {
   process.stderr.write(`[ts_v2_client] ${args.join(" ")}\n`);
 }
 
-function parseArgs(argv) {
-  const opts = { cwd: process.cwd(), prompts: [], cancel: null, set: null };
-  for (let i = 0; i < argv.length; i += 1) {
-    if (argv[i] === "--agent") opts.agent = argv[++i];
-    else if (argv[i] === "--cwd") opts.cwd = argv[++i];
-    else if (argv[i] === "--prompt") opts.prompts.push(argv[++i]);
-    else if (argv[i] === "--cancel") opts.cancel = argv[++i];
-    else if (argv[i] === "--set") opts.set = argv[++i];
-    else throw new Error(`unknown argument ${argv[i]}`);
-  }
-  if (!opts.agent) throw new Error("--agent is required");
-  return opts;
-}
-
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
-  const require = createRequire(path.join(NPM_DIR, "package.json"));
-  const v2 = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk/experimental/v2")).href);
+  const opts = parseArgs(process.argv.slice(2), { values: { cancel: null, set: null }, lists: ["prompt"] });
+  const v2 = await importSdk("@agentclientprotocol/sdk/experimental/v2");
   const { methods } = v2;
 
-  const argv = opts.agent.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g).map((w) => w.replace(/^["']|["']$/g, ""));
-  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  const failed = await Promise.race([once(child, "spawn").then(() => null), once(child, "error").then(([e]) => e)]);
-  if (failed) throw new Error(`cannot start agent: ${failed.message}`);
+  const child = await spawnAgent(words(opts.agent));
 
   const app = v2.client({ name: "acpwire-ts-v2-client" }).onRequest(methods.client.session.requestPermission, ({ params }) => {
     emit({ event: "permission", params });
@@ -99,7 +70,7 @@ async function main() {
     );
     const session = await agent.buildSession(opts.cwd).start();
     emit({ event: "response", step: "session/new", result: session.newSessionResponse });
-    for (const [i, text] of opts.prompts.entries()) {
+    for (const [i, text] of opts.prompt.entries()) {
       const name = `prompt ${i + 1}`;
       if (await step(name, () => session.prompt(text))) await untilStop(session, name);
     }
