@@ -139,17 +139,21 @@ class AppAgent(Agent):
 
     def _after_response(self, make: Callable[[], Awaitable[None]]) -> None:
         """Run ``make`` once the current request has been answered (its task has ended)."""
-        current = asyncio.current_task()
 
         async def later() -> None:
-            if current is not None:
-                await asyncio.wait({current})
             with contextlib.suppress(ConnectionClosedError, OSError):
                 await make()
 
-        task = asyncio.ensure_future(later())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        def start(_: object = None) -> None:
+            task = asyncio.ensure_future(later())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+        current = asyncio.current_task()
+        if current is None:
+            start()
+        else:  # started by the task's end: no task of its own waiting meanwhile
+            current.add_done_callback(start)
 
     def _open(self, record: SessionRecord, mcp_servers: Sequence[s.McpServer]) -> Session:
         session = Session(
