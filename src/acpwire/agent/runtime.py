@@ -45,6 +45,7 @@ from ..protocol.errors import (
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
 from ..store import SessionRecord
+from ..store.base import NEW_SESSION_OWNER
 from . import session_admin as admin
 from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
@@ -255,9 +256,13 @@ class AppAgent(Agent):
         additional = _value(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         session_id = f"sess_{uuid.uuid4().hex}"
-        record = await self.app.store.create(
-            new_record(session_id, params.cwd, additional, self.app.config)
-        )
+        record = new_record(session_id, params.cwd, additional, self.app.config)
+        owner = NEW_SESSION_OWNER.get()
+        if owner is not None and owner.keeps_claims_in(self.app.store):
+            record.owner = owner.principal  # the endpoint's claim, in the same statement
+        record = await self.app.store.create(record)
+        if owner is not None and record.owner == owner.principal:
+            owner.recorded(session_id)
         session = self._open(record, params.mcp_servers)
         return s.NewSessionResponse(
             session_id=session_id,
