@@ -7,13 +7,17 @@ Run from the repository root with acpwire's virtual environment:
     .venv/bin/python benchmarks/bench_scaleout.py --quick    # smoke run
     .venv/bin/python benchmarks/bench_scaleout.py --postgres postgresql://user:pw@host/db
     .venv/bin/python benchmarks/bench_scaleout.py --json
+    .venv/bin/python benchmarks/bench_scaleout.py --principals 1   # one token
 
 The remote path end to end: each worker is a real ``acp serve --demo --store URL``
 process on 127.0.0.1; clients are acpwire's low-tier client over WebSocket, in this
 process, one connection per worker. With ``haproxy`` installed, the two-worker rows
 are measured once more through HAProxy running ``deploy/haproxy.cfg``. PostgreSQL
 is a throwaway cluster with durable commits (as in ``bench_store.py``, whose
-storage helpers this reuses) unless ``--postgres`` names one.
+storage helpers this reuses) unless ``--postgres`` names one. The workers accept
+two tokens (``--principals``, default 2), as a service with several users does:
+each session's owner is then written into the store (with one token, the only
+principal is the default owner and no owner is written).
 
 For every store and worker count:
 
@@ -69,6 +73,7 @@ from bench_store import Stores, best, direct_creates, load_average, log  # noqa:
 
 from acpwire import schema as s  # noqa: E402
 from acpwire.client.connection import Client, ClientSideConnection  # noqa: E402
+from acpwire.server.security import token_principal  # noqa: E402
 from acpwire.store import SessionRecord, open_store  # noqa: E402
 from acpwire.transports.websocket import connect_websocket  # noqa: E402
 
@@ -141,8 +146,16 @@ class CpuMeter:
 
 
 @contextlib.asynccontextmanager
-async def workers(store: str, count: int) -> AsyncIterator[tuple[list[str], list[int]]]:
-    """``count`` ``acp serve --demo --store STORE`` processes; yields addresses and pids."""
+async def workers(
+    store: str, count: int, principals: int = 1
+) -> AsyncIterator[tuple[list[str], list[int]]]:
+    """``count`` ``acp serve --demo --store STORE`` processes; yields addresses and pids.
+
+    With ``principals`` > 1 the workers accept that many tokens (the client uses the
+    first): no principal is then the default owner, and each session's owner is
+    written into the store, as on a service with many users.
+    """
+    tokens = [TOKEN] + [f"{TOKEN}-other-{n}" for n in range(1, principals)]
     procs: list[asyncio.subprocess.Process] = []
     addresses: list[str] = []
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "ACP_SERVE_TOKEN": TOKEN}
@@ -163,6 +176,7 @@ async def workers(store: str, count: int) -> AsyncIterator[tuple[list[str], list
                 f"ACPWORKER=w{n}",
                 "--max-agents",
                 "256",
+                *(arg for token in tokens for arg in ("--token", token)),
                 stdin=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
                 env=env,
@@ -289,12 +303,12 @@ async def round_trips(targets: list[str], m: int) -> tuple[float, float]:
     return statistics.median(times) * 1000, times[int(len(times) * 0.99)] * 1000
 
 
-async def seed_history(store_url: str, messages: int) -> str:
+async def seed_history(store_url: str, messages: int, owner: str | None) -> str:
     """A session holding ``messages`` agent messages, written straight into the store."""
     store = open_store(store_url)
     sid = f"sess_bench_{uuid.uuid4().hex}"
     try:
-        await store.create(SessionRecord(session_id=sid, cwd=CWD))
+        await store.create(SessionRecord(session_id=sid, cwd=CWD, owner=owner))
         updates = [
             {
                 "sessionUpdate": "agent_message_chunk",
@@ -321,16 +335,23 @@ async def replay(address: str, sid: str) -> tuple[float, int]:
 
 
 async def measure(
-    stores: Stores, kind: str, count: int, plan: dict[str, int], via_haproxy: bool
+    stores: Stores,
+    kind: str,
+    count: int,
+    plan: dict[str, int],
+    via_haproxy: bool,
+    principals: int,
 ) -> dict[str, Any]:
     url = await stores.url(kind)
     label = f"{kind}, {count} worker{'s' if count > 1 else ''}" + (
         " via HAProxy" if via_haproxy else ""
     )
     log(f"{label}...")
-    async with workers(url, count) as (addresses, pids):
+    async with workers(url, count, principals) as (addresses, pids):
         meter = CpuMeter(pids, stores.database_pid if kind == "postgres" else None)
-        sid = await seed_history(url, plan["messages"])
+        # With several principals, the benchmark's own (whose token the client uses).
+        owner = token_principal(TOKEN) if principals > 1 else None
+        sid = await seed_history(url, plan["messages"], owner)
         creates = await best(lambda: direct_creates(url, plan["sessions"]))
         if via_haproxy:
             async with haproxy(addresses) as front:
@@ -386,7 +407,8 @@ def _ceiling(row: dict[str, Any]) -> str:
 def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
         f"bench_scaleout ({meta['plan']} plan) {meta['date']}, Python {meta['python']}, "
-        f"{meta['cpus']} CPUs, load average {meta['load_start']} -> {meta['load_end']}",
+        f"{meta['cpus']} CPUs, load average {meta['load_start']} -> {meta['load_end']}, "
+        f"{meta['principals']} principal(s) per worker",
         "",
         f"| configuration | session/new/s sequential (per worker) | session/new/s concurrent, "
         f"{CONCURRENT} conns/worker (per worker) | CPU us per session/new: client / workers "
@@ -430,6 +452,13 @@ async def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small N (smoke run)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--postgres", metavar="URL", help="an existing PostgreSQL to use")
+    parser.add_argument(
+        "--principals",
+        type=int,
+        default=2,
+        metavar="N",
+        help="tokens each worker accepts (default 2: owners are written to the store)",
+    )
     args = parser.parse_args()
     plan_name = "quick" if args.quick else "full"
     plan = PLANS[plan_name]
@@ -439,6 +468,7 @@ async def main() -> int:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "load_start": load_average(),
+        "principals": args.principals,
     }
     stores = Stores(args.postgres)
     stores.start()
@@ -450,9 +480,9 @@ async def main() -> int:
     try:
         for kind in kinds:
             for count in (1, 2):
-                rows.append(await measure(stores, kind, count, plan, via_haproxy=False))
+                rows.append(await measure(stores, kind, count, plan, False, args.principals))
             if has_haproxy:
-                rows.append(await measure(stores, kind, 2, plan, via_haproxy=True))
+                rows.append(await measure(stores, kind, 2, plan, True, args.principals))
     finally:
         stores.stop()
     meta["load_end"] = load_average()
