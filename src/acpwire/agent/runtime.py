@@ -258,10 +258,12 @@ class AppAgent(Agent):
         session_id = f"sess_{uuid.uuid4().hex}"
         record = new_record(session_id, params.cwd, additional, self.app.config)
         owner = NEW_SESSION_OWNER.get()
-        if owner is not None and owner.keeps_claims_in(self.app.store):
+        if owner is not None and not owner.keeps_claims_in(self.app.store):
+            owner = None  # the endpoint claims it afterwards, where it keeps claims
+        if owner is not None:
             record.owner = owner.principal  # the endpoint's claim, in the same statement
         record = await self.app.store.create(record)
-        if owner is not None and record.owner == owner.principal:
+        if owner is not None:
             owner.recorded(session_id)
         session = self._open(record, params.mcp_servers)
         return s.NewSessionResponse(
