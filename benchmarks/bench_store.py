@@ -188,6 +188,11 @@ class Stores:
         ).start()
         self.postgres = self.cluster.dsn()
 
+    @property
+    def database_pid(self) -> int | None:
+        """The throwaway PostgreSQL server's process id (None for one given by URL)."""
+        return None if self.cluster is None else self.cluster.pid
+
     async def url(self, kind: str) -> str:
         name = f"bench_{uuid.uuid4().hex[:8]}"
         if kind == "memory":

@@ -19,6 +19,7 @@ from engine.test_behaviour import RecordingClient
 
 from acpwire.client.connection import ClientSideConnection
 from acpwire.server import ServedApp, SessionOwners, asgi_app, serve_in_background
+from acpwire.server.security import token_principal
 from acpwire.store import SessionStore, SqliteSessionStore
 from acpwire.store.postgres import PostgresSessionStore
 from acpwire.testing.postgres import PostgresCluster
@@ -133,6 +134,43 @@ async def test_bobs_session_created_on_the_second_worker_is_not_listed_to_alice_
     assert [info.session_id for info in listed.sessions] == [bobs]
     await alice.close()
     await bob.close()
+
+
+async def test_a_session_new_writes_its_owner_with_the_session_in_one_statement(
+    shared_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent runs in the server's process on the store claims go to: it stores the
+    session with its owner, and the endpoint sends no separate claim (one write, not two)."""
+    store = shared_store()
+    claims: list[str] = []
+    claim_owner = store.claim_owner  # type: ignore[attr-defined]
+
+    async def counted(session_id: str, principal: str) -> str | None:
+        claims.append(session_id)
+        owner: str | None = await claim_owner(session_id, principal)
+        return owner
+
+    monkeypatch.setattr(store, "claim_owner", counted)
+    app = make_app(store)
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(app.aclose)
+        worker = await stack.enter_async_context(
+            serve_in_background(asgi_app(app, auth=[ALICE, BOB]))
+        )
+        alice = ClientSideConnection(
+            RecordingClient(), await connect_websocket(worker.ws_url, token=ALICE)
+        )
+        stack.push_async_callback(alice.close)
+        await asyncio.wait_for(alice.initialize(), TIMEOUT)
+        sid = (await asyncio.wait_for(alice.agent.new_session("/tmp"), TIMEOUT)).session_id
+
+        other = shared_store()  # what another worker reads
+        stack.push_async_callback(other.aclose)
+        stored = await other.get(sid)
+        assert stored is not None and stored.owner == token_principal(ALICE)
+        assert claims == []
+        listed = await asyncio.wait_for(alice.agent.list_sessions(), TIMEOUT)
+        assert [info.session_id for info in listed.sessions] == [sid]
 
 
 class _BrokenLedger:

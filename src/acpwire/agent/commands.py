@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .. import schema as s
 from ..schema import UNSET
@@ -24,6 +25,12 @@ class Command:
             description=self.description,
             input=UNSET if self.hint is None else s.UnstructuredCommandInput(hint=self.hint),
         )
+
+    @cached_property
+    def wire(self) -> s.AvailableCommand:
+        """:meth:`to_wire`, built once: every new session publishes the same commands.
+        Shared, so read it only (encode it), never change it."""
+        return self.to_wire()
 
 
 def parse_command(text: str) -> tuple[str, str] | None:

@@ -127,6 +127,19 @@ def _choice(item: Choice | str) -> s.SessionConfigSelectOption:
     )
 
 
+def _wire_choices(option: Select) -> s.SessionConfigSelectOptions:
+    """The ``options`` list of a select option on the wire: its choices, or its groups."""
+    if any(isinstance(item, ChoiceGroup) for item in option.choices):
+        return [
+            s.SessionConfigSelectGroup(
+                group=g.group, name=g.name, options=[_choice(c) for c in g.choices]
+            )
+            for g in option.choices
+            if isinstance(g, ChoiceGroup)
+        ]
+    return [_choice(c) for c in option.choices if not isinstance(c, ChoiceGroup)]
+
+
 @dataclass
 class ConfigSpec:
     """The modes and options an app declares, and the rules for changing them."""
@@ -135,6 +148,13 @@ class ConfigSpec:
     options: Sequence[Option] = ()
     default_mode: str | None = None
     _by_id: dict[str, Option] = field(init=False, repr=False)
+    # Derived once from the declarations (every session/new reads them): the
+    # defaults, each select's values, the wire lists of modes and choices.
+    _initial: dict[str, ConfigValue] = field(init=False, repr=False)
+    _mode_ids: frozenset[str] = field(init=False, repr=False)
+    _choice_values: dict[str, frozenset[str]] = field(init=False, repr=False)
+    _wire_modes: list[s.SessionMode] = field(init=False, repr=False)
+    _wire_choices: dict[str, s.SessionConfigSelectOptions] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         options = list(self.options)
@@ -169,6 +189,16 @@ class ConfigSpec:
         mirror = self._by_id.get(MODE_OPTION_ID)
         if self.modes and isinstance(mirror, Select) and set(mirror.values()) != set(mode_ids):
             raise ValueError(f"option {MODE_OPTION_ID!r} must offer exactly the declared modes")
+        self._initial = {
+            o.id: (o.initial if isinstance(o, Select) else o.default) for o in self.options
+        }
+        self._mode_ids = frozenset(mode_ids)
+        selects = [o for o in self.options if isinstance(o, Select)]
+        self._choice_values = {o.id: frozenset(o.values()) for o in selects}
+        self._wire_modes = [
+            s.SessionMode(id=m.id, name=m.name, description=_opt(m.description)) for m in self.modes
+        ]
+        self._wire_choices = {o.id: _wire_choices(o) for o in selects}
 
     @property
     def has_modes(self) -> bool:
@@ -180,7 +210,7 @@ class ConfigSpec:
 
     def initial_values(self) -> dict[str, ConfigValue]:
         """Every option's default value."""
-        return {o.id: (o.initial if isinstance(o, Select) else o.default) for o in self.options}
+        return dict(self._initial)
 
     def restore(
         self, stored: Mapping[str, ConfigValue], mode_id: str | None
@@ -191,9 +221,13 @@ class ConfigSpec:
             option = self._by_id.get(key)
             if isinstance(option, Toggle) and isinstance(value, bool):
                 values[key] = value
-            elif isinstance(option, Select) and isinstance(value, str) and value in option.values():
+            elif (
+                isinstance(option, Select)
+                and isinstance(value, str)
+                and value in self._choice_values[key]
+            ):
                 values[key] = value
-        if self.modes and mode_id is not None and mode_id in {m.id for m in self.modes}:
+        if mode_id is not None and mode_id in self._mode_ids:
             values[MODE_OPTION_ID] = mode_id
         return values
 
@@ -201,7 +235,7 @@ class ConfigSpec:
         """``mode_id`` if declared; else :class:`InvalidParams` (MODE-003)."""
         if not self.modes:
             raise InvalidParams("this agent has no session modes")
-        if mode_id not in {m.id for m in self.modes}:
+        if mode_id not in self._mode_ids:
             raise InvalidParams(
                 f"unknown mode {mode_id!r}",
                 {"modeId": mode_id, "availableModes": [m.id for m in self.modes]},
@@ -227,22 +261,26 @@ class ConfigSpec:
         return value
 
     def mode_state(self, values: Mapping[str, ConfigValue]) -> s.SessionModeState | None:
-        """The ``modes`` object of a session, or None when no modes are declared."""
+        """The ``modes`` object of a session, or None when no modes are declared.
+
+        Its ``available_modes`` list is built once and shared by every session: read it.
+        """
         if not self.modes:
             return None
         current = values.get(MODE_OPTION_ID)
         return s.SessionModeState(
             current_mode_id=current if isinstance(current, str) else self.modes[0].id,
-            available_modes=[
-                s.SessionMode(id=m.id, name=m.name, description=_opt(m.description))
-                for m in self.modes
-            ],
+            available_modes=self._wire_modes,  # shared: encoded, never changed
         )
 
     def render(
         self, values: Mapping[str, ConfigValue], *, booleans: bool
     ) -> list[s.SessionConfigOption]:
-        """The complete ``configOptions`` list, in declaration order (CFG-012, CFG-018)."""
+        """The complete ``configOptions`` list, in declaration order (CFG-012, CFG-018).
+
+        The list is new at each call; each select's ``options`` (its choices) is built
+        once and shared by every session: read it.
+        """
         out: list[s.SessionConfigOption] = []
         for option in self.options:
             current = values.get(option.id)
@@ -258,17 +296,6 @@ class ConfigSpec:
                         )
                     )
                 continue
-            items: s.SessionConfigSelectOptions
-            if any(isinstance(item, ChoiceGroup) for item in option.choices):
-                items = [
-                    s.SessionConfigSelectGroup(
-                        group=g.group, name=g.name, options=[_choice(c) for c in g.choices]
-                    )
-                    for g in option.choices
-                    if isinstance(g, ChoiceGroup)
-                ]
-            else:
-                items = [_choice(c) for c in option.choices if not isinstance(c, ChoiceGroup)]
             out.append(
                 s.SessionConfigSelect(
                     id=option.id,
@@ -276,7 +303,7 @@ class ConfigSpec:
                     description=_opt(option.description),
                     category=_opt(option.category),
                     current_value=current if isinstance(current, str) else option.initial,
-                    options=items,
+                    options=self._wire_choices[option.id],  # shared: encoded, never changed
                 )
             )
         return out

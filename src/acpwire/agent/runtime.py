@@ -45,6 +45,7 @@ from ..protocol.errors import (
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
 from ..store import SessionRecord
+from ..store.base import NEW_SESSION_OWNER
 from . import session_admin as admin
 from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
@@ -139,17 +140,21 @@ class AppAgent(Agent):
 
     def _after_response(self, make: Callable[[], Awaitable[None]]) -> None:
         """Run ``make`` once the current request has been answered (its task has ended)."""
-        current = asyncio.current_task()
 
         async def later() -> None:
-            if current is not None:
-                await asyncio.wait({current})
             with contextlib.suppress(ConnectionClosedError, OSError):
                 await make()
 
-        task = asyncio.ensure_future(later())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        def start(_: object = None) -> None:
+            task = asyncio.ensure_future(later())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+        current = asyncio.current_task()
+        if current is None:
+            start()
+        else:  # started by the task's end: no task of its own waiting meanwhile
+            current.add_done_callback(start)
 
     def _open(self, record: SessionRecord, mcp_servers: Sequence[s.McpServer]) -> Session:
         session = Session(
@@ -251,9 +256,15 @@ class AppAgent(Agent):
         additional = _value(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         session_id = f"sess_{uuid.uuid4().hex}"
-        record = await self.app.store.create(
-            new_record(session_id, params.cwd, additional, self.app.config)
-        )
+        record = new_record(session_id, params.cwd, additional, self.app.config)
+        owner = NEW_SESSION_OWNER.get()
+        if owner is not None and not owner.keeps_claims_in(self.app.store):
+            owner = None  # the endpoint claims it afterwards, where it keeps claims
+        if owner is not None:
+            record.owner = owner.principal  # the endpoint's claim, in the same statement
+        record = await self.app.store.create(record)
+        if owner is not None:
+            owner.recorded(session_id)
         session = self._open(record, params.mcp_servers)
         return s.NewSessionResponse(
             session_id=session_id,

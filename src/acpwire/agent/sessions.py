@@ -75,6 +75,12 @@ NOT_RECORDED = frozenset(
 _TERMINAL_OUTPUT_LIMIT = 64 * 1024
 
 
+def _tag(update: object) -> object:
+    """The ``sessionUpdate`` tag of a tagged update model (None for any other value)."""
+    config = getattr(type(update), "__struct_config__", None)
+    return getattr(config, "tag", None)
+
+
 def mcp_sdk_available() -> bool:
     """Whether the official ``mcp`` SDK can be imported (without importing it)."""
     try:
@@ -216,6 +222,8 @@ class Session:
         await self._notify(
             "session/update", s.SessionNotification(session_id=session_id, update=update)
         )
+        if _tag(update) in NOT_RECORDED:
+            return  # state: known from its model's tag, no wire form needed
         wire = to_json(update)
         if wire.get("sessionUpdate") not in NOT_RECORDED:
             await self.writer.record(session_id, wire)
@@ -353,7 +361,7 @@ class Session:
         """Send ``available_commands_update`` with the complete command list."""
         self.commands = list(commands)
         await self.send(
-            s.AvailableCommandsUpdate(available_commands=[c.to_wire() for c in self.commands])
+            s.AvailableCommandsUpdate(available_commands=[c.wire for c in self.commands])
         )
 
     # -- MCP servers ---------------------------------------------------------

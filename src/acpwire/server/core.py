@@ -80,6 +80,7 @@ from ..protocol.peek import (
     Peeked,
     peek,
 )
+from ..store.base import NEW_SESSION_OWNER
 from ..transports.base import Transport
 from ..transports.memory import MemoryTransport, memory_pair
 from ..transports.queue import MessageQueue
@@ -382,6 +383,9 @@ class RemoteConnection:
         self._pump = asyncio.ensure_future(self._pump_agent(ours))
 
     async def _run_backend(self, transport: MemoryTransport) -> None:
+        # An agent in this process may write this principal's claim with the session
+        # row it creates (one statement; see owners.py). This task's context is its own.
+        NEW_SESSION_OWNER.set(self.host.owners.new_session_owner(self.principal))
         try:
             await self.host.serve(transport)
         except asyncio.CancelledError:

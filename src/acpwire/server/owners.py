@@ -19,7 +19,11 @@ Given a ``ledger`` (a session store shared by several workers that
 implements :class:`~acpwire.store.OwnerLedger`, as ``acp serve --demo
 --store postgresql://...`` does), claims are written into the stored
 session itself, atomically, and looked up there: a session alice created
-through one worker is bob's on no worker. The map in memory is then a cache of
+through one worker is bob's on no worker. An agent running in the server's
+process on that same store writes the owner with the session row itself
+(:meth:`SessionOwners.new_session_owner`): ``session/new`` is then one
+statement, and the claim that follows its answer finds the owner in the map.
+The map in memory is then a cache of
 what the ledger said (an owner, once stored, never changes but by deletion);
 sessions the ledger does not hold (an agent keeping them elsewhere) fall back
 to the map alone. If the ledger fails (the database is down), the worker
@@ -48,7 +52,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..store.base import OwnerLedger
+from ..store.base import NewSessionOwner, OwnerLedger
 
 log = logging.getLogger("acpwire.server")
 
@@ -124,6 +128,17 @@ class SessionOwners:
         if principal != self.default_owner:
             self._append(session_id, principal)
         return True
+
+    def new_session_owner(self, principal: str) -> NewSessionOwner | None:
+        """What an agent in this process needs to write ``principal`` as the owner of the
+        sessions it creates (see :data:`acpwire.store.base.NEW_SESSION_OWNER`), or None
+        when :meth:`claim` would not write to a ledger either (no ledger; the default
+        owner, whose claims stay in memory)."""
+        if self.ledger is None or principal == self.default_owner:
+            return None
+        return NewSessionOwner(
+            principal, self.ledger, lambda session_id: self._remember(session_id, principal)
+        )
 
     async def forget(self, session_id: str) -> None:
         """The session is gone (deleted): it has no owner any more."""

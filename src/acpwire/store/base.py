@@ -29,13 +29,16 @@ guarantees below are checked for every store by one behaviour suite,
   the stored owner), so claiming an unowned session is one atomic update and
   a stale record cannot hand a session to someone else. Stores that several
   servers share also implement :class:`OwnerLedger`, so that every server
-  enforces the owner one of them recorded.
+  enforces the owner one of them recorded. An agent running inside the server
+  process writes the owner with the session's row itself (:data:`NEW_SESSION_OWNER`),
+  so that creating a session is one statement, not a create and then a claim.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -49,6 +52,8 @@ if TYPE_CHECKING:
         from typing_extensions import Self
 
 __all__ = [
+    "NEW_SESSION_OWNER",
+    "NewSessionOwner",
     "OwnerLedger",
     "SessionExistsError",
     "SessionNotFoundError",
@@ -249,3 +254,31 @@ class OwnerLedger(Protocol):
     async def owners_of(self, session_ids: Collection[str]) -> dict[str, str | None]:
         """The stored owner of each of ``session_ids`` that exists (None: unowned)."""
         ...
+
+
+@dataclass(frozen=True)
+class NewSessionOwner:
+    """Who owns the sessions an agent creates in the current context, and whom to tell.
+
+    Set by the remote endpoint (:class:`acpwire.server.SessionOwners`) around an
+    agent it runs in its own process, for a principal whose claims go to
+    ``ledger``. An agent whose store *is* ``ledger`` writes ``principal`` as the
+    owner of the session it creates, in the same statement as the session
+    itself, and calls ``recorded`` with the session id once the row is
+    committed: the endpoint then knows the claim is made and sends no second
+    statement. Any other agent ignores it, and the endpoint claims as usual.
+    """
+
+    principal: str
+    ledger: OwnerLedger
+    recorded: Callable[[str], None]
+
+    def keeps_claims_in(self, store: object) -> bool:
+        """Whether the endpoint's claims go to ``store`` (the very object)."""
+        return self.ledger is store
+
+
+NEW_SESSION_OWNER: ContextVar[NewSessionOwner | None] = ContextVar(
+    "acpwire_new_session_owner", default=None
+)
+"""The :class:`NewSessionOwner` of the current context, if any (None: nobody to tell)."""

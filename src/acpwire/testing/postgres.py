@@ -144,6 +144,12 @@ class PostgresCluster:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        """The server's (postmaster's) process id while it runs: its backends are its
+        children (benchmarks add up their CPU time)."""
+        return self._process.pid if self.running and self._process is not None else None
+
     def dsn(self, database: str = "postgres") -> str:
         """A ``postgresql://`` URL for the superuser ``postgres`` over TCP."""
         if not self.port:
