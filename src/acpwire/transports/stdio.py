@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
+from .pipes import widen_pipe
 from .streams import StreamTransport
 
 
@@ -124,6 +125,7 @@ async def stdio_transport(
     """A transport on this process's stdin and stdout."""
     loop = asyncio.get_running_loop()
     out_fd = _claim_stdout() if protect_stdout else os.dup(1)
+    widen_pipe(out_fd)  # the direction of a turn's stream (pipes.py)
     reader = await _pipe_reader(sys.stdin.fileno(), loop)
     writer = await _pipe_writer(out_fd, reader, loop)
     return StreamTransport(reader, writer, max_message_size=max_message_size)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
+from .pipes import widen_pipe
 from .streams import StreamTransport
 
 DRAIN_TIMEOUT = 1.0
@@ -190,6 +191,15 @@ class SubprocessTransport:
             os.killpg(self.process.pid, sig)
 
 
+def _widen_stdout(process: asyncio.subprocess.Process) -> None:
+    """Widen the pipe the agent streams its updates through (pipes.py), whatever the
+    agent is; an acpwire agent does it from its side as well. asyncio has no public
+    way to the pipe's descriptor, hence the guarded private attribute."""
+    with contextlib.suppress(Exception):
+        pipe = process._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        widen_pipe(pipe.get_extra_info("pipe").fileno())
+
+
 async def spawn(
     command: str,
     args: Sequence[str] = (),
@@ -227,6 +237,7 @@ async def spawn(
         )
     except (FileNotFoundError, PermissionError) as exc:
         raise AgentNotFoundError(f"cannot start agent {command!r}: {exc.strerror or exc}") from exc
+    _widen_stdout(process)
     return SubprocessTransport(
         process,
         max_message_size=max_message_size,

@@ -1,0 +1,105 @@
+"""The pipe an agent streams through is widened, and a stalled reader still holds the
+writer back: what a writer leaves unsent stays bounded and nothing is lost or reordered."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from acpwire.transports import spawn
+from acpwire.transports.pipes import STREAM_PIPE_SIZE, widen_pipe
+from acpwire.transports.streams import COALESCE_LIMIT, WRITE_HIGH_WATER, StreamTransport
+
+AGENT = Path(__file__).resolve().parents[1] / "engine" / "agent_program.py"
+INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+GET_PIPE_SIZE = getattr(fcntl, "F_GETPIPE_SZ", None)
+
+linux_only = pytest.mark.skipif(GET_PIPE_SIZE is None, reason="pipe capacity is Linux's")
+
+
+def pipe_size(fd: int) -> int:
+    assert GET_PIPE_SIZE is not None
+    return fcntl.fcntl(fd, GET_PIPE_SIZE)
+
+
+@linux_only
+def test_an_acpwire_agent_widens_the_pipe_it_answers_through() -> None:
+    with subprocess.Popen(
+        [sys.executable, str(AGENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as agent:
+        assert agent.stdin is not None and agent.stdout is not None
+        before = pipe_size(agent.stdout.fileno())
+        agent.stdin.write(INIT)
+        agent.stdin.flush()
+        answer = json.loads(agent.stdout.readline())  # the agent is serving: it has widened
+        after = pipe_size(agent.stdout.fileno())
+        agent.stdin.close()
+        assert agent.wait(30) == 0
+    assert answer["result"]["protocolVersion"] == 1
+    assert before < STREAM_PIPE_SIZE
+    assert after == STREAM_PIPE_SIZE
+
+
+@linux_only
+async def test_spawning_an_agent_widens_its_stdout_whatever_the_agent_is() -> None:
+    probe = "import fcntl; print(fcntl.fcntl(1, fcntl.F_GETPIPE_SZ), flush=True); input()"
+    transport = await spawn(sys.executable, ["-c", probe])
+    try:
+        line = await asyncio.wait_for(transport.receive(), 30)
+    finally:
+        await transport.close()
+    assert line == str(STREAM_PIPE_SIZE).encode()
+
+
+def test_widening_something_that_is_not_a_pipe_changes_nothing(tmp_path: Path) -> None:
+    with (tmp_path / "file").open("wb") as file:
+        assert widen_pipe(file.fileno()) is False
+
+
+async def test_a_stalled_reader_holds_the_writer_back_and_loses_nothing() -> None:
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    widen_pipe(write_fd)
+    pipe_transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(pipe_transport, protocol, None, loop)
+    transport = StreamTransport(asyncio.StreamReader(), writer)
+    line = b'{"jsonrpc":"2.0","method":"session/update","params":{"n":%07d}}'
+    total = 60_000  # ~4 MiB: more than the pipe and the transport may hold together
+    sent = 0
+
+    async def stream() -> None:
+        nonlocal sent
+        for i in range(total):
+            await transport.send(line % i)
+            sent = i + 1
+
+    sender = asyncio.ensure_future(stream())
+    # Nobody reads: the sender must come to a stop instead of buffering everything.
+    done, _ = await asyncio.wait({sender}, timeout=2)
+    assert not done, "the writer ran ahead of a reader that reads nothing"
+    capacity = pipe_size(read_fd) if GET_PIPE_SIZE is not None else 64 * 1024
+    assert sent * (len(line % 0) + 1) <= capacity + WRITE_HIGH_WATER + 2 * COALESCE_LIMIT
+
+    # The reader comes back: every line arrives, once and in order.
+    def read_all() -> bytes:
+        chunks = []
+        while chunk := os.read(read_fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    reading = asyncio.ensure_future(asyncio.to_thread(read_all))
+    await asyncio.wait_for(sender, 60)
+    await transport.close()
+    received = (await asyncio.wait_for(reading, 60)).split(b"\n")
+    os.close(read_fd)
+    assert received.pop() == b""
+    assert received == [line % i for i in range(total)]
