@@ -1,4 +1,6 @@
-"""Kernel pipe capacity for the direction that carries a stream (Linux).
+"""Pipes tuned for ACP's traffic: a wide pipe for a stream, and reads sized for the heap.
+
+**Capacity (Linux).**
 
 A Linux pipe holds 64 KiB by default: about 300 ``session/update`` lines, half
 a millisecond of the reading side's work. A writer that runs ahead (acpwire's
@@ -16,9 +18,19 @@ capacity). A user's pipes share a budget (``/proc/sys/fs/pipe-user-pages-soft``,
 64 MiB by default) that a widened pipe draws 1 MiB from while it is open. The
 kernel refuses sizes above ``/proc/sys/fs/pipe-max-size`` (1 MiB by default)
 and growth past that budget: the pipe then stays as it was. Elsewhere than
-Linux this does nothing."""
+Linux this does nothing.
+
+**Read size.** asyncio reads a pipe up to 256 KiB at a time into a new bytes
+object. That is above glibc's threshold for serving an allocation from the heap
+(128 KiB), so each read of even one small message maps fresh memory, faults a
+page in, remaps it to the size read and unmaps it: three system calls and a
+page fault per message received. Reading at most 64 KiB keeps the buffer on the
+heap; in alternating ping round trips the agent's CPU per request fell by
+15-40 µs and its round trip from 1.33-1.55x the raw pair's to 1.08-1.33x."""
 
 from __future__ import annotations
+
+import asyncio
 
 try:
     import fcntl
@@ -27,6 +39,9 @@ except ImportError:  # Windows
 
 STREAM_PIPE_SIZE = 1024 * 1024
 """Capacity asked for a pipe that carries a stream (bytes; the kernel's default maximum)."""
+
+READ_SIZE = 64 * 1024
+"""Most bytes read from a pipe at once: under glibc's mmap threshold (see above)."""
 
 _SET_PIPE_SIZE: int | None = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
 
@@ -43,3 +58,13 @@ def widen_pipe(fd: int, size: int = STREAM_PIPE_SIZE) -> bool:
         return fcntl.fcntl(fd, _SET_PIPE_SIZE, size) >= size
     except OSError:  # not a pipe (EBADF/EINVAL), over the limits (EPERM), or busy
         return False
+
+
+def read_heap_sized(transport: asyncio.BaseTransport) -> None:
+    """Make an asyncio read pipe transport read at most :data:`READ_SIZE` bytes at once.
+
+    The size is an attribute of asyncio's own pipe transport (``max_size``, not part
+    of its documented API); other event loops' transports are left alone.
+    """
+    if isinstance(getattr(transport, "max_size", None), int):
+        transport.max_size = READ_SIZE  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
-from .pipes import widen_pipe
+from .pipes import read_heap_sized, widen_pipe
 from .streams import StreamTransport
 
 
@@ -46,9 +46,10 @@ async def _pipe_reader(fd: int, loop: asyncio.AbstractEventLoop) -> asyncio.Stre
     protocol = asyncio.StreamReaderProtocol(reader)
     if _watchable(fd):
         try:
-            await loop.connect_read_pipe(
+            transport, _ = await loop.connect_read_pipe(
                 lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False)
             )
+            read_heap_sized(transport)
             return reader
         except (ValueError, OSError):
             pass

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
-from .pipes import widen_pipe
+from .pipes import read_heap_sized, widen_pipe
 from .streams import StreamTransport
 
 DRAIN_TIMEOUT = 1.0
@@ -191,12 +191,13 @@ class SubprocessTransport:
             os.killpg(self.process.pid, sig)
 
 
-def _widen_stdout(process: asyncio.subprocess.Process) -> None:
-    """Widen the pipe the agent streams its updates through (pipes.py), whatever the
-    agent is; an acpwire agent does it from its side as well. asyncio has no public
-    way to the pipe's descriptor, hence the guarded private attribute."""
+def _tune_stdout(process: asyncio.subprocess.Process) -> None:
+    """Widen the pipe the agent streams its updates through and read it in heap-sized
+    chunks (pipes.py), whatever the agent is; an acpwire agent widens it from its side
+    as well. asyncio has no public way to the pipe, hence the guarded private attribute."""
     with contextlib.suppress(Exception):
         pipe = process._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        read_heap_sized(pipe)
         widen_pipe(pipe.get_extra_info("pipe").fileno())
 
 
@@ -237,7 +238,7 @@ async def spawn(
         )
     except (FileNotFoundError, PermissionError) as exc:
         raise AgentNotFoundError(f"cannot start agent {command!r}: {exc.strerror or exc}") from exc
-    _widen_stdout(process)
+    _tune_stdout(process)
     return SubprocessTransport(
         process,
         max_message_size=max_message_size,
