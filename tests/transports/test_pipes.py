@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from acpwire import schema as s
+from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.transports import spawn
 from acpwire.transports.pipes import STREAM_PIPE_SIZE, widen_pipe
 from acpwire.transports.streams import COALESCE_LIMIT, WRITE_HIGH_WATER, StreamTransport
@@ -103,3 +105,33 @@ async def test_a_stalled_reader_holds_the_writer_back_and_loses_nothing() -> Non
     os.close(read_fd)
     assert received.pop() == b""
     assert received == [line % i for i in range(total)]
+
+
+async def test_messages_longer_than_one_read_arrive_whole_and_in_order() -> None:
+    """Pipes are read 64 KiB at a time: a line spans many reads, and a read ends many lines."""
+
+    class Texts(Client):
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+
+        async def session_update(self, params: s.SessionNotification) -> None:
+            update = params.update
+            if isinstance(update, s.AgentMessageChunk) and isinstance(
+                update.content, s.TextContent
+            ):
+                self.texts.append(update.content.text)
+
+    client = Texts()
+    conn = ClientSideConnection(client, await spawn(sys.executable, [str(AGENT)]))
+    try:
+        await asyncio.wait_for(conn.initialize(), 30)
+        session = await asyncio.wait_for(conn.agent.new_session(os.getcwd()), 30)
+        sizes = [1, 65_535, 65_536, 70_000, 3 * 1024 * 1024 + 7, 10]
+        sent = [f"{i}:" + "x" * size for i, size in enumerate(sizes)]
+        for text in sent:
+            await asyncio.wait_for(conn.agent.prompt(session.session_id, f"echo {text}"), 30)
+        streamed = await asyncio.wait_for(conn.agent.prompt(session.session_id, "stream 3000"), 30)
+    finally:
+        await conn.close()
+    assert streamed.stop_reason == "end_turn"
+    assert client.texts == sent + [f"chunk {i}" for i in range(3000)]
