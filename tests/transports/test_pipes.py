@@ -15,9 +15,15 @@ import pytest
 
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection
+from acpwire.engine.connection import INBOX_HIGH_WATER
 from acpwire.transports import spawn
-from acpwire.transports.pipes import STREAM_PIPE_SIZE, widen_pipe
-from acpwire.transports.streams import COALESCE_LIMIT, WRITE_HIGH_WATER, StreamTransport
+from acpwire.transports.pipes import READ_SIZE, STREAM_PIPE_SIZE, widen_pipe
+from acpwire.transports.streams import (
+    COALESCE_LIMIT,
+    READ_LIMIT,
+    WRITE_HIGH_WATER,
+    StreamTransport,
+)
 
 AGENT = Path(__file__).resolve().parents[1] / "engine" / "agent_program.py"
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
@@ -135,3 +141,42 @@ async def test_messages_longer_than_one_read_arrive_whole_and_in_order() -> None
         await conn.close()
     assert streamed.stop_reason == "end_turn"
     assert client.texts == sent + [f"chunk {i}" for i in range(3000)]
+
+
+async def test_a_client_whose_handler_is_stuck_stops_reading_the_agents_pipe() -> None:
+    """The engine stops taking messages when its handlers are behind; the pipe under it
+    must stop too, or the agent's stream piles up unread in the client's memory."""
+    gate = asyncio.Event()
+
+    class Stuck(Client):
+        def __init__(self) -> None:
+            self.count = 0
+
+        async def session_update(self, params: s.SessionNotification) -> None:
+            self.count += 1
+            await gate.wait()
+
+    client = Stuck()
+    transport = await spawn(sys.executable, [str(AGENT)])
+    conn = ClientSideConnection(client, transport)
+    try:
+        await asyncio.wait_for(conn.initialize(), 30)
+        session = await asyncio.wait_for(conn.agent.new_session(os.getcwd()), 30)
+        total = 100_000  # ~15 MiB of updates
+        turn = asyncio.ensure_future(conn.agent.prompt(session.session_id, f"stream {total}"))
+        reader = transport._stream._reader  # asyncio's buffer under the transport
+
+        async def reading_paused() -> None:
+            while not reader._paused:  # set when asyncio stops reading the pipe
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(reading_paused(), 30)
+        assert len(reader._buffer) <= 2 * READ_LIMIT + READ_SIZE
+        assert len(conn.connection._inbox) <= INBOX_HIGH_WATER + 1
+        gate.set()
+        result = await asyncio.wait_for(turn, 60)
+    finally:
+        gate.set()
+        await conn.close()
+    assert result.stop_reason == "end_turn"
+    assert client.count == total

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
 from .pipes import read_heap_sized, widen_pipe
-from .streams import StreamTransport
+from .streams import READ_LIMIT, StreamTransport
 
 
 def _claim_stdout() -> int:
@@ -42,7 +42,7 @@ def _watchable(fd: int) -> bool:
 
 
 async def _pipe_reader(fd: int, loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
-    reader = asyncio.StreamReader(limit=2**31 - 1)
+    reader = asyncio.StreamReader(limit=READ_LIMIT)
     protocol = asyncio.StreamReaderProtocol(reader)
     if _watchable(fd):
         try:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from .pipes import read_heap_sized, widen_pipe
-from .streams import StreamTransport
+from .streams import READ_LIMIT, StreamTransport
 
 DRAIN_TIMEOUT = 1.0
 """Seconds :meth:`SubprocessTransport.close` waits for the agent to take what is
@@ -234,7 +234,7 @@ async def spawn(
             env=full_env,
             cwd=cwd,
             start_new_session=True,
-            limit=2**31 - 1,
+            limit=READ_LIMIT,  # stdout and stderr (a longer stderr line is skipped)
         )
     except (FileNotFoundError, PermissionError) as exc:
         raise AgentNotFoundError(f"cannot start agent {command!r}: {exc.strerror or exc}") from exc
