@@ -9,7 +9,7 @@ its own buffer while the pipe is full) then leaves the reader idle until its
 event loop next gets to the pipe: writer and reader take turns instead of
 running at once. Measured in ``benchmarks/bench_high_tier.py``'s setting, the
 reading client sat idle in ``epoll_wait`` for a third of a stream, and the
-low tier streamed at 0.62-0.66x the raw pair; with 1 MiB, idle 1-5 % and
+low tier streamed at 0.62-0.66x the raw pair; with 1 MiB, idle 1-8 % and
 0.87-0.88x (runs alternating in one process).
 
 The pipe's pages are only allocated while they hold data, and what a writer may
