@@ -16,7 +16,8 @@ import threading
 from typing import Any
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
-from .streams import StreamTransport
+from .pipes import read_heap_sized, widen_pipe
+from .streams import READ_LIMIT, StreamTransport
 
 
 def _claim_stdout() -> int:
@@ -41,13 +42,14 @@ def _watchable(fd: int) -> bool:
 
 
 async def _pipe_reader(fd: int, loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
-    reader = asyncio.StreamReader(limit=2**31 - 1)
+    reader = asyncio.StreamReader(limit=READ_LIMIT)
     protocol = asyncio.StreamReaderProtocol(reader)
     if _watchable(fd):
         try:
-            await loop.connect_read_pipe(
+            transport, _ = await loop.connect_read_pipe(
                 lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False)
             )
+            read_heap_sized(transport)
             return reader
         except (ValueError, OSError):
             pass
@@ -124,6 +126,7 @@ async def stdio_transport(
     """A transport on this process's stdin and stdout."""
     loop = asyncio.get_running_loop()
     out_fd = _claim_stdout() if protect_stdout else os.dup(1)
+    widen_pipe(out_fd)  # the direction of a turn's stream (pipes.py)
     reader = await _pipe_reader(sys.stdin.fileno(), loop)
     writer = await _pipe_writer(out_fd, reader, loop)
     return StreamTransport(reader, writer, max_message_size=max_message_size)

@@ -9,6 +9,12 @@ from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversize
 
 READ_CHUNK = 256 * 1024
+READ_LIMIT = 1024 * 1024
+"""The ``limit`` of a stream's :class:`asyncio.StreamReader`: asyncio stops reading the
+pipe once twice this much waits unread, so a connection that stopped reading (its
+handlers are behind, see the engine's back-pressure) stops taking the peer's bytes
+too, and the peer's writes wait. Only ``read()`` is used on it, so the limit bounds
+no message: a longer line arrives in pieces, as any line may."""
 WRITE_HIGH_WATER = 1024 * 1024
 COALESCE_LIMIT = 64 * 1024
 """Bytes of a burst held back before they are handed to the OS in one write."""

@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
-from .streams import StreamTransport
+from .pipes import read_heap_sized, widen_pipe
+from .streams import READ_LIMIT, StreamTransport
 
 DRAIN_TIMEOUT = 1.0
 """Seconds :meth:`SubprocessTransport.close` waits for the agent to take what is
@@ -190,6 +191,16 @@ class SubprocessTransport:
             os.killpg(self.process.pid, sig)
 
 
+def _tune_stdout(process: asyncio.subprocess.Process) -> None:
+    """Widen the pipe the agent streams its updates through and read it in heap-sized
+    chunks (pipes.py), whatever the agent is; an acpwire agent widens it from its side
+    as well. asyncio has no public way to the pipe, hence the guarded private attribute."""
+    with contextlib.suppress(Exception):
+        pipe = process._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        read_heap_sized(pipe)
+        widen_pipe(pipe.get_extra_info("pipe").fileno())
+
+
 async def spawn(
     command: str,
     args: Sequence[str] = (),
@@ -223,10 +234,11 @@ async def spawn(
             env=full_env,
             cwd=cwd,
             start_new_session=True,
-            limit=2**31 - 1,
+            limit=READ_LIMIT,  # stdout and stderr (a longer stderr line is skipped)
         )
     except (FileNotFoundError, PermissionError) as exc:
         raise AgentNotFoundError(f"cannot start agent {command!r}: {exc.strerror or exc}") from exc
+    _tune_stdout(process)
     return SubprocessTransport(
         process,
         max_message_size=max_message_size,
