@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .asgi import AcpAsgiApp
+from .front import Front
 
 INSTALL_HINT = "serving ACP remotely needs the remote extra: pip install 'acpwire[remote]'"
 
@@ -187,30 +188,46 @@ async def _run(
     websocket_compression: bool,
     started: asyncio.Event | None = None,
 ) -> None:
-    hypercorn = _hypercorn()
+    """Serve until ``stop`` is set: WebSocket upgrades on :mod:`.front`, the rest on hypercorn."""
+    _hypercorn()
     from hypercorn.app_wrappers import ASGIWrapper
-    from hypercorn.asyncio import run as hypercorn_run
+    from hypercorn.asyncio.tcp_server import TCPServer
+    from hypercorn.asyncio.worker_context import WorkerContext
 
     config = _config(app, tls, header_timeout, websocket_compression)
-    sockets = hypercorn.Sockets(
-        secure_sockets=[sock] if tls is not None else [],
-        insecure_sockets=[] if tls is not None else [sock],
-        quic_sockets=[],
-    )
+    loop = asyncio.get_running_loop()
+    context = WorkerContext(None)
+    asgi: Any = ASGIWrapper(cast("Any", app))  # hypercorn's types are stricter than ASGI's
+    state: dict[str, Any] = {}
 
-    async def shutdown_trigger() -> None:
+    async def hypercorn_serves(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await TCPServer(asgi, loop, config, context, state, reader, writer)
+
+    front = Front(
+        app,
+        hypercorn_serves,
+        header_timeout=header_timeout,
+        max_message_size=app.host.limits.max_message_size,
+        compression=websocket_compression,
+    )
+    server = await loop.create_server(
+        front.protocol,
+        sock=sock,
+        backlog=config.backlog,
+        ssl=config.create_ssl_context() if tls is not None else None,
+        ssl_handshake_timeout=config.ssl_handshake_timeout if tls is not None else None,
+    )
+    try:
         if started is not None:
             started.set()
         await stop.wait()
+    finally:
         # End the connections (and stop their agents) first: open SSE streams and
         # WebSockets would otherwise hold the graceful wait to its timeout.
         await app.aclose()
-
-    asgi: Any = app  # a plain ASGI 3 callable; hypercorn's types are stricter than ASGI's
-    worker_serve: Any = cast("Any", hypercorn_run).worker_serve
-    await worker_serve(
-        ASGIWrapper(asgi), config, sockets=sockets, shutdown_trigger=shutdown_trigger
-    )
+        await context.terminated.set()  # hypercorn's connections close when idle
+        server.close()
+        await front.wait_closed(config.graceful_timeout)
 
 
 @contextlib.asynccontextmanager
