@@ -171,6 +171,8 @@ class ServedApp:
 
     app: AcpAsgiApp
     url: str
+    front: Front | None = None
+    """What accepts its connections (its WebSockets: ``front.sockets``)."""
 
     @property
     def ws_url(self) -> str:
@@ -186,7 +188,7 @@ async def _run(
     tls: Tls | None,
     header_timeout: float,
     websocket_compression: bool,
-    started: asyncio.Event | None = None,
+    started: asyncio.Future[Front] | None = None,
 ) -> None:
     """Serve until ``stop`` is set: WebSocket upgrades on :mod:`.front`, the rest on hypercorn."""
     _hypercorn()
@@ -219,7 +221,7 @@ async def _run(
     )
     try:
         if started is not None:
-            started.set()
+            started.set_result(front)
         await stop.wait()
     finally:
         # End the connections (and stop their agents) first: open SSE streams and
@@ -247,7 +249,7 @@ async def serve_in_background(
     """
     sock = bind(host, port)
     stop = asyncio.Event()
-    started = asyncio.Event()
+    started: asyncio.Future[Front] = asyncio.get_running_loop().create_future()
     task = asyncio.ensure_future(
         _run(
             app,
@@ -260,13 +262,12 @@ async def serve_in_background(
         )
     )
     try:
-        waiter = asyncio.ensure_future(started.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if task.done():
-            waiter.cancel()
+        pending: set[asyncio.Future[Any]] = {task, started}
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if not started.done():
             task.result()
             raise RuntimeError("the server stopped while starting")
-        yield ServedApp(app, url_of(sock, app.path, tls=tls is not None))
+        yield ServedApp(app, url_of(sock, app.path, tls=tls is not None), started.result())
     finally:
         stop.set()
         await app.aclose()

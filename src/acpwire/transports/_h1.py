@@ -31,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx
 
+_Origin = tuple[str, str, int]
+_Pair = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
 _MAX_IDLE = 20
 """Idle connections kept per origin (httpx's ``max_keepalive_connections`` too)."""
 _HEAD_LIMIT = 64 * 1024
@@ -44,9 +47,7 @@ class _Timer:
         self.fired = False
         self._writer = writer
         self._handle = (
-            None
-            if timeout is None
-            else asyncio.get_running_loop().call_later(timeout, self._fire)
+            None if timeout is None else asyncio.get_running_loop().call_later(timeout, self._fire)
         )
 
     def _fire(self) -> None:
@@ -72,7 +73,7 @@ class Http1Transport:
         self._fallback = fallback
         self._verify = verify
         self._max_body = max_body
-        self._idle: dict[tuple[str, str, int], deque[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = {}
+        self._idle: dict[_Origin, deque[_Pair]] = {}
         self._closed = False
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -112,9 +113,7 @@ class Http1Transport:
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
         )
 
-    def _take(
-        self, key: tuple[str, str, int]
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    def _take(self, key: _Origin) -> _Pair | None:
         idle = self._idle.get(key)
         while idle:
             reader, writer = idle.pop()
@@ -127,7 +126,7 @@ class Http1Transport:
         return None
 
     def _put(
-        self, key: tuple[str, str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, key: _Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         idle = self._idle.setdefault(key, deque())
         idle.append((reader, writer))
@@ -135,9 +134,7 @@ class Http1Transport:
             _, old = idle.popleft()
             old.close()
 
-    async def _open(
-        self, key: tuple[str, str, int], timeout: float | None
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _open(self, key: _Origin, timeout: float | None) -> _Pair:
         import httpx
 
         scheme, host, port = key
@@ -153,7 +150,10 @@ class Http1Transport:
         try:
             return await asyncio.wait_for(
                 asyncio.open_connection(
-                    host, port, ssl=context, server_hostname=host if context else None,
+                    host,
+                    port,
+                    ssl=context,
+                    server_hostname=host if context else None,
                     limit=_HEAD_LIMIT,
                 ),
                 timeout,
@@ -245,6 +245,12 @@ class Http1Transport:
                 raise httpx.RemoteProtocolError("a chunked answer is too large")
             chunk = await reader.readexactly(n + 2)
             parts.append(chunk[:-2])
+
+    async def __aenter__(self) -> Http1Transport:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         self._closed = True
