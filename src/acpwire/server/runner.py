@@ -9,6 +9,12 @@ application), and supports the ASGI ``websocket.http.response`` extension the
 security middleware uses to refuse an upgrade with 401. uvicorn speaks only
 HTTP/1.1; daphne has no h2c; granian runs its own Rust runtime and workers.
 
+The listening socket itself is served by :mod:`.front`: an HTTP/1.1 request with
+``Upgrade: websocket`` is served there, on the ``websockets`` package's sans-I/O
+protocol (fewer event-loop turns per frame than hypercorn's WebSocket path), and every
+other connection goes to hypercorn's per-connection ``TCPServer`` with the bytes
+already read; both call the same ASGI app, so one port still speaks all three.
+
 Settings that matter to ACP, each with its reason:
 
 * **Request heads** (slowloris). A head is at most 16 KiB
@@ -29,7 +35,7 @@ Settings that matter to ACP, each with its reason:
 * **WebSocket compression** is off unless asked for (``websocket_compression``):
   per-message deflate costs far more CPU per ACP message than it saves on
   loopback and LAN links, and hypercorn would otherwise accept it from any
-  client that offers it.
+  client that offers it (the front accepts it only when asked for, too).
 * **No WebSocket pings from the server.** hypercorn's ping loop outlives a
   closed socket by up to its interval, holding the connection's task (and a
   clean shutdown) that long. Clients ping (the ``websockets`` library every
