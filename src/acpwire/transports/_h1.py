@@ -28,6 +28,8 @@ import ssl
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from ._tls import client_context
+
 if TYPE_CHECKING:
     import httpx
 
@@ -138,15 +140,7 @@ class Http1Transport:
         import httpx
 
         scheme, host, port = key
-        context: ssl.SSLContext | None = None
-        if scheme == "https":
-            if isinstance(self._verify, ssl.SSLContext):
-                context = self._verify
-            else:
-                context = ssl.create_default_context()
-                if not self._verify:
-                    context.check_hostname = False
-                    context.verify_mode = ssl.CERT_NONE
+        context = client_context(self._verify) if scheme == "https" else None
         try:
             return await asyncio.wait_for(
                 asyncio.open_connection(
