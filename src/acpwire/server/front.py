@@ -35,7 +35,7 @@ import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 from .security import Message, Receive, Scope, Send
@@ -468,7 +468,10 @@ def _http_response(status: int, headers: list[tuple[bytes, bytes]], body: bytes)
     return Response(status, reason, pairs, body)
 
 
-def _address(info: Any) -> tuple[str, int] | None:
-    if isinstance(info, tuple) and len(info) >= 2:
-        return str(info[0]), int(info[1])
+def _address(info: object) -> tuple[str, int] | None:
+    """``(host, port)`` of a socket address (IPv6 ones have two more fields)."""
+    if isinstance(info, tuple):
+        fields = cast("tuple[object, ...]", info)
+        if len(fields) >= 2 and isinstance(fields[1], int):
+            return str(fields[0]), fields[1]
     return None
