@@ -17,7 +17,8 @@ experimental WebSocket client on ``ws`` and its HTTP client on node's fetch).
 Every client/server pair runs the plan of ``_scenario.py`` over each transport it
 has: (a) msgs/s of one streamed turn of N 64-byte ``agent_message_chunk`` updates,
 (b) p50/p99 of sequential trivial prompts, (c) sequential ``session/new`` per second.
-Each pair runs ``--rounds`` times (default 3) and the median of the rounds is shown.
+Each pair runs ``--rounds`` times (default 3), rounds interleaved across pairs, and the
+median of the rounds is shown.
 The table puts acpwire's pair beside the TypeScript pair with their ratio (> 1:
 acpwire faster), and the cross pairs (each client against the other's server) show
 whether a gap is the client's or the server's. The TypeScript pair has no HTTP/2
@@ -210,6 +211,7 @@ async def run(plan_name: str, rounds: int | None) -> dict[str, Any]:
             for client in ("acpwire", "ts")
             for server in ("acpwire", "ts")
         ]
+        runnable: list[tuple[str, str, str]] = []
         for client, server, transport in pairs:
             name = f"{client}->{server}/{transport}"
             if "ts" in (client, server) and problem is not None:
@@ -222,9 +224,15 @@ async def run(plan_name: str, rounds: int | None) -> dict[str, Any]:
                 )
                 report["skipped"][name] = why
                 continue
-            url = servers[server][1]
-            results = []
-            for n in range(rounds):
+            runnable.append((client, server, transport))
+        # Rounds are interleaved (round 1 of every pair, then round 2, ...): on a shared
+        # machine a burst of load from elsewhere then lands on several pairs alike, not on
+        # all the rounds of one pair.
+        results: dict[str, list[dict[str, float]]] = {}
+        for n in range(rounds):
+            for client, server, transport in runnable:
+                name = f"{client}->{server}/{transport}"
+                url = servers[server][1]
                 log(f"{name} round {n + 1}/{rounds}")
                 if client == "acpwire":
                     result = await run_plan(
@@ -232,8 +240,9 @@ async def run(plan_name: str, rounds: int | None) -> dict[str, Any]:
                     )
                 else:
                     result = await ts_client(url, transport, plan)
-                results.append(figures(result))
-            report["pairs"][name] = {"rounds": results, "median": median_of(results)}
+                results.setdefault(name, []).append(figures(result))
+        for name, found in results.items():
+            report["pairs"][name] = {"rounds": found, "median": median_of(found)}
     finally:
         for proc, _ in servers.values():
             await stop_server(proc)

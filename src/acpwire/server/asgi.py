@@ -20,6 +20,7 @@ from typing import cast
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.peek import NotAMessage, Peeked, peek
 from ..store.base import OwnerLedger
+from ._waits import within
 from .core import (
     CONNECTION_HEADER,
     RETRY_HEADER,
@@ -301,7 +302,7 @@ class AcpAsgiApp:
             while True:
                 remaining = deadline - loop.time()
                 try:
-                    message = await asyncio.wait_for(receive(), max(remaining, 0.0))
+                    message = await within(receive(), max(remaining, 0.0))
                 except asyncio.TimeoutError:
                     raise _BodyRefused(_text(408, "request body too slow")) from None
                 if message["type"] == "http.disconnect":
@@ -398,7 +399,7 @@ class AcpAsgiApp:
                     try:
                         # Wait without taking: a message taken inside a wait_for that is
                         # then cancelled (a take-over) would be lost on Python < 3.12.
-                        await asyncio.wait_for(queue.readable(), keepalive)
+                        await within(queue.readable(), keepalive)
                     except asyncio.TimeoutError:
                         chunk = b": keepalive\n\n"
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})

@@ -403,6 +403,8 @@ class RemoteConnection:
         self.touch()
         self.stats.messages_in += 1
         self.stats.bytes_in += len(message)
+        if transport.try_send(message):
+            return  # the usual case: room in the agent's queue, no timer needed
         try:
             await asyncio.wait_for(transport.send(message), self.limits.stall_timeout)
         except asyncio.TimeoutError:

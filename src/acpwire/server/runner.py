@@ -9,6 +9,12 @@ application), and supports the ASGI ``websocket.http.response`` extension the
 security middleware uses to refuse an upgrade with 401. uvicorn speaks only
 HTTP/1.1; daphne has no h2c; granian runs its own Rust runtime and workers.
 
+The listening socket itself is served by :mod:`.front`: an HTTP/1.1 request with
+``Upgrade: websocket`` is served there, on the ``websockets`` package's sans-I/O
+protocol (fewer event-loop turns per frame than hypercorn's WebSocket path), and every
+other connection goes to hypercorn's per-connection ``TCPServer`` with the bytes
+already read; both call the same ASGI app, so one port still speaks all three.
+
 Settings that matter to ACP, each with its reason:
 
 * **Request heads** (slowloris). A head is at most 16 KiB
@@ -29,7 +35,7 @@ Settings that matter to ACP, each with its reason:
 * **WebSocket compression** is off unless asked for (``websocket_compression``):
   per-message deflate costs far more CPU per ACP message than it saves on
   loopback and LAN links, and hypercorn would otherwise accept it from any
-  client that offers it.
+  client that offers it (the front accepts it only when asked for, too).
 * **No WebSocket pings from the server.** hypercorn's ping loop outlives a
   closed socket by up to its interval, holding the connection's task (and a
   clean shutdown) that long. Clients ping (the ``websockets`` library every
@@ -52,6 +58,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .asgi import AcpAsgiApp
+from .front import Front
 
 INSTALL_HINT = "serving ACP remotely needs the remote extra: pip install 'acpwire[remote]'"
 
@@ -170,6 +177,8 @@ class ServedApp:
 
     app: AcpAsgiApp
     url: str
+    front: Front | None = None
+    """What accepts its connections (its WebSockets: ``front.sockets``)."""
 
     @property
     def ws_url(self) -> str:
@@ -185,32 +194,48 @@ async def _run(
     tls: Tls | None,
     header_timeout: float,
     websocket_compression: bool,
-    started: asyncio.Event | None = None,
+    started: asyncio.Future[Front] | None = None,
 ) -> None:
-    hypercorn = _hypercorn()
+    """Serve until ``stop`` is set: WebSocket upgrades on :mod:`.front`, the rest on hypercorn."""
+    _hypercorn()
     from hypercorn.app_wrappers import ASGIWrapper
-    from hypercorn.asyncio import run as hypercorn_run
+    from hypercorn.asyncio.tcp_server import TCPServer
+    from hypercorn.asyncio.worker_context import WorkerContext
 
     config = _config(app, tls, header_timeout, websocket_compression)
-    sockets = hypercorn.Sockets(
-        secure_sockets=[sock] if tls is not None else [],
-        insecure_sockets=[] if tls is not None else [sock],
-        quic_sockets=[],
-    )
+    loop = asyncio.get_running_loop()
+    context = WorkerContext(None)
+    asgi: Any = ASGIWrapper(cast("Any", app))  # hypercorn's types are stricter than ASGI's
+    state: dict[str, Any] = {}
 
-    async def shutdown_trigger() -> None:
+    async def hypercorn_serves(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await TCPServer(asgi, loop, config, context, state, reader, writer)
+
+    front = Front(
+        app,
+        hypercorn_serves,
+        header_timeout=header_timeout,
+        max_message_size=app.host.limits.max_message_size,
+        compression=websocket_compression,
+    )
+    server = await loop.create_server(
+        front.protocol,
+        sock=sock,
+        backlog=config.backlog,
+        ssl=config.create_ssl_context() if tls is not None else None,
+        ssl_handshake_timeout=config.ssl_handshake_timeout if tls is not None else None,
+    )
+    try:
         if started is not None:
-            started.set()
+            started.set_result(front)
         await stop.wait()
+    finally:
         # End the connections (and stop their agents) first: open SSE streams and
         # WebSockets would otherwise hold the graceful wait to its timeout.
         await app.aclose()
-
-    asgi: Any = app  # a plain ASGI 3 callable; hypercorn's types are stricter than ASGI's
-    worker_serve: Any = cast("Any", hypercorn_run).worker_serve
-    await worker_serve(
-        ASGIWrapper(asgi), config, sockets=sockets, shutdown_trigger=shutdown_trigger
-    )
+        await context.terminated.set()  # hypercorn's connections close when idle
+        server.close()
+        await front.wait_closed(config.graceful_timeout)
 
 
 @contextlib.asynccontextmanager
@@ -230,7 +255,7 @@ async def serve_in_background(
     """
     sock = bind(host, port)
     stop = asyncio.Event()
-    started = asyncio.Event()
+    started: asyncio.Future[Front] = asyncio.get_running_loop().create_future()
     task = asyncio.ensure_future(
         _run(
             app,
@@ -243,13 +268,12 @@ async def serve_in_background(
         )
     )
     try:
-        waiter = asyncio.ensure_future(started.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if task.done():
-            waiter.cancel()
+        pending: set[asyncio.Future[Any]] = {task, started}
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if not started.done():
             task.result()
             raise RuntimeError("the server stopped while starting")
-        yield ServedApp(app, url_of(sock, app.path, tls=tls is not None))
+        yield ServedApp(app, url_of(sock, app.path, tls=tls is not None), started.result())
     finally:
         stop.set()
         await app.aclose()

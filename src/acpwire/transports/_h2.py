@@ -27,6 +27,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from ._tls import client_context
+
 # httpx and h2 come with the remote extra: imported where used, so that this module
 # (like every module outside the CLI) imports without it.
 if TYPE_CHECKING:
@@ -421,13 +423,7 @@ class Http2Transport:
 
         context: ssl.SSLContext | None = None
         if scheme == "https":
-            if isinstance(self._verify, ssl.SSLContext):
-                context = self._verify
-            else:
-                context = ssl.create_default_context()
-                if not self._verify:
-                    context.check_hostname = False
-                    context.verify_mode = ssl.CERT_NONE
+            context = client_context(self._verify)
             context.set_alpn_protocols(["h2"])
         try:
             reader, writer = await asyncio.wait_for(

@@ -455,7 +455,12 @@ async def connect_http(
         "limits": httpx.Limits(max_connections=None, max_keepalive_connections=20),
     }
     if http2 is False:
-        client = httpx.AsyncClient(**h1_options, **common)
+        # POSTs on acpwire's own HTTP/1.1 connections (see ._h1 for why), the rest on httpx's.
+        from ._h1 import Http1Transport
+
+        fallback = httpx.AsyncHTTPTransport(**h1_options)
+        posts = Http1Transport(fallback, verify=verify, max_body=max_message_size + 65536)
+        client = httpx.AsyncClient(transport=posts, **common)
     else:
         # Our own HTTP/2 transport (see ._h2 for why not httpx's): h2c with prior
         # knowledge on http://, ALPN h2 on https://, one TCP connection. ``None``:

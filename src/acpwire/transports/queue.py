@@ -59,6 +59,14 @@ class MessageQueue:
         self.force(message)
         return True
 
+    def try_put(self, message: bytes) -> bool:
+        """Append ``message`` if there is room now; ``False`` (nothing queued) if there is
+        none or the queue has ended: then :meth:`put` waits or refuses."""
+        if self._ended or not self._has_room(len(message)):
+            return False
+        self.force(message)
+        return True
+
     def force(self, message: bytes) -> None:
         """Append ``message`` now, past the bounds (for the few last words of an ending stream)."""
         self._items.append(message)

@@ -1,0 +1,477 @@
+"""The listening socket of ``acp serve``: WebSocket upgrades served here, the rest by hypercorn.
+
+Why: hypercorn carries every WebSocket frame through a read task with a timeout,
+its ASGI receive queue, wsproto, and a locked write and drain; about four turns of
+the event loop per frame before the endpoint sees it, and as many on the way out.
+ACP over a WebSocket is many small frames, so that path was most of a round trip
+(benchmarks/README.md, "bench_remote.py"). Here an HTTP/1.1 request with
+``Upgrade: websocket`` is served on the ``websockets`` package's sans-I/O protocol
+right on the socket's asyncio protocol: a frame is parsed in ``data_received`` and
+handed to the endpoint's waiting task, and an outgoing frame is written at once.
+
+Nothing is decided here. The upgrade goes to the same ASGI app, as an ASGI
+``websocket`` scope, so the security middleware (Host, Origin, token), cookies,
+limits, resume and close codes are exactly those of a WebSocket hypercorn serves;
+a refusal uses the ASGI ``websocket.http.response`` extension, as under hypercorn.
+
+Every other connection goes to hypercorn with the bytes already read: HTTP/1.1
+requests other than an upgrade (and every later request on that connection),
+HTTP/2 with prior knowledge, TLS connections that chose ``h2`` by ALPN (a WebSocket
+over HTTP/2, RFC 8441, stays hypercorn's), and anything that is not HTTP at all.
+
+The rules hypercorn follows are kept (:mod:`.runner` sets them): a request head has
+``header_timeout`` seconds and 16 KiB to arrive; an incoming message larger than
+``max_message_size`` closes the socket with 1009; per-message deflate only when
+compression is on; no pings from the server. Back-pressure both ways: reading pauses
+while the endpoint has :data:`READ_AHEAD` messages it has not taken, and a send
+waits while the socket's write buffer is above its high-water mark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import unquote
+
+from .security import Message, Receive, Scope, Send
+
+log = logging.getLogger("acpwire.server.http")
+
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+HandOff = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+HEAD_LIMIT = 16 * 1024
+"""Bytes a request head may take (hypercorn's ``h11_max_incomplete_size`` here)."""
+READ_AHEAD = 64
+"""Messages received and not yet taken by the endpoint before reading pauses."""
+CLOSE_TIMEOUT = 5.0
+"""Seconds a client has to answer our close frame before the socket is dropped."""
+
+_UPGRADE = re.compile(rb"\r\nupgrade:[ \t]*websocket[ \t]*\r\n", re.IGNORECASE)
+_GET = b"GET "
+
+
+class ClientDisconnected(OSError):
+    """ASGI ``send`` on a WebSocket whose client is gone (ASGI 2.4 asks for an OSError)."""
+
+
+class Front:
+    """What accepts the connections of one endpoint (see the module docstring).
+
+    ``app`` serves the WebSocket upgrades; ``hand_off`` serves any other connection
+    from an asyncio stream pair, as ``asyncio.start_server`` would call it.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        hand_off: HandOff,
+        *,
+        header_timeout: float,
+        max_message_size: int,
+        compression: bool,
+    ) -> None:
+        self.app = app
+        self.hand_off = hand_off
+        self.header_timeout = header_timeout
+        self.max_message_size = max_message_size
+        self.compression = compression
+        self.sockets: set[WebSocket] = set()
+        self.handed_off: set[asyncio.Task[None]] = set()
+
+    def protocol(self) -> asyncio.Protocol:
+        """A protocol for one accepted connection (``loop.create_server``'s factory)."""
+        return _Sniffer(self)
+
+    def serve_stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.ensure_future(self.hand_off(reader, writer))
+        self.handed_off.add(task)
+        task.add_done_callback(self.handed_off.discard)
+
+    async def wait_closed(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for every connection to end, then drop the WebSockets left."""
+        tasks = [*self.handed_off, *(ws.task for ws in self.sockets if ws.task is not None)]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+        for ws in list(self.sockets):
+            ws.abort()
+
+
+class _Sniffer(asyncio.Protocol):
+    """Reads a connection's first request head to see whether it is a WebSocket upgrade."""
+
+    def __init__(self, front: Front) -> None:
+        self.front = front
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        tls = transport.get_extra_info("ssl_object")
+        if tls is not None and tls.selected_alpn_protocol() == "h2":
+            self._hand_off()
+            return
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(self.front.header_timeout, self._too_slow)
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        if not (buffer.startswith(_GET) or _GET.startswith(buffer)):
+            self._hand_off()  # POST, DELETE, h2c's preface, not HTTP: all hypercorn's
+            return
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(buffer) > HEAD_LIMIT:
+                self._hand_off()  # hypercorn answers a head that is too large
+            return
+        head = bytes(buffer[: end + 2])
+        first_line = head[: head.find(b"\r\n")]
+        if first_line.endswith(b" HTTP/1.1") and _UPGRADE.search(head):
+            self._upgrade()
+        else:
+            self._hand_off()
+
+    def eof_received(self) -> bool | None:
+        return None  # a head cut short: close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_timer()
+
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _too_slow(self) -> None:
+        self.timer = None
+        if self.transport is not None:
+            self.transport.close()
+
+    def _hand_off(self) -> None:
+        self._stop_timer()
+        transport = self.transport
+        assert transport is not None
+        reader = asyncio.StreamReader(limit=2**16)
+        stream = asyncio.StreamReaderProtocol(reader, self.front.serve_stream)
+        transport.set_protocol(stream)
+        stream.connection_made(transport)
+        if self.buffer:
+            reader.feed_data(bytes(self.buffer))
+
+    def _upgrade(self) -> None:
+        self._stop_timer()
+        transport = self.transport
+        assert transport is not None
+        ws = WebSocket(self.front, transport)
+        transport.set_protocol(ws)
+        ws.data_received(bytes(self.buffer))
+
+
+class WebSocket(asyncio.Protocol):
+    """One WebSocket served to the ASGI app: ``websockets``' sans-I/O protocol on the socket."""
+
+    def __init__(self, front: Front, transport: asyncio.Transport) -> None:
+        from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
+        from websockets.server import ServerProtocol
+
+        self.front = front
+        self.transport = transport
+        self.protocol = ServerProtocol(
+            max_size=front.max_message_size,
+            extensions=[ServerPerMessageDeflateFactory()] if front.compression else None,
+        )
+        self.task: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
+        self._response: Any = None
+        """The 101 answer prepared by the handshake check, sent on ``websocket.accept``."""
+        self._accepted = False
+        self._answered = False
+        """An HTTP answer (101 or a refusal) has been sent."""
+        self._refusal: tuple[int, list[tuple[bytes, bytes]], bytearray] | None = None
+        self._incoming: deque[Message] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused_reading = False
+        self._drained: asyncio.Future[None] | None = None
+        self._gone: Message | None = None
+        """The disconnect message, once the client is gone."""
+        self._fragments: list[bytes] = []
+        self._fragment_text = False
+        self._close_timer: asyncio.TimerHandle | None = None
+        front.sockets.add(self)
+
+    # -- asyncio.Protocol ------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        self.protocol.receive_data(data)
+        self._events()
+
+    def eof_received(self) -> bool | None:
+        self.protocol.receive_eof()
+        self._events()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.front.sockets.discard(self)
+        if self._close_timer is not None:
+            self._close_timer.cancel()
+        self._disconnected(1006)  # a no-op after a close frame: that one said the code
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    def pause_writing(self) -> None:
+        if self._drained is None or self._drained.done():
+            self._drained = self._loop.create_future()
+
+    def resume_writing(self) -> None:
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    def abort(self) -> None:
+        self.transport.abort()
+
+    # -- from the socket -----------------------------------------------------------------
+
+    def _events(self) -> None:
+        from websockets.frames import Frame, Opcode
+        from websockets.http11 import Request
+
+        for event in self.protocol.events_received():
+            if isinstance(event, Frame):
+                opcode = event.opcode
+                if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+                    if event.fin:
+                        self._message(bytes(event.data), opcode is Opcode.TEXT)
+                    else:
+                        self._fragments = [bytes(event.data)]
+                        self._fragment_text = opcode is Opcode.TEXT
+                elif opcode is Opcode.CONT:
+                    self._fragments.append(bytes(event.data))
+                    if event.fin:
+                        data = b"".join(self._fragments)
+                        self._fragments = []
+                        self._message(data, self._fragment_text)
+                elif opcode is Opcode.CLOSE:
+                    rcvd = self.protocol.close_rcvd
+                    self._disconnected(rcvd.code if rcvd is not None else 1005)
+            elif isinstance(event, Request):
+                self._handshake(event)
+        self._flush()
+
+    def _handshake(self, request: Any) -> None:
+        response = self.protocol.accept(request)
+        if response.status_code != 101:
+            # Not a valid WebSocket handshake: answered here, as hypercorn would.
+            self.protocol.send_response(response)
+            self._answered = True
+            return
+        self._response = response
+        self._push({"type": "websocket.connect"})
+        self.task = self._loop.create_task(self._run(self._scope(request)))
+
+    def _scope(self, request: Any) -> Scope:
+        target: str = request.path
+        path, _, query = target.partition("?")
+        transport = self.transport
+        tls = transport.get_extra_info("ssl_object") is not None
+        headers = [
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in request.headers.raw_items()
+        ]
+        offered = request.headers.get_all("Sec-WebSocket-Protocol")
+        return {
+            "type": "websocket",
+            "asgi": {"version": "3.0", "spec_version": "2.4"},
+            "http_version": "1.1",
+            "scheme": "wss" if tls else "ws",
+            "path": unquote(path),
+            "raw_path": path.encode("latin-1"),
+            "query_string": query.encode("latin-1"),
+            "root_path": "",
+            "headers": headers,
+            "client": _address(transport.get_extra_info("peername")),
+            "server": _address(transport.get_extra_info("sockname")),
+            "subprotocols": [p.strip() for value in offered for p in value.split(",") if p.strip()],
+            "extensions": {"websocket.http.response": {}},
+        }
+
+    def _message(self, data: bytes, text: bool) -> None:
+        if not text:
+            self._push({"type": "websocket.receive", "bytes": data})
+            return
+        try:
+            decoded = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.protocol.fail(1007, "invalid UTF-8 in a text frame")
+            self._disconnected(1007)
+            return
+        self._push({"type": "websocket.receive", "text": decoded})
+
+    def _push(self, message: Message) -> None:
+        if self._gone is not None:
+            return
+        self._incoming.append(message)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        if len(self._incoming) >= READ_AHEAD and not self._paused_reading:
+            self._paused_reading = True
+            self.transport.pause_reading()
+
+    def _disconnected(self, code: int) -> None:
+        if self._gone is not None:
+            return
+        gone: Message = {"type": "websocket.disconnect", "code": code}
+        self._push(gone)
+        self._gone = gone
+        if self._paused_reading and not self.transport.is_closing():
+            self._paused_reading = False
+            self.transport.resume_reading()
+
+    # -- to the socket -------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        transport = self.transport
+        for data in self.protocol.data_to_send():
+            if data:
+                transport.write(data)
+            else:
+                # websockets' end-of-stream marker: a server closes the TCP connection.
+                transport.close()
+        if self.protocol.close_expected() and self._close_timer is None:
+            self._close_timer = self._loop.call_later(CLOSE_TIMEOUT, transport.abort)
+
+    # -- the ASGI side -------------------------------------------------------------------
+
+    async def _run(self, scope: Scope) -> None:
+        try:
+            await self.front.app(scope, self._receive, self._send)
+        except Exception:
+            log.exception("the WebSocket endpoint failed")
+            self._end(1011)
+        else:
+            self._end(1000)
+        finally:
+            self.front.sockets.discard(self)
+
+    def _end(self, code: int) -> None:
+        """The app returned: refuse the upgrade if it never answered, else close."""
+        from websockets.protocol import State
+
+        if self.transport.is_closing():
+            return
+        if not self._answered:
+            status = HTTPStatus.INTERNAL_SERVER_ERROR if code == 1011 else HTTPStatus.FORBIDDEN
+            self._answer(self.protocol.reject(status, status.phrase))
+        elif self._accepted and self.protocol.state is State.OPEN:
+            self.protocol.send_close(code)
+            self._flush()
+
+    def _answer(self, response: Any) -> None:
+        self._answered = True
+        self.protocol.send_response(response)
+        self._flush()
+
+    async def _receive(self) -> Message:
+        incoming = self._incoming
+        while not incoming:
+            if self._gone is not None:
+                return self._gone
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        message = incoming.popleft()
+        if self._paused_reading and len(incoming) <= READ_AHEAD // 2:
+            self._paused_reading = False
+            self.transport.resume_reading()
+        return message
+
+    async def _send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "websocket.send":
+            if not self._accepted or self._gone is not None or self.transport.is_closing():
+                raise ClientDisconnected("the WebSocket is closed")
+            text = message.get("text")
+            if text is not None:
+                self.protocol.send_text(text.encode("utf-8"))
+            else:
+                self.protocol.send_binary(message.get("bytes") or b"")
+            self._flush()
+            drained = self._drained
+            if drained is not None and not drained.done():
+                await drained
+        elif kind == "websocket.accept":
+            self._accept(message)
+        elif kind == "websocket.close":
+            self._close(message)
+        elif kind == "websocket.http.response.start":
+            if self._answered or self._refusal is not None:
+                raise RuntimeError("the WebSocket handshake was already answered")
+            self._refusal = (int(message["status"]), list(message.get("headers", ())), bytearray())
+        elif kind == "websocket.http.response.body":
+            if self._refusal is None or self._answered:
+                raise RuntimeError("websocket.http.response.body before its start")
+            status, headers, body = self._refusal
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                self._answer(_http_response(status, headers, bytes(body)))
+        else:
+            raise RuntimeError(f"unexpected ASGI message {kind!r} on a WebSocket")
+
+    def _accept(self, message: Message) -> None:
+        if self._answered:
+            raise RuntimeError("the WebSocket handshake was already answered")
+        response = self._response
+        for name, value in message.get("headers", ()):
+            response.headers[name.decode("latin-1")] = value.decode("latin-1")
+        subprotocol = message.get("subprotocol")
+        if subprotocol is not None:
+            response.headers["Sec-WebSocket-Protocol"] = subprotocol
+        self._accepted = True
+        self._answer(response)
+
+    def _close(self, message: Message) -> None:
+        from websockets.protocol import State
+
+        if not self._answered:
+            # ASGI: closing before accepting refuses the upgrade with 403.
+            self._answer(self.protocol.reject(HTTPStatus.FORBIDDEN, "Forbidden\n"))
+            return
+        if self.protocol.state is State.OPEN and not self.transport.is_closing():
+            self.protocol.send_close(int(message.get("code", 1000)), message.get("reason") or "")
+            self._flush()
+
+
+def _http_response(status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> Any:
+    from websockets.datastructures import Headers
+    from websockets.http11 import Response
+
+    pairs = Headers()
+    for name, value in headers:
+        pairs[name.decode("latin-1")] = value.decode("latin-1")
+    if "Content-Length" not in pairs:
+        pairs["Content-Length"] = str(len(body))
+    pairs["Connection"] = "close"
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = ""
+    return Response(status, reason, pairs, body)
+
+
+def _address(info: object) -> tuple[str, int] | None:
+    """``(host, port)`` of a socket address (IPv6 ones have two more fields)."""
+    if isinstance(info, tuple):
+        fields = cast("tuple[object, ...]", info)
+        if len(fields) >= 2 and isinstance(fields[1], int):
+            return str(fields[0]), fields[1]
+    return None
