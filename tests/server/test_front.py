@@ -179,3 +179,58 @@ async def test_a_client_that_sends_a_close_frame_ends_its_connection() -> None:
         await asyncio.wait_for(remote.closed.wait(), TIMEOUT)
         assert remote.end_reason == "client gone"
         assert sockets(served) == 0
+
+
+async def test_a_client_sending_faster_than_the_endpoint_takes_is_paused_not_buffered() -> None:
+    """Back-pressure: an endpoint that does not take messages stops the socket being read,
+    so what the server holds stays bounded; taking them again resumes reading, nothing lost."""
+    from acpwire.server import front as front_module
+
+    taking = asyncio.Event()
+    received: list[str] = []
+
+    async def slow_app(scope: dict[str, object], receive: object, send: object) -> None:
+        assert scope["type"] == "websocket"
+        await receive()  # type: ignore[operator]
+        await send({"type": "websocket.accept"})  # type: ignore[operator]
+        await taking.wait()
+        while True:
+            message = await receive()  # type: ignore[operator]
+            if message["type"] != "websocket.receive":
+                return
+            received.append(message["text"])
+
+    async def no_hand_off(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    front = front_module.Front(
+        slow_app, no_hand_off, header_timeout=TIMEOUT, max_message_size=2**20, compression=False
+    )
+    server = await asyncio.get_running_loop().create_server(front.protocol, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    sent = [f"message {i} " + "x" * 4000 for i in range(2000)]  # 8 MB, far past the buffers
+    try:
+        async with connect(f"ws://127.0.0.1:{port}/acp", compression=None) as ws:
+            sending = asyncio.ensure_future(asyncio.gather(*(ws.send(m) for m in sent)))
+
+            async def paused() -> None:
+                while not (front.sockets and next(iter(front.sockets))._paused_reading):
+                    await asyncio.sleep(0.01)
+
+            await asyncio.wait_for(paused(), TIMEOUT)
+            socket = next(iter(front.sockets))
+            held = len(socket._incoming)
+            assert front_module.READ_AHEAD <= held < front_module.READ_AHEAD + 70  # one read
+            assert not sending.done()  # the client's sends wait: TCP carries the back-pressure
+            taking.set()
+            await asyncio.wait_for(sending, TIMEOUT)
+
+            async def all_received() -> None:
+                while len(received) < len(sent):
+                    await asyncio.sleep(0.01)
+
+            await asyncio.wait_for(all_received(), TIMEOUT)
+        assert received == sent
+    finally:
+        server.close()
+        await front.wait_closed(TIMEOUT)

@@ -47,8 +47,11 @@ HandOff = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 
 HEAD_LIMIT = 16 * 1024
 """Bytes a request head may take (hypercorn's ``h11_max_incomplete_size`` here)."""
-READ_AHEAD = 64
-"""Messages received and not yet taken by the endpoint before reading pauses."""
+READ_AHEAD = 10
+"""Messages received and not yet taken by the endpoint before reading pauses: what
+hypercorn's ASGI queue holds (``max_app_queue_size``), so a client that sends faster
+than its agent takes holds at most this many messages (each up to the size limit),
+plus what one read of the socket brought, in the server's memory."""
 CLOSE_TIMEOUT = 5.0
 """Seconds a client has to answer our close frame before the socket is dropped."""
 
