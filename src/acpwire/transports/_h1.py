@@ -24,6 +24,7 @@ proxied origin to its own proxy transport before this one).
 from __future__ import annotations
 
 import asyncio
+import select
 import ssl
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,22 @@ _MAX_IDLE = 20
 """Idle connections kept per origin (httpx's ``max_keepalive_connections`` too)."""
 _HEAD_LIMIT = 64 * 1024
 """Bytes an answer's status line and headers may take."""
+
+
+def _readable(writer: asyncio.StreamWriter) -> bool:
+    """Whether the socket under ``writer`` has bytes or its end waiting (what httpcore asks)."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        if hasattr(select, "poll"):  # any descriptor number (select stops at FD_SETSIZE)
+            poller = select.poll()
+            poller.register(sock.fileno(), select.POLLIN)
+            return bool(poller.poll(0))
+        ready, _, _ = select.select([sock.fileno()], [], [], 0)
+    except (OSError, ValueError):  # closed meanwhile
+        return True
+    return bool(ready)
 
 
 class _Timer:
@@ -119,9 +136,15 @@ class Http1Transport:
         idle = self._idle.get(key)
         while idle:
             reader, writer = idle.pop()
-            # A server closes idle connections (hypercorn after its keep-alive timeout):
-            # its end has already arrived, so such a connection is seen here, not by a POST.
-            if reader.at_eof() or reader.exception() is not None or writer.is_closing():
+            # A server closes idle connections (hypercorn after its keep-alive timeout).
+            # The loop may not have read that end yet, so the socket itself is asked too:
+            # an idle connection has nothing to read, unless it is closed (or broken).
+            if (
+                reader.at_eof()
+                or reader.exception() is not None
+                or writer.is_closing()
+                or _readable(writer)
+            ):
                 writer.close()
                 continue
             return reader, writer
