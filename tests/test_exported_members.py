@@ -72,7 +72,9 @@ def test_an_agent_app_starts_without_mcp_or_the_file_sandbox() -> None:
     assert out.stdout.strip() == ""
 
 
-def test_an_agent_app_with_a_sqlite_file_starts_without_what_its_first_session_does_not_use() -> None:
+def test_an_agent_app_with_a_sqlite_file_starts_without_what_its_first_session_does_not_use() -> (
+    None
+):
     """Spawn-to-session includes the imports: the other stores, tool calls, terminals,
     forms and the unstable session methods load on first use (issue 13)."""
     code = (

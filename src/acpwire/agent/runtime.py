@@ -335,6 +335,7 @@ class AppAgent(Agent):
 
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         cwd, cursor = _value(params.cwd), _value(params.cursor)
         archive = self.app.unstable  # sessionCapabilities.archive is advertised
@@ -392,6 +393,7 @@ class AppAgent(Agent):
 
     async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         additional = _value(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
@@ -410,6 +412,7 @@ class AppAgent(Agent):
 
     async def _set_archived(self, session_id: str, archived: bool) -> None:
         from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         record = await admin.stored(self.app.store, session_id)
         for copy in [record, *(live.record for live in self._open_everywhere(session_id))]:
@@ -431,6 +434,7 @@ class AppAgent(Agent):
 
     async def session_status(self, params: s.SessionStatusRequest) -> s.SessionStatusResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         if self._open_everywhere(params.session_id):
             return s.SessionStatusResponse(status="open")
@@ -441,6 +445,7 @@ class AppAgent(Agent):
         self, params: s.SetSessionTitleRequest
     ) -> s.SetSessionTitleResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         title = admin.normalize_title(params.title)
         record = await admin.stored(self.app.store, params.session_id)
