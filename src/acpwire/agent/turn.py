@@ -84,11 +84,22 @@ _FINISHED = "this turn has already been answered; nothing more can be sent for i
 _UUID_VARIANT = {f"{d:x}": "89ab"[d & 3] for d in range(16)}
 
 
+_ids: list[str] = []  # made ahead, 64 at a time: one getrandom() per 64 ids
+
+
 def new_message_id() -> str:
     """A random UUID (version 4) as text: ``str(uuid.uuid4())`` without the UUID object
-    (every turn makes one for the prompt and one per message)."""
-    h = os.urandom(16).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+    (every turn makes one for the prompt and one per message), from ``os.urandom``."""
+    if not _ids:
+        raw = os.urandom(16 * 64).hex()
+        for i in range(0, len(raw), 32):
+            h = raw[i : i + 32]
+            _ids.append(f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}")
+    return _ids.pop()
+
+
+if hasattr(os, "register_at_fork"):  # a forked child must not hand out its parent's ids
+    os.register_at_fork(after_in_child=_ids.clear)
 
 
 @dataclass(frozen=True)
@@ -712,7 +723,8 @@ class Turn:
         if self._cancel_requested:  # cancelled while the turn was being set up
             await self.teardown()
             return "cancelled"
-        self._task = asyncio.current_task()
+        # (given the loop, current_task() skips get_running_loop()'s getpid() on 3.11)
+        self._task = asyncio.current_task(self.client.connection.loop)
         return await run_turn(self, handler)
 
     async def teardown(self, *, quiet: bool = False) -> None:
