@@ -115,8 +115,15 @@ __all__ = [
 ]
 
 _TOOL_NAMES = frozenset(
-    {"Permission", "PermissionDenied", "ToolCall", "ToolError", "error_text", "location"}
-    | {"permission_option"}
+    {
+        "Permission",
+        "PermissionDenied",
+        "ToolCall",
+        "ToolError",
+        "error_text",
+        "location",
+        "permission_option",
+    }
 )
 
 
