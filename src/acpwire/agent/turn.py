@@ -90,12 +90,15 @@ _ids: list[str] = []  # made ahead, 64 at a time: one getrandom() per 64 ids
 def new_message_id() -> str:
     """A random UUID (version 4) as text: ``str(uuid.uuid4())`` without the UUID object
     (every turn makes one for the prompt and one per message), from ``os.urandom``."""
-    if not _ids:
-        raw = os.urandom(16 * 64).hex()
-        for i in range(0, len(raw), 32):
-            h = raw[i : i + 32]
-            _ids.append(f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}")
-    return _ids.pop()
+    while True:  # (a loop: another thread may take the last id between refill and pop)
+        try:
+            return _ids.pop()
+        except IndexError:
+            raw = os.urandom(16 * 64).hex()
+            _ids.extend(
+                f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+                for h in (raw[i : i + 32] for i in range(0, len(raw), 32))
+            )
 
 
 if hasattr(os, "register_at_fork"):  # a forked child must not hand out its parent's ids
