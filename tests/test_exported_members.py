@@ -72,6 +72,25 @@ def test_an_agent_app_starts_without_mcp_or_the_file_sandbox() -> None:
     assert out.stdout.strip() == ""
 
 
+def test_an_agent_app_with_a_sqlite_file_starts_without_what_its_first_session_does_not_use() -> (
+    None
+):
+    """Spawn-to-session includes the imports: the other stores, tool calls, terminals,
+    forms and the unstable session methods load on first use (issue 13)."""
+    code = (
+        "import sys\n"
+        "from acpwire.agent import AgentApp, Turn\n"
+        "AgentApp('x', store=sys.argv[1])\n"
+        "heavy = ['acpwire.store.memory', 'acpwire.store.paths', 'acpwire.agent.tools',\n"
+        "         'acpwire.agent.terminals', 'acpwire.protocol.forms', 'acpwire.agent.session_admin']\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "sessions.db"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == ""
+
+
 def test_lazy_names_resolve() -> None:
     import acpwire.agent
     import acpwire.transports

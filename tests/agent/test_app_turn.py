@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,40 @@ async def test_echo_replies_with_a_message_chunk_carrying_a_message_id(
         assert w.client.texts(sid) == ["You said: hello"]
         chunk = next(u for u in w.client.updates(sid) if kind(u) == "agent_message_chunk")
         assert isinstance(chunk, s.AgentMessageChunk) and chunk.message_id
+
+
+async def test_message_ids_are_distinct_uuid4_text_across_turns() -> None:
+    """Ids are drawn 64 at a time (one getrandom() per 64): every turn still gets its own."""
+    import uuid
+
+    async with wired(echo_app(auto_title=False)) as w:
+        sid = await w.new_session()
+        for n in range(70):  # past one batch of 64
+            await w.agent.prompt(sid, f"prompt {n}")
+        said = [u.message_id for u in w.client.updates(sid) if isinstance(u, s.AgentMessageChunk)]
+    assert len(said) == 70 and len(set(said)) == 70
+    assert all(str(uuid.UUID(str(i))) == i and uuid.UUID(str(i)).version == 4 for i in said)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_process_never_hands_out_the_message_ids_its_parent_holds_in_reserve() -> None:
+    """A pre-forking server's workers draw their own ids, not copies of the parent's reserve."""
+    from acpwire.agent.turn import new_message_id
+
+    parent = [new_message_id()]  # the reserve now holds ids drawn before the fork
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # 3.12+ warns about fork with threads (none used here)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, "\n".join(new_message_id() for _ in range(64)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = pipe.read().split("\n")
+    os.waitpid(pid, 0)
+    parent += [new_message_id() for _ in range(64)]
+    assert len(child) == 64 and not set(child) & set(parent)
 
 
 async def test_session_gets_a_title_from_the_first_prompt(

@@ -60,11 +60,11 @@ import sys
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import schema as s
 from ..schema import UNSET
-from ..store import MemorySessionStore, SessionStore, default_data_dir, open_store, store_from_env
+from ..store import SessionStore
 from ..transports.base import Transport
 from .auth import AgentAuth, AuthMethod, TerminalAuth
 from .commands import Command
@@ -74,16 +74,18 @@ from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
 from .providers import Provider, ProviderConfig, ProviderHook, Providers
 from .runtime import AppAgent, TurnInProgress
 from .sessions import McpSupport, Session
-from .tools import (
-    Permission,
-    PermissionDenied,
-    ToolCall,
-    ToolError,
-    error_text,
-    location,
-    permission_option,
-)
 from .turn import Answer, Plan, PromptHandler, StopReason, Turn
+
+if TYPE_CHECKING:
+    from .tools import (
+        Permission,
+        PermissionDenied,
+        ToolCall,
+        ToolError,
+        error_text,
+        location,
+        permission_option,
+    )
 
 __all__ = [
     "AgentApp",
@@ -112,6 +114,28 @@ __all__ = [
     "permission_option",
 ]
 
+_TOOL_NAMES = frozenset(
+    {
+        "Permission",
+        "PermissionDenied",
+        "ToolCall",
+        "ToolError",
+        "error_text",
+        "location",
+        "permission_option",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The tool call names load on first use (an agent that reports no tool call never does)."""
+    if name not in _TOOL_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import tools
+
+    return getattr(tools, name)
+
+
 H = TypeVar("H", bound=PromptHandler)
 AuthHook = Callable[[str], Awaitable[bool | None]]
 CheckHook = Callable[[], Awaitable[bool]]
@@ -135,13 +159,23 @@ class AppHooks:
 def _store_for(
     name: str, store: SessionStore | str | os.PathLike[str] | bool | None
 ) -> tuple[SessionStore, bool]:
-    """The app's store and whether it is durable (see the module docstring)."""
+    """The app's store and whether it is durable (see the module docstring).
+
+    Each store module loads here, when named: an agent imports only the store it opens.
+    """
     if store is None or store is False:
+        from ..store.memory import MemorySessionStore
+
         return MemorySessionStore(), False
     if store is True:
+        from ..store.paths import default_data_dir
+        from ..store.urls import store_from_env
+
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "agent"
         return store_from_env(default_data_dir() / f"{slug}.sqlite3"), True
     if isinstance(store, (str, os.PathLike)):
+        from ..store.urls import open_store
+
         return open_store(store), True
     return store, True
 

@@ -6,8 +6,8 @@ with PostgreSQL, a network round trip), far more than sending it. So an app's
 sessions record their updates into one :class:`HistoryWriter`, which commits
 them behind the conversation:
 
-* **Batches.** Everything recorded during a window of :data:`WRITE_BEHIND_WINDOW`
-  (50 ms) after the first pending update is committed together, all sessions in
+* **Batches.** Everything recorded is committed at most a window of
+  :data:`WRITE_BEHIND_WINDOW` (50 ms) after it was recorded, together, all sessions in
   one :meth:`~acpwire.store.SessionStore.extend_many` call, which is one
   transaction. 50 ms is short next to how fast people read and long next to a
   commit (well under a millisecond for SQLite in WAL mode or a local
@@ -146,6 +146,8 @@ class HistoryWriter:
 
     def _on_timer(self) -> None:
         self._timer = None
+        if not self._count and not self._runs:
+            return  # a flush took the batch (the timer outlives flushes: see flush())
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._flush_in_background())
         else:  # the previous batch is still being written: try again a window later
@@ -163,9 +165,9 @@ class HistoryWriter:
         if not self._count and not self._runs and not self._lock.locked():
             return  # nothing recorded, nothing being written
         async with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+            # The timer stays armed: what is recorded next is committed when it fires,
+            # sooner than a window after, and a turn that flushes at its end does not
+            # cancel one timer and arm another per prompt.
             batch = self._take()
             if batch:
                 await self._write(batch)
@@ -198,3 +200,6 @@ class HistoryWriter:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.flush()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from urllib.parse import urlsplit
 
 from .. import schema as s
 from ..protocol.errors import InvalidParams
@@ -105,6 +104,8 @@ class Providers:
                 f"provider {provider_id!r} does not speak {api_type!r}",
                 {"providerId": provider_id, "supported": list(provider.supported)},
             )
+        from urllib.parse import urlsplit  # (here: most agents never set a provider)
+
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise InvalidParams(

@@ -46,7 +46,6 @@ from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
 from ..store import SessionRecord
 from ..store.base import NEW_SESSION_OWNER
-from . import session_admin as admin
 from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
 from .connection import Agent
@@ -335,6 +334,8 @@ class AppAgent(Agent):
         return s.DeleteSessionResponse()
 
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
+        from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         cwd, cursor = _value(params.cwd), _value(params.cursor)
         archive = self.app.unstable  # sessionCapabilities.archive is advertised
@@ -391,6 +392,8 @@ class AppAgent(Agent):
             return True
 
     async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
+        from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         additional = _value(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
@@ -408,6 +411,8 @@ class AppAgent(Agent):
         )
 
     async def _set_archived(self, session_id: str, archived: bool) -> None:
+        from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         record = await admin.stored(self.app.store, session_id)
         for copy in [record, *(live.record for live in self._open_everywhere(session_id))]:
@@ -428,6 +433,8 @@ class AppAgent(Agent):
         return s.UnarchiveSessionResponse()
 
     async def session_status(self, params: s.SessionStatusRequest) -> s.SessionStatusResponse:
+        from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         if self._open_everywhere(params.session_id):
             return s.SessionStatusResponse(status="open")
@@ -437,6 +444,8 @@ class AppAgent(Agent):
     async def set_session_title(
         self, params: s.SetSessionTitleRequest
     ) -> s.SetSessionTitleResponse:
+        from . import session_admin as admin  # loaded by the first call that needs it
+
         await self._require_auth()
         title = admin.normalize_title(params.title)
         record = await admin.stored(self.app.store, params.session_id)

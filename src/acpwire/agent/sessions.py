@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
-import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -84,6 +82,8 @@ def _tag(update: object) -> object:
 def mcp_sdk_available() -> bool:
     """Whether the official ``mcp`` SDK can be imported (without importing it)."""
     try:
+        import importlib.util
+
         return importlib.util.find_spec("mcp") is not None
     except (ImportError, ValueError):  # pragma: no cover - broken installs
         return False
@@ -263,6 +263,8 @@ class Session:
         It is committed with the next batch (:mod:`acpwire.agent.history`).
         Raises ``TypeError`` at once if ``wire`` is not a JSON object.
         """
+        import json  # (not at start-up: few agents record updates by hand)
+
         try:  # agent code may pass anything, whatever the annotation says
             json.dumps(wire, allow_nan=False)
         except (TypeError, ValueError) as exc:

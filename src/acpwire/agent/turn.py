@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import schema as s
 from ..engine.roles import gate_allows
 from ..protocol.errors import CapabilityError, ConnectionClosedError, InvalidParams
-from ..protocol.forms import validate_form
 from ..schema import UNSET
 from ..schema.methods import BY_NAME
 from .chunks import LiveChunks
@@ -42,12 +39,12 @@ from .commands import Command
 from .connection import ClientPeer
 from .options import ConfigValue
 from .sessions import Session
-from .terminals import RunResult, TerminalHandle, run_locally
-from .tools import ToolCall, ToolCallContext, ToolContent
 
-if TYPE_CHECKING:  # loaded when first used: most agents need neither at start-up
+if TYPE_CHECKING:  # loaded when first used: most agents need none of them at start-up
     from ..sandbox import Sandbox
     from .mcp import McpServers, McpToolResult
+    from .terminals import RunResult, TerminalHandle
+    from .tools import ToolCall, ToolCallContext, ToolContent
 
 __all__ = [
     "STOP_REASONS",
@@ -78,6 +75,8 @@ def is_absolute(path: str) -> bool:
     """Absolute in POSIX or Windows form (the client may run on either)."""
     if path.startswith("/"):  # what PurePosixPath(path).is_absolute() means, without a path object
         return True
+    from pathlib import PureWindowsPath
+
     return PureWindowsPath(path).is_absolute()
 
 
@@ -85,11 +84,25 @@ _FINISHED = "this turn has already been answered; nothing more can be sent for i
 _UUID_VARIANT = {f"{d:x}": "89ab"[d & 3] for d in range(16)}
 
 
+_ids: list[str] = []  # made ahead, 64 at a time: one getrandom() per 64 ids
+
+
 def new_message_id() -> str:
     """A random UUID (version 4) as text: ``str(uuid.uuid4())`` without the UUID object
-    (every turn makes one for the prompt and one per message)."""
-    h = os.urandom(16).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+    (every turn makes one for the prompt and one per message), from ``os.urandom``."""
+    while True:  # (a loop: another thread may take the last id between refill and pop)
+        try:
+            return _ids.pop()
+        except IndexError:
+            raw = os.urandom(16 * 64).hex()
+            _ids.extend(
+                f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+                for h in (raw[i : i + 32] for i in range(0, len(raw), 32))
+            )
+
+
+if hasattr(os, "register_at_fork"):  # a forked child must not hand out its parent's ids
+    os.register_at_fork(after_in_child=_ids.clear)
 
 
 @dataclass(frozen=True)
@@ -259,6 +272,8 @@ class Turn:
         text = os.fspath(path)
         if is_absolute(text):
             return text
+        from pathlib import PurePosixPath, PureWindowsPath
+
         return (
             str(PurePosixPath(self.cwd) / text)
             if PurePosixPath(self.cwd).is_absolute()
@@ -332,6 +347,8 @@ class Turn:
         permission_key: str | None = None,
     ) -> ToolCallContext:
         """``async with turn.tool("Read x", kind="read") as call:``; see :mod:`acpwire.agent.tools`."""
+        from .tools import ToolCall, ToolCallContext
+
         return ToolCallContext(
             ToolCall(
                 self,
@@ -357,6 +374,8 @@ class Turn:
 
         If the turn ends first, it is marked ``failed``.
         """
+        from .tools import ToolCall
+
         call = ToolCall(
             self, title, kind=kind, locations=locations, raw_input=raw_input, content=content
         )
@@ -482,6 +501,8 @@ class Turn:
             cwd=self.resolve(cwd or self.cwd),
             output_byte_limit=output_byte_limit,
         )
+        from .terminals import TerminalHandle
+
         handle = TerminalHandle(self.client, self.session_id, result.terminal_id)
         self._terminals.add(handle)
         return handle
@@ -506,6 +527,10 @@ class Turn:
         ``result.ok``. A command that cannot run (the client's error, a missing
         program) fails the tool call and returns a result whose ``error`` says why.
         """
+        import shlex
+
+        from .terminals import RunResult
+
         label = title or shlex.join([command, *args])
         raw = {"command": command, "args": list(args), "cwd": cwd or self.cwd}
         async with self.tool(label, kind="execute", raw_input=raw) as call:
@@ -533,6 +558,8 @@ class Turn:
         fallback: bool,
     ) -> RunResult:
         """What :meth:`run` and :meth:`ToolCall.run` do inside ``call``, an open tool call."""
+        from .terminals import RunResult, run_locally
+
         if not self.can_run_commands and fallback:
             await call.update(status="in_progress")
             result = await run_locally(
@@ -656,6 +683,8 @@ class Turn:
         if isinstance(result, s.ElicitationAcceptAction):
             content = dict(result.content) if isinstance(result.content, dict) else {}
             # The client should have checked the answer; don't trust that it did.
+            from ..protocol.forms import validate_form
+
             return Answer("accept", content, validate_form(params.requested_schema, content))
         if isinstance(result, s.ElicitationDeclineAction):
             return Answer("decline")
@@ -697,7 +726,8 @@ class Turn:
         if self._cancel_requested:  # cancelled while the turn was being set up
             await self.teardown()
             return "cancelled"
-        self._task = asyncio.current_task()
+        # (given the loop, current_task() skips get_running_loop()'s getpid() on 3.11)
+        self._task = asyncio.current_task(self.client.connection.loop)
         return await run_turn(self, handler)
 
     async def teardown(self, *, quiet: bool = False) -> None:

@@ -226,6 +226,12 @@ class Connection:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._orphan_errors = 0  # error responses with id null, logged once
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the connection runs on (None before :meth:`start`); cheaper to
+        read than ``asyncio.get_running_loop()``, which makes a system call on 3.11."""
+        return self._loop
+
     # -- lifecycle -------------------------------------------------------
 
     def start(self) -> None:

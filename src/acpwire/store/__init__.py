@@ -21,15 +21,30 @@ from .base import (
     SessionStore,
     StoreClosedError,
 )
-from .memory import MemorySessionStore
-from .paths import DATA_DIR_ENV, default_data_dir, default_store_path
-from .sqlite import SqliteSessionStore
-from .urls import STORE_ENV, open_store, store_from_env
 
 if TYPE_CHECKING:
+    from .memory import MemorySessionStore
+    from .paths import DATA_DIR_ENV, default_data_dir, default_store_path
     from .postgres import PostgresSessionStore
+    from .sqlite import SqliteSessionStore
+    from .urls import STORE_ENV, open_store, store_from_env
 
-__getattr__ = lazy_getattr(__name__, {"PostgresSessionStore": "postgres"})
+# The stores themselves load on first use: an agent imports the one it opens
+# (start-up time is part of spawn-to-session), PostgreSQL only with its extra.
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "DATA_DIR_ENV": "paths",
+        "MemorySessionStore": "memory",
+        "PostgresSessionStore": "postgres",
+        "STORE_ENV": "urls",
+        "SqliteSessionStore": "sqlite",
+        "default_data_dir": "paths",
+        "default_store_path": "paths",
+        "open_store": "urls",
+        "store_from_env": "urls",
+    },
+)
 
 __all__ = [
     "DATA_DIR_ENV",

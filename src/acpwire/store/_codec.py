@@ -10,7 +10,6 @@ refuses both), JSON fields are compact JSON text (lone surrogates kept as
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NamedTuple, cast
 
@@ -78,11 +77,24 @@ assert COLUMNS == Row._fields
 # --------------------------------------------------------------------------- JSON
 
 
-# json.dumps with these options would build an encoder per call.
+# msgspec reads and writes; the json module (imported when first needed, not at an
+# agent's start-up) only writes what msgspec cannot round-trip and reads what it refuses.
 _msgspec_encode = msgspec.json.Encoder().encode
 _msgspec_decode = msgspec.json.Decoder().decode
-_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-_ascii_json = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_json_encoders: tuple[Callable[[Any], str], Callable[[Any], str]] | None = None
+
+
+def _json_encode(value: Any, *, ascii_only: bool = False) -> str:
+    """Compact JSON by the json module (json.dumps with these options builds an encoder per call)."""
+    global _json_encoders
+    if _json_encoders is None:
+        import json
+
+        _json_encoders = (
+            json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode,
+            json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode,
+        )
+    return _json_encoders[1 if ascii_only else 0](value)
 
 
 def _dumps(value: Any) -> str:
@@ -98,12 +110,12 @@ def _dumps(value: Any) -> str:
             return data.decode()
     except Exception:  # json below decides, with its own errors
         pass
-    text = _compact_json(value)
+    text = _json_encode(value)
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:  # lone surrogates: keep them as \u escapes
-            text = _ascii_json(value)
+            text = _json_encode(value, ascii_only=True)
     return text
 
 
@@ -120,6 +132,8 @@ def loads_updates(texts: Sequence[str]) -> list[dict[str, Any]]:
     try:
         return cast("list[dict[str, Any]]", msgspec.json.decode(joined))
     except msgspec.DecodeError:  # lone surrogates, kept as \u escapes, which msgspec refuses
+        import json
+
         return cast("list[dict[str, Any]]", json.loads(joined))
 
 
@@ -223,7 +237,12 @@ def _loads(text: str) -> Any:
         return {}
     if text == "[]":
         return []
-    return json.loads(text)
+    try:
+        return _msgspec_decode(text)
+    except msgspec.DecodeError:  # lone surrogates kept as \u escapes, or what older files hold
+        import json
+
+        return json.loads(text)
 
 
 def decode(row: Row | Sequence[Any]) -> SessionRecord:
@@ -256,6 +275,8 @@ _CURSOR_VERSION: Final = 1
 
 
 def _encode_cursor(key: int, session_id: str) -> str:
+    import json
+
     raw = json.dumps([_CURSOR_VERSION, key, session_id], separators=(",", ":")).encode("ascii")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
@@ -266,6 +287,8 @@ def decode_cursor(cursor: object) -> tuple[int, str]:
     problem = f"invalid session/list cursor {shown}: pass back a nextCursor value unchanged"
     if not isinstance(cursor, str) or not cursor:
         raise ValueError(problem)
+    import json
+
     try:
         raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
         value: object = json.loads(raw)

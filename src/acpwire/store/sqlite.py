@@ -46,8 +46,7 @@ import sqlite3
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ._clock import Clock
 from ._codec import (
@@ -63,7 +62,9 @@ from ._codec import (
     touched,
 )
 from .base import OwnerLedger, SessionExistsError, SessionRecord, SessionStore, StoreClosedError
-from .paths import default_store_path
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
 
@@ -172,13 +173,12 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
     def __init__(
         self, path: str | os.PathLike[str] | None = None, *, timeout: float = 30.0
     ) -> None:
-        self._path: str | Path
         if path is None:
-            self._path = default_store_path()
-        elif isinstance(path, str) and path == ":memory:":
-            self._path = path
-        else:
-            self._path = Path(path)
+            from .paths import default_store_path
+
+            path = default_store_path()
+        # Kept as text: pathlib is not imported before a Path is asked for (start-up time).
+        self._path = os.fspath(path)
         self._timeout = timeout
         self._clock = Clock()
         self._executor = ThreadPoolExecutor(
@@ -197,10 +197,14 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
     @property
     def path(self) -> str | Path:
         """The database file (or ``":memory:"``)."""
-        return self._path
+        if self._path == ":memory:":
+            return self._path
+        from pathlib import Path
+
+        return Path(self._path)
 
     def __repr__(self) -> str:
-        return f"SqliteSessionStore({str(self._path)!r})"
+        return f"SqliteSessionStore({self._path!r})"
 
     # -- plumbing ------------------------------------------------------------
 
@@ -275,8 +279,9 @@ class SqliteSessionStore(SessionStore, OwnerLedger):
         return self._conn
 
     def _connect(self) -> sqlite3.Connection:
-        if isinstance(self._path, Path):
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+        folder = os.path.dirname(self._path)
+        if self._path != ":memory:" and folder:
+            os.makedirs(folder, exist_ok=True)
         conn = sqlite3.connect(
             self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
         )

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Final
-from urllib.parse import unquote
 
 from .base import SessionStore
 
@@ -40,6 +38,8 @@ _OTHER_URL_RE: Final = re.compile(r"[a-z][a-z0-9+.-]+://", re.I)
 
 
 def _sqlite_path(rest: str, url: str) -> str:
+    from urllib.parse import unquote  # (only URLs need it: a plain path starts faster)
+
     if rest == ":memory:":
         return rest
     if rest.startswith("//"):
@@ -84,7 +84,7 @@ def open_store(url: str | os.PathLike[str]) -> SessionStore:
             )
         from .sqlite import SqliteSessionStore
 
-        return SqliteSessionStore(Path(text).expanduser())
+        return SqliteSessionStore(os.path.expanduser(text))
     scheme = match.group(1).lower()
     rest = text[match.end() :]
     if scheme == "memory":

@@ -444,6 +444,14 @@ async def unicode_and_lone_surrogates_round_trip(store: SessionStore) -> None:
 
 
 @_check
+async def record_fields_keep_big_integers_floats_and_lone_surrogates(store: SessionStore) -> None:
+    state = {"big": 10**30, "half": 0.5, "lone": "\ud800", "nested": [1, {"none": None}]}
+    await store.create(_record("s", meta={"state": state, "n": -(2**70)}))
+    got = await store.get("s")
+    assert got is not None and got.meta == {"state": state, "n": -(2**70)}
+
+
+@_check
 async def concurrent_appends_from_many_tasks_keep_every_update_in_order(
     store: SessionStore,
 ) -> None:

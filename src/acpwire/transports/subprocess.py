@@ -25,6 +25,7 @@ import shutil
 import signal
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
@@ -196,7 +197,8 @@ def _tune_stdout(process: asyncio.subprocess.Process) -> None:
     chunks (pipes.py), whatever the agent is; an acpwire agent widens it from its side
     as well. asyncio has no public way to the pipe, hence the guarded private attribute."""
     with contextlib.suppress(Exception):
-        pipe = process._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        transport: Any = vars(process)["_transport"]
+        pipe = cast("asyncio.ReadTransport", transport.get_pipe_transport(1))
         read_heap_sized(pipe)
         widen_pipe(pipe.get_extra_info("pipe").fileno())
 
