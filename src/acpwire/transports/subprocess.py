@@ -184,8 +184,12 @@ class SubprocessTransport:
             with contextlib.suppress(Exception):
                 pipes.close()
         if self._stderr_task is not None:
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(self._stderr_task, 1.0)
+            # The last of its stderr, for at most 1 s; a cancellation of close() itself
+            # still propagates (a suppressed wait_for would swallow it).
+            try:
+                await asyncio.wait({self._stderr_task}, timeout=1.0)
+            finally:
+                self._stderr_task.cancel()
 
     def _signal(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -164,8 +164,11 @@ class Terminal:
 
     async def wait(self) -> None:
         await self.proc.wait()
-        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(self.pump), 2.0)
+        # The rest of the output, for at most 2 s (a child may still hold the pipe).
+        # asyncio.wait, not a suppressed wait_for: a cancellation of this request (the
+        # connection closing) must still end it, or the SDK's shutdown, which awaits
+        # its handler tasks, waits for this answer's send forever.
+        await asyncio.wait({self.pump}, timeout=2.0)
 
     def kill(self) -> None:
         """SIGTERM to the command's process group; SIGKILL if it is still there 2 s later."""
