@@ -69,6 +69,7 @@ from typing import Any, cast
 
 import msgspec
 
+from .._flag import Flag
 from ..protocol import messages as wire
 from ..protocol.errors import (
     ConnectionClosedError,
@@ -206,10 +207,10 @@ class Connection:
         # callable only for the final shutdown). Messages are queued as they are,
         # no closure per message.
         self._inbox: deque[wire.Notification | wire.Response | Callable[[], None]] = deque()
-        self._inbox_ready = asyncio.Event()
+        self._inbox_ready = Flag()
         self._inbox_idle = False  # the worker waits on _inbox_ready
         self._inbox_busy = False
-        self._inbox_drained = asyncio.Event()
+        self._inbox_drained = Flag()
         self._inbox_drained.set()
         self._reader_paused = False
         # method -> (fast decode, tolerant decode, handler) for notifications, filled on

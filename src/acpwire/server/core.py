@@ -326,8 +326,8 @@ class RemoteConnection:
         self.principal = principal
         self.peer = peer
         self.id = secrets.token_urlsafe(24)
-        loop = asyncio.get_running_loop()
-        self.opened_at = self.last_activity = loop.time()
+        self._clock = asyncio.get_running_loop().time
+        self.opened_at = self.last_activity = self._clock()
         self.closed = asyncio.Event()
         self.end_reason: EndReason | None = None
         self.stats = Stats()
@@ -364,7 +364,7 @@ class RemoteConnection:
         return self.end_reason in _FAILURES
 
     def touch(self) -> None:
-        self.last_activity = asyncio.get_running_loop().time()
+        self.last_activity = self._clock()
 
     # -- the agent -------------------------------------------------------------------
 

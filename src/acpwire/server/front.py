@@ -54,6 +54,10 @@ than its agent takes holds at most this many messages (each up to the size limit
 plus what one read of the socket brought, in the server's memory."""
 CLOSE_TIMEOUT = 5.0
 """Seconds a client has to answer our close frame before the socket is dropped."""
+READ_SIZE = 64 * 1024
+"""Bytes one read of a WebSocket's socket takes, into a buffer all of a front's
+sockets share (the read is copied out at once). asyncio's own reads allocate
+256 KiB each: with glibc an ``mmap``, ``mremap`` and ``munmap`` per message."""
 
 _UPGRADE = re.compile(rb"\r\nupgrade:[ \t]*websocket[ \t]*\r\n", re.IGNORECASE)
 _GET = b"GET "
@@ -86,6 +90,8 @@ class Front:
         self.compression = compression
         self.sockets: set[WebSocket] = set()
         self.handed_off: set[asyncio.Task[None]] = set()
+        self.read_buffer = memoryview(bytearray(READ_SIZE))
+        """Where the WebSockets' reads land; see :data:`READ_SIZE`."""
 
     def protocol(self) -> asyncio.Protocol:
         """A protocol for one accepted connection (``loop.create_server``'s factory)."""
@@ -178,7 +184,7 @@ class _Sniffer(asyncio.Protocol):
         ws.data_received(bytes(self.buffer))
 
 
-class WebSocket(asyncio.Protocol):
+class WebSocket(asyncio.BufferedProtocol):
     """One WebSocket served to the ASGI app: ``websockets``' sans-I/O protocol on the socket."""
 
     def __init__(self, front: Front, transport: asyncio.Transport) -> None:
@@ -210,7 +216,14 @@ class WebSocket(asyncio.Protocol):
         self._close_timer: asyncio.TimerHandle | None = None
         front.sockets.add(self)
 
-    # -- asyncio.Protocol ------------------------------------------------------------
+    # -- asyncio.BufferedProtocol ------------------------------------------------------
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.front.read_buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        # The buffer is shared: what was read is copied out before anything else runs.
+        self.data_received(bytes(self.front.read_buffer[:nbytes]))
 
     def data_received(self, data: bytes) -> None:
         self.protocol.receive_data(data)

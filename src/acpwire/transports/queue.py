@@ -11,8 +11,9 @@ refused (``put`` returns ``False``) and readers drain what is left, then get
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
+
+from .._flag import Flag
 
 
 class MessageQueue:
@@ -26,8 +27,8 @@ class MessageQueue:
         self._items: deque[bytes] = deque()
         self._bytes = 0
         self._ended = False
-        self._readable = asyncio.Event()
-        self._writable = asyncio.Event()
+        self._readable = Flag()
+        self._writable = Flag()
         self._writable.set()
 
     def __len__(self) -> int:
