@@ -439,9 +439,15 @@ class RemoteConnection:
         self.stats.bytes_out += len(message)
         if p.kind == "response" and p.id is not None:
             pending = self._pending.get(p.id)
-            if pending is not None and pending.method in _BOOKKEEPING:
-                # What this answer records (who owns a session) must not stop halfway if
-                # the agent's request task is cancelled meanwhile: it finishes regardless.
+            if (
+                pending is not None
+                and pending.method in _BOOKKEEPING
+                and (self.host.owners.ledger is not None or self.mode == "http")
+            ):
+                # What this answer records (who owns a session, in a ledger; an HTTP
+                # stream's replay barrier) must not stop halfway if the agent's request
+                # task is cancelled meanwhile: it finishes in a task of its own. Without
+                # a ledger, on a WebSocket, the recording never waits.
                 await asyncio.shield(self._route(p, message))
                 return
         await self._route(p, message)
