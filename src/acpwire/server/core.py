@@ -2,8 +2,9 @@
 
 One :class:`RemoteConnection` per remote client connection, each with its own
 agent connection (an :class:`~acpwire.agent.connection.Agent` from a factory,
-an :class:`~acpwire.agent.app.AgentApp`, or a stdio bridge) on a bounded
-in-memory transport pair. The HTTP and WebSocket adapters in :mod:`.asgi` only
+an :class:`~acpwire.agent.app.AgentApp`, or a stdio bridge) on an in-memory
+transport: the client's messages wait in a bounded queue; what the agent sends
+is routed to the client's stream in the agent's own task. The HTTP and WebSocket adapters in :mod:`.asgi` only
 move bytes; which stream a message belongs on, which status a POST gets, who
 may use a connection or a session and when a connection ends are decided here.
 Who the caller is (the *principal*) was settled before, by
