@@ -2,8 +2,9 @@
 
 One :class:`RemoteConnection` per remote client connection, each with its own
 agent connection (an :class:`~acpwire.agent.connection.Agent` from a factory,
-an :class:`~acpwire.agent.app.AgentApp`, or a stdio bridge) on a bounded
-in-memory transport pair. The HTTP and WebSocket adapters in :mod:`.asgi` only
+an :class:`~acpwire.agent.app.AgentApp`, or a stdio bridge) on an in-memory
+transport: the client's messages wait in a bounded queue; what the agent sends
+is routed to the client's stream in the agent's own task. The HTTP and WebSocket adapters in :mod:`.asgi` only
 move bytes; which stream a message belongs on, which status a POST gets, who
 may use a connection or a session and when a connection ends are decided here.
 Who the caller is (the *principal*) was settled before, by
@@ -82,7 +83,6 @@ from ..protocol.peek import (
 )
 from ..store.base import NEW_SESSION_OWNER
 from ..transports.base import Transport
-from ..transports.memory import MemoryTransport, memory_pair
 from ..transports.queue import MessageQueue
 from .limits import Limits
 from .owners import SessionOwners
@@ -103,6 +103,8 @@ EndReason = Literal["closed", "client gone", "idle", "shutdown", "agent ended", 
 _FAILURES = ("agent ended", "agent stalled")
 
 _CREATING = frozenset({"session/new", "session/fork"})
+_BOOKKEEPING = _CREATING | SESSION_ATTACHING | {"session/delete", "session/list"}
+"""Methods whose answers the endpoint records or filters on their way to the client."""
 
 
 @runtime_checkable
@@ -223,7 +225,12 @@ class Outbox:
         """Queue ``message``, waiting for room (a message for an ended stream is dropped)."""
         self._unsent += 1
         self._drained.clear()
-        if not await self.queue.put(message):
+        try:
+            queued = await self.queue.put(message)
+        except asyncio.CancelledError:
+            self.sent()  # not queued: the sender was cancelled while the stream was full
+            raise
+        if not queued:
             self.sent()
 
     def force(self, message: bytes) -> None:
@@ -343,9 +350,9 @@ class RemoteConnection:
         """The last :data:`ANSWERED_KEPT` client requests answered (ordered, oldest first)."""
         self._out_pending: dict[RequestId, str | None] = {}
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
-        self._agent_transport: MemoryTransport | None = None
+        self._agent_input: MessageQueue | None = None
+        """The client's messages to the agent, bounded; the agent reads them (:class:`_AgentSide`)."""
         self._backend: asyncio.Task[None] | None = None
-        self._pump: asyncio.Task[None] | None = None
         self._terminating = False
         self.resumable = False
         """(WebSocket) The client tracks event ids: a dropped socket may be resumed."""
@@ -373,16 +380,11 @@ class RemoteConnection:
         if self._backend is not None:
             return
         limits = self.limits
-        ours, theirs = memory_pair(
-            limits.queue_messages,
-            max_message_size=limits.max_message_size,
-            max_bytes=limits.queue_bytes,
-        )
-        self._agent_transport = ours
-        self._backend = asyncio.ensure_future(self._run_backend(theirs))
-        self._pump = asyncio.ensure_future(self._pump_agent(ours))
+        self._agent_input = MessageQueue(limits.queue_messages, limits.queue_bytes)
+        agent_side = _AgentSide(self, self._agent_input, limits.max_message_size)
+        self._backend = asyncio.ensure_future(self._run_backend(agent_side))
 
-    async def _run_backend(self, transport: MemoryTransport) -> None:
+    async def _run_backend(self, transport: _AgentSide) -> None:
         # An agent in this process may write this principal's claim with the session
         # row it creates (one statement; see owners.py). This task's context is its own.
         NEW_SESSION_OWNER.set(self.host.owners.new_session_owner(self.principal))
@@ -397,16 +399,16 @@ class RemoteConnection:
 
     async def send_to_agent(self, message: bytes) -> None:
         """Hand one message to the agent (waits while the agent is not reading)."""
-        transport = self._agent_transport
-        if transport is None or self._terminating:
+        queue = self._agent_input
+        if queue is None or self._terminating:
             raise ConnectionClosedError("the connection has ended")
         self.touch()
         self.stats.messages_in += 1
         self.stats.bytes_in += len(message)
-        if transport.try_send(message):
+        if queue.try_put(message):
             return  # the usual case: room in the agent's queue, no timer needed
         try:
-            await asyncio.wait_for(transport.send(message), self.limits.stall_timeout)
+            accepted = await asyncio.wait_for(queue.put(message), self.limits.stall_timeout)
         except asyncio.TimeoutError:
             # Its queue is full and it took nothing for that long: the agent is stuck, and
             # waiting longer would also keep this connection from noticing its client leave.
@@ -417,42 +419,47 @@ class RemoteConnection:
             )
             self.host.spawn(self.terminate("agent stalled"))
             raise ConnectionClosedError("the agent stopped reading", broken=True) from None
+        if not accepted:
+            raise ConnectionClosedError("the connection has ended")
 
-    async def _pump_agent(self, transport: MemoryTransport) -> None:
+    async def from_agent(self, message: bytes) -> None:
+        """One message the agent sent: routed to its stream here, in the agent's own task
+        (waits while that stream is full: back-pressure on the agent)."""
         try:
-            while True:
-                message = await transport.receive()
-                if message is None:
-                    break
-                if isinstance(message, Oversize):
-                    log.warning(
-                        "connection %s: dropped an oversize message (%d bytes) from the agent",
-                        self.id,
-                        message.size,
-                    )
-                    continue
-                try:
-                    p = peek(message)
-                except NotAMessage:
-                    self.stats.dropped += 1
-                    log.info(
-                        "connection %s: dropped output of the agent that is not JSON-RPC: %.200r",
-                        self.id,
-                        message,
-                    )
-                    continue
-                self.touch()
-                self.stats.messages_out += 1
-                self.stats.bytes_out += len(message)
-                await self._route(p, message)
-        except ConnectionClosedError:
-            pass
-        finally:
-            for future in self._init_waiters.values():
-                if not future.done():
-                    future.set_exception(ConnectionClosedError("the agent ended", broken=True))
-            if not self._terminating:
-                self.host.spawn(self.terminate("agent ended"))
+            p = peek(message)
+        except NotAMessage:
+            self.stats.dropped += 1
+            log.info(
+                "connection %s: dropped output of the agent that is not JSON-RPC: %.200r",
+                self.id,
+                message,
+            )
+            return
+        self.touch()
+        self.stats.messages_out += 1
+        self.stats.bytes_out += len(message)
+        if p.kind == "response" and p.id is not None:
+            pending = self._pending.get(p.id)
+            if (
+                pending is not None
+                and pending.method in _BOOKKEEPING
+                and (self.host.owners.ledger is not None or self.mode == "http")
+            ):
+                # What this answer records (who owns a session, in a ledger; an HTTP
+                # stream's replay barrier) must not stop halfway if the agent's request
+                # task is cancelled meanwhile: it finishes in a task of its own. Without
+                # a ledger, on a WebSocket, the recording never waits.
+                await asyncio.shield(self._route(p, message))
+                return
+        await self._route(p, message)
+
+    def agent_ended(self) -> None:
+        """The agent closed its side: the connection ends with it."""
+        for future in self._init_waiters.values():
+            if not future.done():
+                future.set_exception(ConnectionClosedError("the agent ended", broken=True))
+        if not self._terminating:
+            self.host.spawn(self.terminate("agent ended"))
 
     # -- from the client -------------------------------------------------------------
 
@@ -718,8 +725,8 @@ class RemoteConnection:
         # A stalled agent cannot see the end of its input: cancel it at once.
         grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout
         try:
-            if self._agent_transport is not None:
-                await self._agent_transport.close()
+            if self._agent_input is not None:
+                self._agent_input.end()
             if self._backend is not None:
                 try:
                     await asyncio.wait_for(asyncio.shield(self._backend), grace)
@@ -727,10 +734,6 @@ class RemoteConnection:
                     self._backend.cancel()
                     with contextlib.suppress(BaseException):
                         await self._backend
-            if self._pump is not None and not self._pump.done():
-                self._pump.cancel()
-                with contextlib.suppress(BaseException):
-                    await self._pump
             if failed:
                 # On the connection stream, whatever the request's scope: it ends with
                 # the broken marker right after them, so no client sees the end first.
@@ -762,6 +765,48 @@ class RemoteConnection:
             stats.bytes_out,
             f", {stats.dropped} non-JSON-RPC lines dropped" if stats.dropped else "",
         )
+
+
+class _AgentSide:
+    """The agent's transport on a remote connection.
+
+    It reads the client's messages from the connection's bounded queue. What it sends
+    is routed to the client's stream right here, in the sending task: no queue and
+    pump task between the agent and that stream, so an answer reaches the socket's
+    writer one event-loop turn sooner. A send waits while that stream is full (the
+    stream's bounds are the back-pressure), and sends go out one at a time, in order.
+    """
+
+    def __init__(self, conn: RemoteConnection, inbox: MessageQueue, max_message_size: int) -> None:
+        self._conn = conn
+        self._inbox = inbox
+        self.max_message_size = max_message_size
+        self._sending = asyncio.Lock()
+        self._closed = False
+
+    async def receive(self) -> bytes | Oversize | None:
+        item = await self._inbox.get()
+        if item is not None and len(item) > self.max_message_size:
+            return Oversize(len(item))
+        return item
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise ConnectionClosedError("the agent's side of the connection is closed")
+        if len(message) > self.max_message_size:
+            log.warning(
+                "connection %s: dropped an oversize message (%d bytes) from the agent",
+                self._conn.id,
+                len(message),
+            )
+            return
+        async with self._sending:
+            await self._conn.from_agent(message)
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._conn.agent_ended()
 
 
 class RemoteHost:
