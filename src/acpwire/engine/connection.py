@@ -63,7 +63,7 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -410,6 +410,13 @@ class Connection:
             self.transport, "take_ready", None
         )
         inbox, parse, notification = self._inbox, wire.parse, wire.Notification
+        push_to: Callable[[Callable[[bytes], bool]], None] | None = getattr(
+            self.transport, "push_to", None
+        )
+        if push_to is not None:
+            # Handlers of pushed messages start in this task's context, as if read here.
+            context, take = copy_context(), self._take_pushed
+            push_to(lambda line: context.run(take, line))
         try:
             while True:
                 first = await receive()
@@ -453,6 +460,25 @@ class Connection:
         self._inbox.append(lambda: self._shutdown(reason))
         self._inbox_ready.set()
         self._inbox_idle = False
+
+    def _take_pushed(self, line: bytes) -> bool:
+        """A message the transport hands over without queueing (see transports/base.py):
+        taken as the read loop takes one; ``False`` (nothing done) while handlers are
+        behind or once closed: the transport queues it and the read loop gets it."""
+        if self._closed is not None or len(self._inbox) > INBOX_HIGH_WATER:
+            return False
+        try:
+            msg = wire.parse(line)
+            if type(msg) is wire.Notification and msg.method != CANCEL_REQUEST:
+                self._inbox.append(msg)
+                if self._inbox_idle:
+                    self._inbox_idle = False
+                    self._inbox_ready.set()
+            else:
+                self._dispatch(msg)
+        except Exception:  # as in the read loop: a bug here must not break the producer
+            log.exception("%s: a pushed message failed", self.name)
+        return True
 
     def _dispatch(self, msg: wire.Message) -> None:
         if isinstance(msg, wire.Notification):

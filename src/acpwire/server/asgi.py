@@ -32,6 +32,7 @@ from .core import (
     Reply,
     busy_reply,
 )
+from .front import DIRECT, WebSocket
 from .limits import Limits
 from .owners import SessionOwners
 from .security import (
@@ -472,7 +473,7 @@ class AcpAsgiApp:
                 "headers": [(CONNECTION_HEADER.encode(), conn.id.encode())],
             }
         )
-        await self._socket(conn, receive, send, fresh=True, replay=[])
+        await self._socket(scope, conn, receive, send, fresh=True, replay=[])
 
     async def _resume_websocket(
         self,
@@ -514,10 +515,11 @@ class AcpAsgiApp:
                 ],
             }
         )
-        await self._socket(conn, receive, send, fresh=False, replay=replay)
+        await self._socket(scope, conn, receive, send, fresh=False, replay=replay)
 
     async def _socket(
         self,
+        scope: Scope,
         conn: RemoteConnection,
         receive: Receive,
         send: Send,
@@ -584,6 +586,8 @@ class AcpAsgiApp:
             for _, old in replay:
                 await send({"type": "websocket.send", "text": old.decode("utf-8", "replace")})
             box = conn.stream
+            if direct is not None:
+                box.write_now = write_now
             while True:
                 message = await box.queue.get()
                 if message is None:
@@ -591,6 +595,15 @@ class AcpAsgiApp:
                 box.take(message)
                 await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
                 box.sent()
+
+        direct: WebSocket | None = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
+
+        def write_now(message: bytes) -> bool:
+            # What to_client does for a message, when the socket takes it at once.
+            if direct is None or not direct.send_text_now(message):
+                return False
+            conn.stream.take(message)
+            return True
 
         reader = asyncio.ensure_future(from_client())
         writer = asyncio.ensure_future(to_client())
@@ -618,6 +631,8 @@ class AcpAsgiApp:
             for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
+            if conn.stream.write_now is write_now:
+                conn.stream.write_now = None
             conn.stream.detach()
             if not lingering:
                 await conn.terminate()

@@ -220,9 +220,15 @@ class Outbox:
         self._released = asyncio.Event()
         self._released.set()
         self._take_over = asyncio.Event()
+        self.write_now: Callable[[bytes], bool] | None = None
+        """Set by a writer that can write without waiting: a message put while nothing
+        is queued goes to it at once (it returns ``False`` when it cannot: then queued)."""
 
     async def put(self, message: bytes) -> None:
         """Queue ``message``, waiting for room (a message for an ended stream is dropped)."""
+        write_now = self.write_now
+        if write_now is not None and not self.queue and not self.queue.ended and write_now(message):
+            return
         self._unsent += 1
         self._drained.clear()
         try:
@@ -351,6 +357,7 @@ class RemoteConnection:
         self._out_pending: dict[RequestId, str | None] = {}
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
         self._agent_input: MessageQueue | None = None
+        self._agent_side: _AgentSide | None = None
         """The client's messages to the agent, bounded; the agent reads them (:class:`_AgentSide`)."""
         self._backend: asyncio.Task[None] | None = None
         self._terminating = False
@@ -381,7 +388,7 @@ class RemoteConnection:
             return
         limits = self.limits
         self._agent_input = MessageQueue(limits.queue_messages, limits.queue_bytes)
-        agent_side = _AgentSide(self, self._agent_input, limits.max_message_size)
+        agent_side = self._agent_side = _AgentSide(self, self._agent_input, limits.max_message_size)
         self._backend = asyncio.ensure_future(self._run_backend(agent_side))
 
     async def _run_backend(self, transport: _AgentSide) -> None:
@@ -399,14 +406,14 @@ class RemoteConnection:
 
     async def send_to_agent(self, message: bytes) -> None:
         """Hand one message to the agent (waits while the agent is not reading)."""
-        queue = self._agent_input
-        if queue is None or self._terminating:
+        queue, side = self._agent_input, self._agent_side
+        if queue is None or side is None or self._terminating:
             raise ConnectionClosedError("the connection has ended")
         self.touch()
         self.stats.messages_in += 1
         self.stats.bytes_in += len(message)
-        if queue.try_put(message):
-            return  # the usual case: room in the agent's queue, no timer needed
+        if side.offer(message):
+            return  # the usual case: the agent takes it, or there is room, no timer needed
         try:
             accepted = await asyncio.wait_for(queue.put(message), self.limits.stall_timeout)
         except asyncio.TimeoutError:
@@ -770,11 +777,13 @@ class RemoteConnection:
 class _AgentSide:
     """The agent's transport on a remote connection.
 
-    It reads the client's messages from the connection's bounded queue. What it sends
-    is routed to the client's stream right here, in the sending task: no queue and
-    pump task between the agent and that stream, so an answer reaches the socket's
-    writer one event-loop turn sooner. A send waits while that stream is full (the
-    stream's bounds are the back-pressure), and sends go out one at a time, in order.
+    It reads the client's messages from the connection's bounded queue; an agent on
+    acpwire's engine takes them straight from the producer while nothing is queued
+    (``push_to``, transports/base.py). What it sends is routed to the client's stream
+    right here, in the sending task: no queue and pump task between the agent and that
+    stream. Each saves an event-loop turn per message. A send waits while that stream
+    is full (the stream's bounds are the back-pressure), and sends go out one at a
+    time, in order.
     """
 
     def __init__(self, conn: RemoteConnection, inbox: MessageQueue, max_message_size: int) -> None:
@@ -783,6 +792,30 @@ class _AgentSide:
         self.max_message_size = max_message_size
         self._sending = asyncio.Lock()
         self._closed = False
+        self._sink: Callable[[bytes], bool] | None = None
+        self._pushing = False
+
+    def push_to(self, sink: Callable[[bytes], bool]) -> None:
+        self._sink = sink
+
+    def offer(self, message: bytes) -> bool:
+        """Hand ``message`` to the agent without waiting: to its engine when nothing is
+        queued, else into the queue if there is room; ``False`` if neither."""
+        inbox, sink = self._inbox, self._sink
+        if (
+            sink is not None
+            and not inbox
+            and not inbox.ended
+            and not self._pushing
+            and len(message) <= self.max_message_size
+        ):
+            self._pushing = True
+            try:
+                if sink(message):
+                    return True
+            finally:
+                self._pushing = False
+        return inbox.try_put(message)
 
     async def receive(self) -> bytes | Oversize | None:
         item = await self._inbox.get()

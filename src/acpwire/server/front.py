@@ -52,6 +52,10 @@ READ_AHEAD = 10
 hypercorn's ASGI queue holds (``max_app_queue_size``), so a client that sends faster
 than its agent takes holds at most this many messages (each up to the size limit),
 plus what one read of the socket brought, in the server's memory."""
+DIRECT = "acpwire.direct"
+"""The scope extension of a WebSocket served here: ``{"socket": WebSocket}``, whose
+:meth:`WebSocket.send_text_now` the endpoint may use instead of an ASGI send (no
+task of its own between an answer and the socket)."""
 CLOSE_TIMEOUT = 5.0
 """Seconds a client has to answer our close frame before the socket is dropped."""
 READ_SIZE = 64 * 1024
@@ -315,7 +319,7 @@ class WebSocket(asyncio.BufferedProtocol):
             "client": _address(transport.get_extra_info("peername")),
             "server": _address(transport.get_extra_info("sockname")),
             "subprotocols": [p.strip() for value in offered for p in value.split(",") if p.strip()],
-            "extensions": {"websocket.http.response": {}},
+            "extensions": {"websocket.http.response": {}, DIRECT: {"socket": self}},
         }
 
     def _message(self, data: bytes, text: bool) -> None:
@@ -410,6 +414,23 @@ class WebSocket(asyncio.BufferedProtocol):
             self._paused_reading = False
             self.transport.resume_reading()
         return message
+
+    def send_text_now(self, data: bytes) -> bool:
+        """Send ``data`` as a text frame at once, outside ASGI (see :data:`DIRECT`):
+        ``False``, nothing sent, when the socket is not open, is waiting to drain, or
+        ``data`` is not UTF-8 (the ASGI path sends that one, repaired)."""
+        if not self._accepted or self._gone is not None or self.transport.is_closing():
+            return False
+        drained = self._drained
+        if drained is not None and not drained.done():
+            return False
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        self.protocol.send_text(data)
+        self._flush()
+        return True
 
     async def _send(self, message: Message) -> None:
         kind = message["type"]

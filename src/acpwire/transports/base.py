@@ -10,6 +10,13 @@ Optional: a transport that reads many messages at once (a pipe read holds
 hundreds) may offer ``take_ready() -> list[bytes | Oversize]``, the messages it
 holds already, in order, without waiting; the engine then takes a burst in one
 step rather than one ``receive()`` each.
+
+Optional: a transport whose messages come from a producer in the same process
+may offer ``push_to(sink)``. The engine passes a ``sink(message) -> bool``
+that takes a message synchronously (parse and dispatch: a request's handler
+task is created, nothing awaits); the transport may call it instead of queueing
+while nothing is queued, and queues the message if it returns ``False`` (the
+engine is behind or closed). It saves the reader task's event-loop turn.
 """
 
 from __future__ import annotations
