@@ -15,7 +15,7 @@ class Flag:
     those waits use this; like ``asyncio.Event`` it must stay on one loop.
     """
 
-    __slots__ = ("_value", "_waiters", "_loop")
+    __slots__ = ("_loop", "_value", "_waiters")
 
     def __init__(self) -> None:
         self._value = False

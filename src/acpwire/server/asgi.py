@@ -577,6 +577,8 @@ class AcpAsgiApp:
                 except ConnectionClosedError:
                     return
                 conn.frames_in += 1
+                if direct is not None:
+                    direct.deliver_to(take_now)
                 frame = await frames()
                 if frame is None:
                     return
@@ -597,6 +599,17 @@ class AcpAsgiApp:
                 box.sent()
 
         direct: WebSocket | None = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
+
+        def take_now(body: bytes) -> bool:
+            # What from_client does for a frame, when nothing in it has to wait.
+            try:
+                p = peek(body)
+            except NotAMessage:
+                return False
+            if not conn.try_from_client(p, body):
+                return False
+            conn.frames_in += 1
+            return True
 
         def write_now(message: bytes) -> bool:
             # What to_client does for a message, when the socket takes it at once.
@@ -631,6 +644,8 @@ class AcpAsgiApp:
             for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
+            if direct is not None:
+                direct.deliver_to(None)
             if conn.stream.write_now is write_now:
                 conn.stream.write_now = None
             conn.stream.detach()

@@ -404,14 +404,40 @@ class RemoteConnection:
         finally:
             await transport.close()
 
+    def try_from_client(self, p: Peeked, message: bytes) -> bool:
+        """:meth:`from_client` when nothing in it has to wait: the agent takes the message
+        now, and its session's owner is known here. ``False``, with nothing done, for
+        anything else (an answer, a repeat, a refusal, an owner to look up, a full
+        queue): then :meth:`from_client` handles it."""
+        side = self._agent_side
+        if side is None or self._terminating or not side.has_room(len(message)):
+            return False
+        kind = p.kind
+        if kind == "response":
+            return False
+        sid = p.session_id
+        if sid is not None and self.host.owners.allows_now(self.principal, sid) is not True:
+            return False
+        if kind == "request":
+            if len(self._pending) >= self.limits.max_pending_requests or p.id in self._pending:
+                return False
+            if p.id is not None:
+                self._pending[p.id] = _Pending(sid, p.method or "")
+        self._count_in(message)
+        side.offer(message)  # cannot fail: has_room said so
+        return True
+
+    def _count_in(self, message: bytes) -> None:
+        self.touch()
+        self.stats.messages_in += 1
+        self.stats.bytes_in += len(message)
+
     async def send_to_agent(self, message: bytes) -> None:
         """Hand one message to the agent (waits while the agent is not reading)."""
         queue, side = self._agent_input, self._agent_side
         if queue is None or side is None or self._terminating:
             raise ConnectionClosedError("the connection has ended")
-        self.touch()
-        self.stats.messages_in += 1
-        self.stats.bytes_in += len(message)
+        self._count_in(message)
         if side.offer(message):
             return  # the usual case: the agent takes it, or there is room, no timer needed
         try:
@@ -797,6 +823,10 @@ class _AgentSide:
 
     def push_to(self, sink: Callable[[bytes], bool]) -> None:
         self._sink = sink
+
+    def has_room(self, size: int) -> bool:
+        """Whether :meth:`offer` would take a message of ``size`` bytes now."""
+        return self._inbox.has_room(size)
 
     def offer(self, message: bytes) -> bool:
         """Hand ``message`` to the agent without waiting: to its engine when nothing is

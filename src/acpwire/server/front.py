@@ -53,9 +53,10 @@ hypercorn's ASGI queue holds (``max_app_queue_size``), so a client that sends fa
 than its agent takes holds at most this many messages (each up to the size limit),
 plus what one read of the socket brought, in the server's memory."""
 DIRECT = "acpwire.direct"
-"""The scope extension of a WebSocket served here: ``{"socket": WebSocket}``, whose
-:meth:`WebSocket.send_text_now` the endpoint may use instead of an ASGI send (no
-task of its own between an answer and the socket)."""
+"""The scope extension of a WebSocket served here: ``{"socket": WebSocket}``. The
+endpoint may take messages with :meth:`WebSocket.deliver_to` and write them with
+:meth:`WebSocket.send_text_now` instead of ASGI's receive and send: no task turn of
+its own between the socket and the agent, either way."""
 CLOSE_TIMEOUT = 5.0
 """Seconds a client has to answer our close frame before the socket is dropped."""
 READ_SIZE = 64 * 1024
@@ -218,6 +219,7 @@ class WebSocket(asyncio.BufferedProtocol):
         self._fragments: list[bytes] = []
         self._fragment_text = False
         self._close_timer: asyncio.TimerHandle | None = None
+        self._sink: Callable[[bytes], bool] | None = None
         front.sockets.add(self)
 
     # -- asyncio.BufferedProtocol ------------------------------------------------------
@@ -332,6 +334,24 @@ class WebSocket(asyncio.BufferedProtocol):
             self.protocol.fail(1007, "invalid UTF-8 in a text frame")
             self._disconnected(1007)
             return
+        sink, waiter = self._sink, self._waiter
+        if (
+            sink is not None
+            and waiter is not None
+            and not waiter.done()
+            and not self._incoming
+            and self._gone is None
+        ):
+            # The endpoint waits for a message and none is queued: it may take this one
+            # here, in order, without a turn of its task.
+            try:
+                if sink(data):
+                    return
+            except Exception:
+                log.exception("the WebSocket endpoint failed on a message")
+                self.protocol.fail(1011, "internal error")
+                self._disconnected(1011)
+                return
         self._push({"type": "websocket.receive", "text": decoded})
 
     def _push(self, message: Message) -> None:
@@ -414,6 +434,12 @@ class WebSocket(asyncio.BufferedProtocol):
             self._paused_reading = False
             self.transport.resume_reading()
         return message
+
+    def deliver_to(self, sink: Callable[[bytes], bool] | None) -> None:
+        """While set, a text message that arrives when the endpoint waits in ``receive``
+        with nothing queued goes to ``sink(data)`` first (see :data:`DIRECT`); when that
+        returns ``False`` it is queued for ``receive`` as usual."""
+        self._sink = sink
 
     def send_text_now(self, data: bytes) -> bool:
         """Send ``data`` as a text frame at once, outside ASGI (see :data:`DIRECT`):

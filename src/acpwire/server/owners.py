@@ -95,6 +95,13 @@ class SessionOwners:
                 self._remember(session_id, owner)
         return owner
 
+    def allows_now(self, principal: str, session_id: str) -> bool | None:
+        """:meth:`allows` when the answer is known without asking the ledger, else ``None``."""
+        owner = self._owners.get(session_id)
+        if owner is None and self.ledger is not None:
+            return None
+        return self._allowed(principal, owner)
+
     async def allows(self, principal: str, session_id: str) -> bool:
         """May ``principal`` use ``session_id``? (claimed by it, or unclaimed and its default)."""
         return self._allowed(principal, await self.owner(session_id))

@@ -60,10 +60,14 @@ class MessageQueue:
         self.force(message)
         return True
 
+    def has_room(self, size: int) -> bool:
+        """Whether :meth:`try_put` would take a message of ``size`` bytes now."""
+        return not self._ended and self._has_room(size)
+
     def try_put(self, message: bytes) -> bool:
         """Append ``message`` if there is room now; ``False`` (nothing queued) if there is
         none or the queue has ended: then :meth:`put` waits or refuses."""
-        if self._ended or not self._has_room(len(message)):
+        if not self.has_room(len(message)):
             return False
         self.force(message)
         return True
