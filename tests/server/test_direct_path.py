@@ -6,8 +6,10 @@ agent sees every message once and in order, and the client gets every answer in 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections import deque
+from collections.abc import AsyncIterator
 from typing import Any
 
 from websockets.client import ClientProtocol
@@ -122,16 +124,23 @@ class RawClient:
         self.writer.close()
 
 
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+@contextlib.asynccontextmanager
+async def recorded() -> AsyncIterator[tuple[Recorder, RawClient]]:
+    """A server hosting a :class:`Recorder`, and a raw client that has sent ``initialize``
+    (framed, not yet written)."""
+    recorder = Recorder()
+    async with serve_in_background(asgi_app(recorder, auth=[TOKEN])) as served:
+        client = RawClient(served.ws_url)
+        await client.open()
+        client.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+        try:
+            yield recorder, client
+        finally:
+            client.close()
 
 
 async def test_a_burst_reaches_the_agent_once_each_and_in_order_pushed_or_queued() -> None:
-    recorder = Recorder()
-    app = asgi_app(recorder, auth=[TOKEN])
-    async with serve_in_background(app) as served:
-        client = RawClient(served.ws_url)
-        await client.open()
-        client.send(INIT)
+    async with recorded() as (recorder, client):
         client.flush()
         assert (await client.next_text())["id"] == 0
         # Everything in one write: many frames per read of the server's socket.
@@ -140,22 +149,15 @@ async def test_a_burst_reaches_the_agent_once_each_and_in_order_pushed_or_queued
         client.send({"jsonrpc": "2.0", "id": 1, "method": "_test/done", "params": {}})
         client.flush()
         done = await client.next_text()
-        client.close()
     assert done["id"] == 1
     assert done["result"]["seen"] == list(range(BURST))
     assert recorder.pushed > 0 and recorder.refused > 0, (recorder.pushed, recorder.refused)
 
 
 async def test_answers_written_directly_or_queued_arrive_in_order() -> None:
-    recorder = Recorder()
-    app = asgi_app(recorder, auth=[TOKEN])
-    async with serve_in_background(app) as served:
-        client = RawClient(served.ws_url)
-        await client.open()
-        client.send(INIT)
+    async with recorded() as (_, client):
         for i in range(1, BURST + 1):
             client.send({"jsonrpc": "2.0", "id": i, "method": "_test/echo", "params": {}})
         client.flush()
         ids = [(await client.next_text())["id"] for _ in range(BURST + 1)]
-        client.close()
     assert ids == list(range(BURST + 1))

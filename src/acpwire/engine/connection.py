@@ -468,14 +468,7 @@ class Connection:
         if self._closed is not None or len(self._inbox) > INBOX_HIGH_WATER:
             return False
         try:
-            msg = wire.parse(line)
-            if type(msg) is wire.Notification and msg.method != CANCEL_REQUEST:
-                self._inbox.append(msg)
-                if self._inbox_idle:
-                    self._inbox_idle = False
-                    self._inbox_ready.set()
-            else:
-                self._dispatch(msg)
+            self._dispatch(wire.parse(line))
         except Exception:  # as in the read loop: a bug here must not break the producer
             log.exception("%s: a pushed message failed", self.name)
         return True

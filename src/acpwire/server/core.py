@@ -3,10 +3,12 @@
 One :class:`RemoteConnection` per remote client connection, each with its own
 agent connection (an :class:`~acpwire.agent.connection.Agent` from a factory,
 an :class:`~acpwire.agent.app.AgentApp`, or a stdio bridge) on an in-memory
-transport: the client's messages wait in a bounded queue; what the agent sends
-is routed to the client's stream in the agent's own task. The HTTP and WebSocket adapters in :mod:`.asgi` only
-move bytes; which stream a message belongs on, which status a POST gets, who
-may use a connection or a session and when a connection ends are decided here.
+transport (:class:`_AgentSide`): the client's messages wait in a bounded queue
+unless the agent's engine takes them at once; what the agent sends is routed to
+the client's stream in the agent's own task. The HTTP and WebSocket adapters in
+:mod:`.asgi` only move bytes; which stream a message belongs on, which status a
+POST gets, who may use a connection or a session and when a connection ends are
+decided here.
 Who the caller is (the *principal*) was settled before, by
 :mod:`.security`.
 
@@ -357,8 +359,8 @@ class RemoteConnection:
         self._out_pending: dict[RequestId, str | None] = {}
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
         self._agent_input: MessageQueue | None = None
-        self._agent_side: _AgentSide | None = None
         """The client's messages to the agent, bounded; the agent reads them (:class:`_AgentSide`)."""
+        self._agent_side: _AgentSide | None = None
         self._backend: asyncio.Task[None] | None = None
         self._terminating = False
         self.resumable = False

@@ -25,11 +25,6 @@ class MemoryTransport:
         if not await self._outbox.put(message):
             raise ConnectionClosedError("memory transport is closed")
 
-    def try_send(self, message: bytes) -> bool:
-        """Queue ``message`` at once if the peer's inbox has room; ``False`` when the caller
-        must :meth:`send` (and maybe wait) instead. No await, so no task or timer."""
-        return self._outbox.try_put(message)
-
     async def receive(self) -> bytes | Oversize | None:
         item = await self._inbox.get()
         if item is not None and len(item) > self.max_message_size:
