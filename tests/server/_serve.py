@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cli.processes import alive
+
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "engine" / "agent_program.py"
 HOSTILE = ROOT / "tests" / "server" / "hostile_agent.py"
@@ -100,15 +102,6 @@ def children(pid: int) -> set[int]:
         text = (task / "children").read_text().split()
         found.update(int(t) for t in text)
     return found
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def wait_gone(pid: int) -> bool:

@@ -8,17 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli.processes import alive
 
 from acpwire.transports import AgentNotFoundError, spawn
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 async def test_a_missing_agent_command_is_a_clear_error() -> None:
