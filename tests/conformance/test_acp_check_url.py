@@ -80,7 +80,10 @@ async def test_acp_serve_demo_fails_no_endpoint_check_and_only_the_demo_agents_m
     report: dict[str, Any] = json.loads(out)
     failed = {r["check"]: tuple(r["broken"]) for r in report["results"] if r["status"] == "fail"}
     # The demo agent does not connect to the MCP servers it is given, over stdio too.
-    assert failed == {"mcp-connect": ("SESS-027",)}
+    # The failed results whole, so that a failure says what the check saw.
+    assert failed == {"mcp-connect": ("SESS-027",)}, [
+        r for r in report["results"] if r["status"] == "fail"
+    ]
     assert report["failedMust"] == []  # mcp-connect is a SHOULD
     assert report["exitCode"] == check.returncode == 0
     statuses = {r["check"]: r["status"] for r in report["results"]}
