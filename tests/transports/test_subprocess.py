@@ -11,11 +11,51 @@ import pytest
 from cli.processes import alive
 
 from acpwire.transports import AgentNotFoundError, spawn
+from acpwire.transports import subprocess as subprocess_transport
 
 
 async def test_a_missing_agent_command_is_a_clear_error() -> None:
     with pytest.raises(AgentNotFoundError, match="no-such-agent-xyz"):
         await spawn("no-such-agent-xyz")
+
+
+def echo_script(path: Path) -> int:
+    """Write an executable agent that prints one line, and keep it open for writing: the
+    descriptor returned makes every ``exec`` of it fail with ETXTBSY until closed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o755)
+    os.write(fd, b"#!/bin/sh\necho '{\"started\": true}'\n")
+    return fd
+
+
+async def test_an_agent_file_still_open_for_writing_is_started_once_it_is_closed(
+    tmp_path: Path,
+) -> None:
+    # A script being written (or inherited, still open, by a child another thread forked)
+    # is "text file busy" for a moment: spawn tries again rather than fail.
+    fd = echo_script(tmp_path / "agent.sh")
+    asyncio.get_running_loop().call_later(0.2, os.close, fd)
+    t = await spawn(str(tmp_path / "agent.sh"))
+    try:
+        assert await asyncio.wait_for(t.receive(), 10) == b'{"started": true}'
+    finally:
+        await t.close()
+
+
+async def test_an_agent_that_cannot_be_executed_is_a_clear_error_naming_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(subprocess_transport, "START_RETRIES", (0.01, 0.01))
+    fd = echo_script(tmp_path / "busy.sh")
+    try:
+        with pytest.raises(AgentNotFoundError, match=r"busy\.sh.*Text file busy \(ETXTBSY\)"):
+            await spawn(str(tmp_path / "busy.sh"))
+    finally:
+        os.close(fd)
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\x7fELF not really")
+    garbage.chmod(0o755)
+    with pytest.raises(AgentNotFoundError, match=r"garbage.*Exec format error \(ENOEXEC\)"):
+        await spawn(str(garbage))
 
 
 async def test_a_relative_agent_path_is_found_from_here_not_from_the_agents_cwd(

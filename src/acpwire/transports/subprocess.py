@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -40,6 +41,13 @@ EXIT_POLL_INTERVAL = 0.1
 """Seconds between checks of the agent's exit status (see the module docstring)."""
 EXIT_DRAIN = 0.25
 """Seconds the output an exited agent wrote may take to arrive before input ends."""
+START_RETRIES = (0.05, 0.1, 0.2, 0.4, 0.8)
+"""Pauses between attempts when starting the agent fails for a passing reason
+(:data:`PASSING_START_ERRORS`): about 1.5 s in all, then the error stands."""
+PASSING_START_ERRORS = frozenset({errno.ETXTBSY, errno.EAGAIN, errno.ENOMEM, errno.EINTR})
+"""``exec`` failures that a moment later may not recur: the program file is still held
+open for writing (by whoever just wrote it, or by a child forked meanwhile that has
+not reached its own ``exec``), or the system is briefly out of processes or memory."""
 
 
 class AgentNotFoundError(FileNotFoundError):
@@ -207,6 +215,11 @@ def _tune_stdout(process: asyncio.subprocess.Process) -> None:
         widen_pipe(pipe.get_extra_info("pipe").fileno())
 
 
+def _why(exc: OSError) -> str:
+    name = errno.errorcode.get(exc.errno or 0)
+    return f"{exc.strerror} ({name})" if exc.strerror and name else str(exc)
+
+
 async def spawn(
     command: str,
     args: Sequence[str] = (),
@@ -230,20 +243,26 @@ async def spawn(
     if resolved is None:
         raise AgentNotFoundError(f"agent command not found: {command!r}")
     full_env = None if env is None else {**os.environ, **env}
-    try:
-        process = await asyncio.create_subprocess_exec(
-            resolved,
-            *args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=full_env,
-            cwd=cwd,
-            start_new_session=True,
-            limit=READ_LIMIT,  # stdout and stderr (a longer stderr line is skipped)
-        )
-    except (FileNotFoundError, PermissionError) as exc:
-        raise AgentNotFoundError(f"cannot start agent {command!r}: {exc.strerror or exc}") from exc
+    pauses = iter(START_RETRIES)
+    while True:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                resolved,
+                *args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=full_env,
+                cwd=cwd,
+                start_new_session=True,
+                limit=READ_LIMIT,  # stdout and stderr (a longer stderr line is skipped)
+            )
+            break
+        except OSError as exc:
+            pause = next(pauses, None) if exc.errno in PASSING_START_ERRORS else None
+            if pause is None:
+                raise AgentNotFoundError(f"cannot start agent {command!r}: {_why(exc)}") from exc
+            await asyncio.sleep(pause)
     _tune_stdout(process)
     return SubprocessTransport(
         process,
