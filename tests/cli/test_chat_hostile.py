@@ -125,7 +125,12 @@ class Terminal:
         for pipe in (self.process.stdout, self.process.stderr):
             if pipe is not None:
                 pipe.close()
-        os.close(self.master)
+        # The terminal's reader ends (EIO) now that chat is gone. Close its descriptor only
+        # then: closed under a reader that reads again, the number could be another
+        # thread's new pipe by the time it does, and its bytes would vanish here.
+        self._readers[2].join(TIMEOUT)
+        if not self._readers[2].is_alive():
+            os.close(self.master)
 
 
 @pytest.fixture
