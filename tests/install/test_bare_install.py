@@ -69,10 +69,14 @@ def _copy_project(dest: Path) -> None:
 
 
 def _pip(python: Path | str, *args: str) -> None:
+    # Without PYTHONPATH and the like: a checkout's src/ on it would make pip find acpwire
+    # "already installed" in the fresh venv and install nothing.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     done = subprocess.run(
         [str(python), "-m", "pip", "--disable-pip-version-check", "-q", *args],
         capture_output=True,
         text=True,
+        env=env,
         timeout=INSTALL_TIMEOUT,
     )
     assert done.returncode == 0, f"pip {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"

@@ -14,6 +14,7 @@ from engine.test_behaviour import RecordingClient
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
+from acpwire.server.core import Outbox
 from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
@@ -91,6 +92,39 @@ async def test_a_dropped_network_mid_turn_loses_and_repeats_nothing(
     assert proxy.accepted >= 3
     await conn.close()
     await asyncio.wait_for(remote.closed.wait(), TIMEOUT)
+
+
+@pytest.mark.parametrize("kind", ["websocket", "http1"])
+async def test_a_resume_refused_while_the_server_still_holds_the_broken_request_is_tried_again(
+    kind: str, served: ServedApp, proxy: Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a loaded machine the request the network broke under may not let go within
+    # close_timeout: the resume is answered 409, which is not final. Here the first two
+    # take-overs are refused as such a server would (the cut here is noticed at once).
+    attach, refused = Outbox.attach, []
+
+    async def slow_to_let_go(self: Outbox, *, take_over: bool, timeout: float) -> bool:
+        if take_over and len(refused) < 2:
+            refused.append(self)
+            return False
+        return await attach(self, take_over=take_over, timeout=timeout)
+
+    monkeypatch.setattr(Outbox, "attach", slow_to_let_go)
+    transport = await _open(kind, served, proxy)
+    client = AskedClient()
+    conn = ClientSideConnection(client, transport)
+    await asyncio.wait_for(conn.initialize(), TIMEOUT)
+    sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
+    turn = asyncio.ensure_future(conn.agent.prompt(sid, [s.TextContent(text="drip 200")]))
+    await asyncio.wait_for(_until(lambda: len(client.updates) >= 30), TIMEOUT)
+    proxy.cut()
+    await asyncio.wait_for(client.asked.wait(), TIMEOUT)
+    client.permission_gate.set()
+    result = await asyncio.wait_for(turn, TIMEOUT)
+    assert result.stop_reason == "end_turn"
+    assert client.texts() == [f"d{i}" for i in range(200)]
+    assert refused, "no resume met a stream still held: the test tested nothing"
+    await conn.close()
 
 
 async def test_resuming_past_what_the_server_still_keeps_is_refused_with_410() -> None:

@@ -38,6 +38,10 @@ log = logging.getLogger("acpwire.transports.http")
 
 INSTALL_HINT = "the HTTP transport needs the remote extra: pip install 'acpwire[remote]'"
 CONNECTION_HEADER = "Acp-Connection-Id"
+STILL_HELD = 409
+"""What a resume is answered while the server has not yet let go of the request the
+network broke under (it gives that one ``Limits.close_timeout`` to notice): not final, so
+it is tried again, as a network failure is, for ``resume_within`` seconds."""
 SESSION_HEADER = "Acp-Session-Id"
 RETRY_HEADER = "Acp-Retry"
 """On a POST sent again after a network failure: acpwire's server then drops a request
@@ -273,8 +277,14 @@ class HttpTransport:
                 self.resumes += 1
                 return response
             await response.aclose()
-            log.info("the server refused to resume an event stream: HTTP %d", response.status_code)
-            return None
+            if response.status_code != STILL_HELD:
+                log.info(
+                    "the server refused to resume an event stream: HTTP %d", response.status_code
+                )
+                return None
+            log.info("the broken event stream is still held on the server; retrying")
+            await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+            delay = min(delay * 2, 2.0)
         return None
 
     async def _read(self, response: Any, session: str | None) -> None:

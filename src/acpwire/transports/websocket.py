@@ -20,7 +20,7 @@ from typing import Any
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
-from .http import auth_headers
+from .http import STILL_HELD, auth_headers
 
 INSTALL_HINT = "the WebSocket transport needs the remote extra: pip install 'acpwire[remote]'"
 
@@ -207,8 +207,13 @@ class WebSocketTransport:
                 try:
                     ws = await self._reopen(headers)
                 except self._errors.InvalidStatus as exc:
-                    log.info("the server refused to resume the connection: %s", exc)
-                    return False
+                    if exc.response.status_code != STILL_HELD:
+                        log.info("the server refused to resume the connection: %s", exc)
+                        return False
+                    log.info("the dropped socket is still held on the server; retrying")
+                    await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+                    delay = min(delay * 2, 2.0)
+                    continue
                 except (OSError, TimeoutError, self._errors.InvalidHandshake) as exc:
                     log.info("resuming the connection failed (%s); retrying", exc)
                     await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
