@@ -42,12 +42,16 @@ def _real_agents(tmp: Path) -> dict[str, CheckOptions]:
     work = tmp / "tool-agent"
     work.mkdir()
     (work / "notes.txt").write_text("one\ntwo\n")
-    fast = {**TEST_OPTIONS, "tool_prompts": (), "slow_prompt": None}
+    # Real agents stop the way the engine does: answers get EOF_GRACE (1 s) after stdin
+    # closes, then a store is flushed; 2 s for all of it was too short on a loaded machine
+    # (shutdown-turn failed on the demo agent when two suites ran at once).
+    options = {**TEST_OPTIONS, "grace": 4.0}
+    fast = {**options, "tool_prompts": (), "slow_prompt": None}
     agents: dict[str, CheckOptions] = {
         "demo": CheckOptions(
             [sys.executable, "-m", "acpwire.demo", "--store", str(tmp / "demo.sqlite3")],
             **{
-                **TEST_OPTIONS,
+                **options,
                 "slow_prompt": "slow 30",
                 "tool_prompts": ("write acp-check.txt hello", "run echo hi", "read acp-check.txt"),
             },
@@ -61,10 +65,10 @@ def _real_agents(tmp: Path) -> dict[str, CheckOptions]:
         ),
         "engine test agent": CheckOptions(
             [sys.executable, str(TESTS / "engine" / "agent_program.py")],
-            **{**TEST_OPTIONS, "tool_prompts": ()},
+            **{**options, "tool_prompts": ()},
         ),
     }
-    sdk_prompts = {**TEST_OPTIONS, "tool_prompts": ("write acp-check.txt hello\nrun echo hi",)}
+    sdk_prompts = {**options, "tool_prompts": ("write acp-check.txt hello\nrun echo hi",)}
     if sdk_install.ts_skip_reason() is None:
         agents["TypeScript SDK agent"] = CheckOptions(sdk_install.ts_agent_command(), **sdk_prompts)
     if sdk_install.py_sdk_skip_reason() is None:
