@@ -5,6 +5,12 @@
 On a path taken for every message (the SSE writer waiting for its queue, a POST
 body being read) that was a measurable part of a round trip. ``asyncio.timeout``
 (3.11+) bounds the wait in the caller's own task instead.
+
+On 3.10 ``asyncio.wait_for`` also loses a cancellation that arrives as the awaited
+thing completes (it returns the result instead; bpo-42130): an SSE writer taken over
+by a resuming client then went on writing to the dead socket and never let go of its
+stream, so every resume was answered 409. 3.10 therefore waits with ``asyncio.wait``,
+which lets the cancellation through.
 """
 
 from __future__ import annotations
@@ -22,4 +28,15 @@ async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
     if sys.version_info >= (3, 11):
         async with asyncio.timeout(seconds):
             return await awaitable
-    return await asyncio.wait_for(awaitable, seconds)
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait((task,), timeout=seconds)
+    except BaseException:  # cancelled: so is what it waited for, whether or not it is done
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved: its outcome is dropped with the cancelled caller
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        raise asyncio.TimeoutError
+    return task.result()

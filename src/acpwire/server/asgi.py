@@ -395,7 +395,7 @@ class AcpAsgiApp:
                 body = _sse_event(old, event_id)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
             queue = box.queue
-            while True:
+            while not box.claimed:
                 if not len(queue):
                     try:
                         # Wait without taking: a message taken inside a wait_for that is

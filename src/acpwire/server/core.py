@@ -302,6 +302,12 @@ class Outbox:
         """Returns when another client has claimed the stream (the writer must stop)."""
         await self._take_over.wait()
 
+    @property
+    def claimed(self) -> bool:
+        """Another client is taking the stream over: the writer stops at its next message
+        even if the cancellation :meth:`taken_over` leads to never reached it."""
+        return self._take_over.is_set()
+
     def end(self, *, broken: bool = False) -> None:
         if self.queue.ended:
             return

@@ -1,0 +1,36 @@
+"""``within``, the server's bounded wait: a bound, and never a lost cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from acpwire.server._waits import within
+
+
+async def test_a_wait_past_its_bound_raises_timeout_and_one_in_time_returns() -> None:
+    with pytest.raises(asyncio.TimeoutError):
+        await within(asyncio.Event().wait(), 0.01)
+    done = asyncio.Event()
+    done.set()
+    assert await within(done.wait(), 1) is True
+
+
+async def test_a_cancellation_that_meets_the_wait_completing_is_not_lost() -> None:
+    # The SSE writer waits for its queue with within(); a resuming client cancels it. On
+    # Python 3.10 asyncio.wait_for returned the result when the wait completed in the same
+    # turn as the cancel, so the writer went on and never let go of its stream (every
+    # resume then got 409).
+    ready = asyncio.Event()
+
+    async def writer() -> str:
+        await within(ready.wait(), 10)
+        return "went on writing"
+
+    task = asyncio.ensure_future(writer())
+    await asyncio.sleep(0)  # it waits
+    ready.set()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
