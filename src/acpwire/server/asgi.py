@@ -17,10 +17,10 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import cast
 
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.peek import NotAMessage, Peeked, peek
 from ..store.base import OwnerLedger
-from ._waits import within
 from .core import (
     CONNECTION_HEADER,
     RETRY_HEADER,

@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from .._waits import within
 from ._tls import client_context
 
 # httpx and h2 come with the remote extra: imported where used, so that this module
@@ -344,7 +345,7 @@ async def _body(
             while not stream.chunks:
                 stream.readable.clear()
                 try:
-                    await asyncio.wait_for(stream.readable.wait(), timeout)
+                    await within(stream.readable.wait(), timeout)
                 except asyncio.TimeoutError:
                     raise httpx.ReadTimeout("no HTTP/2 data in time") from None
             item = stream.chunks.popleft()

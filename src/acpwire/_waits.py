@@ -1,4 +1,5 @@
-"""Bounded waits without an extra task.
+"""Bounded waits without an extra task (the server's SSE writer and body reads, the
+HTTP/2 client's body reader).
 
 ``asyncio.wait_for`` wraps what it waits for in a task of its own before Python
 3.12: one more turn of the event loop, and a task made and dropped, every time.

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from acpwire.server._waits import within
+from acpwire._waits import within
 
 
 async def test_a_wait_past_its_bound_raises_timeout_and_one_in_time_returns() -> None:
