@@ -52,6 +52,35 @@ def detail(report: Report, key: str) -> str:
     return next(r.detail for r in report.results if r.check.key == key)
 
 
+async def test_a_request_cancelled_at_once_through_acp_serve_is_answered_once(
+    tmp_path: Path,
+) -> None:
+    # RCANCEL-001 on its own, quick: session/new and its $/cancel_request in one burst
+    # reach the agent's engine straight from the socket; the answer was once written and
+    # then a -32800 added while the write waited.
+    async with acp_serve(
+        "--demo", "--token", TOKEN, env={"ACPWIRE_DATA_DIR": str(tmp_path)}
+    ) as serve:
+        check = await asyncio.create_subprocess_exec(
+            *ACP,
+            "check",
+            "--url",
+            serve.url,
+            "--json",
+            "--only",
+            "cancel-request",
+            *FAST,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "ACP_TOKEN": TOKEN},
+        )
+        out, err = await asyncio.wait_for(check.communicate(), TIMEOUT)
+    assert err == b""
+    (result,) = [r for r in json.loads(out)["results"] if r["check"] == "cancel-request"]
+    assert result["status"] == "pass", result
+
+
 async def test_acp_serve_demo_fails_no_endpoint_check_and_only_the_demo_agents_mcp_check(
     tmp_path: Path,
 ) -> None:

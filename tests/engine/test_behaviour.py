@@ -173,6 +173,60 @@ async def test_cancel_request_of_an_in_flight_request_answers_request_cancelled(
     assert reply["error"]["code"] == ErrorCode.REQUEST_CANCELLED
 
 
+class HoldingTransport:
+    """The agent's side of a memory pair whose send of one answer, once written, waits
+    (a socket that is full, a stream whose queue is busy) until the test releases it."""
+
+    def __init__(self, inner: Transport, held: bytes) -> None:
+        self.inner, self.held = inner, held
+        self.answering, self.release = asyncio.Event(), asyncio.Event()
+
+    async def send(self, message: bytes) -> None:
+        await self.inner.send(message)
+        if self.held in message:
+            self.answering.set()
+            await self.release.wait()
+
+    async def receive(self) -> bytes | None:
+        return await self.inner.receive()  # type: ignore[return-value]
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def test_a_cancel_request_that_comes_while_the_answer_is_written_adds_no_second_answer() -> (
+    None
+):
+    """RCANCEL-001: once a request's answer is on its way it is answered; a $/cancel_request
+    arriving meanwhile neither interrupts the write nor adds a -32800 after it (acp serve
+    over WebSocket answered a cancelled session/new twice this way)."""
+    a, b = memory_pair()
+    holding = HoldingTransport(a, b'"id":"held-1"')
+    side = AgentSideConnection(EngineTestAgent(), holding)
+    side.start()
+    try:
+        await b.send(
+            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
+        )
+        await asyncio.wait_for(b.receive(), TIMEOUT)
+        await b.send(b'{"jsonrpc":"2.0","id":"held-1","method":"_test/echo","params":[1]}')
+        await asyncio.wait_for(holding.answering.wait(), TIMEOUT)
+        await b.send(
+            b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"held-1"}}'
+        )
+        await asyncio.sleep(0.05)  # the engine takes the cancel while the answer is held
+        holding.release.set()
+        await b.send(b'{"jsonrpc":"2.0","id":"after","method":"_test/echo","params":[2]}')
+        replies = []
+        while not replies or replies[-1].get("id") != "after":
+            replies.append(json.loads(await asyncio.wait_for(b.receive(), TIMEOUT)))  # type: ignore[arg-type]
+        assert [r["id"] for r in replies] == ["held-1", "after"], replies
+        assert replies[0]["result"] == {"echo": [1]}
+    finally:
+        await side.close()
+        await b.close()
+
+
 async def test_a_handler_that_takes_over_its_cancellation_answers_it_itself(link: Link) -> None:
     """Connection.take_cancellation: the $/cancel_request reaches the handler's callback
     instead of cancelling its task, and the request is answered by the handler."""

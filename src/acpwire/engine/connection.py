@@ -188,6 +188,10 @@ def _adopt_trace(params: Any) -> TraceContext | None:
     return trace
 
 
+def _answered() -> None:
+    """What a ``$/cancel_request`` does once its request's answer is being written."""
+
+
 class Connection:
     """A JSON-RPC 2.0 peer over one :class:`~acpwire.transports.base.Transport`."""
 
@@ -667,6 +671,9 @@ class Connection:
             log.exception("%s: handler for %s failed", self.name, msg.method)
             line = wire.encode_error(request_id, InternalError())
         if self._closed is None:
+            # Answered from here on: a $/cancel_request that comes while the answer is
+            # written (a send may wait) neither cuts it off nor adds a -32800 after it.
+            self._cancel_handlers[request_id] = _answered
             await self._send_quietly(line)
 
     def _request_done(self, request_id: Any, task: asyncio.Task[None]) -> None:
