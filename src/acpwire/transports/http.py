@@ -270,19 +270,16 @@ class HttpTransport:
                 response = await self._open_stream(session, last)
             except self._httpx.TransportError as exc:
                 log.info("resuming an event stream failed (%s); retrying", exc)
-                await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
-                delay = min(delay * 2, 2.0)
-                continue
-            if response.status_code == 200:
-                self.resumes += 1
-                return response
-            await response.aclose()
-            if response.status_code != STILL_HELD:
-                log.info(
-                    "the server refused to resume an event stream: HTTP %d", response.status_code
-                )
-                return None
-            log.info("the broken event stream is still held on the server; retrying")
+            else:
+                if response.status_code == 200:
+                    self.resumes += 1
+                    return response
+                await response.aclose()
+                if response.status_code != STILL_HELD:
+                    status = response.status_code
+                    log.info("the server refused to resume an event stream: HTTP %d", status)
+                    return None
+                log.info("the broken event stream is still held on the server; retrying")
             await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
             delay = min(delay * 2, 2.0)
         return None

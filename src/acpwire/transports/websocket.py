@@ -211,23 +211,20 @@ class WebSocketTransport:
                         log.info("the server refused to resume the connection: %s", exc)
                         return False
                     log.info("the dropped socket is still held on the server; retrying")
-                    await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
-                    delay = min(delay * 2, 2.0)
-                    continue
                 except (OSError, TimeoutError, self._errors.InvalidHandshake) as exc:
                     log.info("resuming the connection failed (%s); retrying", exc)
-                    await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
-                    delay = min(delay * 2, 2.0)
-                    continue
-                has = ws.response.headers.get("Last-Event-ID", "") if ws.response else ""
-                if not await self._replay(ws, int(has) if has.isdigit() else -1):
-                    await ws.close()
-                    return False
-                self._ws = ws
-                self._hook(ws)
-                self.resumes += 1
-                log.info("resumed the connection after frame %d", self._received)
-                return True
+                else:
+                    has = ws.response.headers.get("Last-Event-ID", "") if ws.response else ""
+                    if not await self._replay(ws, int(has) if has.isdigit() else -1):
+                        await ws.close()
+                        return False
+                    self._ws = ws
+                    self._hook(ws)
+                    self.resumes += 1
+                    log.info("resumed the connection after frame %d", self._received)
+                    return True
+                await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+                delay = min(delay * 2, 2.0)
             return False
 
     async def _replay(self, ws: Any, has: int) -> bool:
