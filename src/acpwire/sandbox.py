@@ -25,17 +25,32 @@ Guarantees, for a caller that does not trust the paths it is given (an agent, a 
   never blocks and is refused as ``not_regular_file``), decode UTF-8 strictly
   (``not_utf8``), and return at most ``max_read_bytes`` (``too_large``); a line range is
   streamed, never loaded whole. Lines are counted by ``"\\n"`` and returned as on disk.
+* **A line read does bounded work**: it looks for its first line within the first
+  ``max_scan_bytes`` of the file (``line_out_of_reach`` beyond), and then reads at most
+  ``max_read_bytes``. Without the bound, ``line=2`` of a 2 GiB file without a newline
+  (a sparse file costs nothing on disk) read all of it, seconds of CPU per call.
 * **Writes are atomic**: the text goes to a temporary file created next to the target
   through the parent folder's descriptor (``O_CREAT | O_EXCL | O_NOFOLLOW``), is flushed to
   disk and renamed over the target within that same folder; on any failure the temporary
   file is removed. Missing folders are created the same way (``mkdir`` relative to the
-  parent's descriptor). An existing file keeps its permission bits; a new one gets the
-  umask's.
-* **Protected names**: a write whose resolved path, below its root, has a component
-  matching one of the ``protected`` patterns (case-insensitively; by default the version
-  control folders ``.git``, ``.hg``, ``.svn``, ``.bzr``, ``.jj``) is refused
-  (``protected_path``): writing ``.git/config`` or a hook runs code on the user's next
-  ``git`` command.
+  parent's descriptor).
+* **No write makes code executable**: a new file is created ``0o666`` less the umask,
+  never with an execute bit, whatever its content; an existing file keeps its permission
+  bits, so overwriting an executable one needs the user's permission (below).
+* **Protected paths**: a write is refused (``protected_path``) when a component of its
+  resolved path below its root matches one of the ``protected`` patterns
+  (case-insensitively; :data:`DEFAULT_PROTECTED_NAMES`: version control folders, git hook
+  managers' files and folders, files shells run on entering a folder), or, with
+  ``protect_git``, when it lies in a folder git runs hooks from or is a config file git
+  reads (``core.hooksPath`` and includes, read from the repository's and the user's
+  config: :mod:`acpwire._gitconfig`). Each runs code at the user's next ``git commit``,
+  ``git status`` or ``cd``.
+* **Writes that need the user's permission** raise :class:`NeedsPermission`
+  (``needs_permission``) unless the caller passes the concern in ``confirmed=``: a file
+  whose name matches a ``confirm`` pattern (:data:`DEFAULT_CONFIRM_NAMES`: ``.env``, which
+  autoenv runs and direnv loads, and mise's config, whose hooks run on ``cd``), and
+  overwriting an executable file. The sandbox cannot ask anyone: the toolkit client turns
+  the error into a question to its permission policy and writes again if allowed.
 * **Errors** are :mod:`acpwire.protocol.errors` classes carrying ``data`` with the ``path``
   as given and a ``reason``; the text of OS errors is never passed on.
 
@@ -61,14 +76,20 @@ import secrets
 import stat
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
+from ._gitconfig import git_guard
 from .protocol.errors import InternalError, InvalidParams, RequestError, ResourceNotFound
 
 __all__ = [
+    "DEFAULT_CONFIRM_NAMES",
     "DEFAULT_MAX_READ_BYTES",
+    "DEFAULT_MAX_SCAN_BYTES",
     "DEFAULT_PROTECTED_NAMES",
+    "Concern",
+    "NeedsPermission",
     "Sandbox",
     "SandboxPath",
     "check_line_range",
@@ -78,8 +99,60 @@ DEFAULT_MAX_READ_BYTES = 32 * 1024 * 1024
 """Largest text one read returns by default (32 MiB): far above any source file, far below
 what would strain a client's memory or an agent's context."""
 
-DEFAULT_PROTECTED_NAMES: frozenset[str] = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
+DEFAULT_MAX_SCAN_BYTES = 64 * 1024 * 1024
+"""How far into a file a line read looks for its first line by default (64 MiB): logs and
+generated files well past any source file, about a tenth of a second of reading."""
+
+VCS_NAMES: frozenset[str] = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 """Folders of version control internals: their config and hooks run code on the next VCS command."""
+
+HOOK_MANAGER_NAMES: frozenset[str] = frozenset(
+    {
+        ".husky",  # husky: hook scripts (core.hooksPath = .husky/_ or .husky)
+        ".githooks",  # the usual core.hooksPath folder
+        ".git-hooks",  # overcommit's own hooks
+        ".overcommit.yml",
+        ".pre-commit-config.yaml",  # pre-commit: "repo: local" hooks run any command
+        "lefthook.*",  # lefthook.yml, .json, .toml: commands run on commit
+        "lefthook-local.*",
+        ".lefthook*",  # .lefthook.yml, .lefthook-local.yml, and the .lefthook/ scripts folder
+    }
+)
+"""Files and folders of git hook managers: what they hold runs on ``git commit``."""
+
+ENTER_FOLDER_NAMES: frozenset[str] = frozenset(
+    {
+        ".envrc",  # direnv: sourced by the shell on cd
+        ".env.leave",  # autoenv: run on leaving the folder
+        ".autoenv*",  # zsh-autoenv: .autoenv.zsh, .autoenv_leave.zsh
+    }
+)
+"""Scripts a shell extension runs on entering (or leaving) a folder."""
+
+DEFAULT_PROTECTED_NAMES: frozenset[str] = VCS_NAMES | HOOK_MANAGER_NAMES | ENTER_FOLDER_NAMES
+"""Never written by default: version control internals, hook managers' files, folder scripts."""
+
+DEFAULT_CONFIRM_NAMES: frozenset[str] = frozenset(
+    {
+        ".env",  # autoenv sources it on cd; direnv's dotenv loads it
+        "mise.toml",  # mise: [hooks] enter = ... runs on cd once the file is trusted
+        ".mise.toml",
+        "mise.local.toml",
+        ".mise.local.toml",
+    }
+)
+"""Written only with the user's permission by default: files that are settings to most
+tools and code to some (see :class:`NeedsPermission`)."""
+
+Concern = Literal["sensitive_file", "executable"]
+"""Why a write needs the user's permission: its name is a ``confirm`` pattern, or it
+would overwrite an executable file."""
+
+_CONCERNS: dict[str, str] = {
+    "sensitive_file": "tools may load or run this file on their own (a shell on cd)",
+    "executable": "this would overwrite an executable file",
+}
+_EXECUTE_BITS = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
 
 _CHUNK = 1 << 20
 _O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
@@ -91,6 +164,23 @@ _DIR_FLAGS: int = (
 )
 _TEMP_NAME_KEEP = 100
 """Characters of the target's name kept in its temporary file's name (names max out at 255)."""
+
+
+class NeedsPermission(InvalidParams):
+    """A write the user has to allow first: -32602, ``data.reason == "needs_permission"``.
+
+    ``concern`` says why (:data:`Concern`). A caller that asked the user and was allowed
+    writes again with the concern in ``confirmed=``; the sandbox checks again then, so a
+    second concern (a ``.env`` that is also executable) is asked about in turn.
+    """
+
+    def __init__(self, path: str, concern: Concern) -> None:
+        super().__init__(
+            f"writing this file needs the user's permission: {_CONCERNS[concern]}",
+            {"path": path, "reason": "needs_permission", "concern": concern},
+        )
+        self.path = path
+        self.concern: Concern = concern
 
 
 @dataclass(frozen=True)
@@ -114,8 +204,11 @@ class Sandbox:
     """Reads and writes UTF-8 text files beneath ``roots``; see the module docstring.
 
     Roots must be absolute; each is resolved once (symlinks followed) when added.
-    ``protected`` holds glob patterns (:mod:`fnmatch`) matched case-insensitively against
-    every component of a write's resolved path below its root; ``()`` protects nothing.
+    ``protected`` and ``confirm`` hold glob patterns (:mod:`fnmatch`) matched
+    case-insensitively against every component of a write's resolved path below its
+    root: a match of the first refuses the write, of the second needs the user's
+    permission (``()`` for none). ``protect_git=False`` stops refusing writes into git's
+    hooks folders and config files found through the repository's configuration.
     """
 
     def __init__(
@@ -123,15 +216,21 @@ class Sandbox:
         roots: Iterable[str | os.PathLike[str]],
         *,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         protected: Collection[str] = DEFAULT_PROTECTED_NAMES,
+        confirm: Collection[str] = DEFAULT_CONFIRM_NAMES,
+        protect_git: bool = True,
     ) -> None:
-        if max_read_bytes < 0:
-            raise ValueError("max_read_bytes must not be negative")
-        if isinstance(protected, str):
-            raise TypeError("protected is a collection of patterns, not one string")
+        if max_read_bytes < 0 or max_scan_bytes < 0:
+            raise ValueError("max_read_bytes and max_scan_bytes must not be negative")
+        if isinstance(protected, str) or isinstance(confirm, str):
+            raise TypeError("protected and confirm are collections of patterns, not one string")
         self._roots: list[Path] = []
         self._max_read_bytes = max_read_bytes
+        self._max_scan_bytes = max_scan_bytes
         self._protected = tuple(p.casefold() for p in protected)
+        self._confirm = tuple(p.casefold() for p in confirm)
+        self._protect_git = protect_git
         for root in roots:
             self.add_root(root)
 
@@ -144,6 +243,11 @@ class Sandbox:
     def max_read_bytes(self) -> int:
         """Largest number of UTF-8 bytes one read may return."""
         return self._max_read_bytes
+
+    @property
+    def max_scan_bytes(self) -> int:
+        """How far into a file a line read looks for its first line."""
+        return self._max_scan_bytes
 
     @property
     def protected(self) -> tuple[str, ...]:
@@ -198,11 +302,7 @@ class Sandbox:
 
     def is_protected(self, target: SandboxPath) -> bool:
         """Whether a component of ``target`` below its root matches a protected pattern."""
-        return any(
-            fnmatch.fnmatchcase(part.casefold(), pattern)
-            for part in target.parts
-            for pattern in self._protected
-        )
+        return _matches(target, self._protected)
 
     # ------------------------------------------------------------------ reading
 
@@ -242,7 +342,7 @@ class Sandbox:
                 whole = (line is None or line == 1) and limit is None
                 if whole and info.st_size > self._max_read_bytes:
                     raise self._too_large(path, info.st_size)
-                data = _read_line_range(f, line or 1, limit, self._max_read_bytes)
+                data = self._read_range(f, path, line, limit)
             except OSError as exc:
                 raise _map_os_error(exc, path, writing=False) from None
         if data is None:
@@ -254,6 +354,24 @@ class Sandbox:
                 "file is not UTF-8 text", {"path": path, "reason": "not_utf8"}
             ) from None
 
+    def _read_range(
+        self, f: BinaryIO, path: str, line: int | None, limit: int | None
+    ) -> bytes | None:
+        """:func:`_read_line_range` within this sandbox's bounds; ``None``: over ``max_read_bytes``."""
+        try:
+            return _read_line_range(f, line or 1, limit, self._max_read_bytes, self._max_scan_bytes)
+        except _OutOfReach:
+            raise InvalidParams(
+                f"line {line} does not start within the first {self._max_scan_bytes} bytes "
+                "of the file; lines that far into a file are not served",
+                {
+                    "path": path,
+                    "reason": "line_out_of_reach",
+                    "line": line,
+                    "maxScanBytes": self._max_scan_bytes,
+                },
+            ) from None
+
     def read_buffer(
         self, target: SandboxPath, text: str, line: int | None = None, limit: int | None = None
     ) -> str:
@@ -262,25 +380,11 @@ class Sandbox:
         For a client's unsaved editor buffer of ``target``.
         """
         check_line_range(line, limit)
-        start = 0
-        for _ in range((line or 1) - 1):
-            found = text.find("\n", start)
-            if found < 0:
-                return ""
-            start = found + 1
-        end = len(text)
-        if limit is not None:
-            end = start
-            for _ in range(limit):
-                found = text.find("\n", end)
-                if found < 0:
-                    end = len(text)
-                    break
-                end = found + 1
-        text = text[start:end]
-        if len(text.encode("utf-8", "surrogatepass")) > self._max_read_bytes:
+        encoded = BytesIO(text.encode("utf-8", "surrogatepass"))
+        data = self._read_range(encoded, target.path, line, limit)
+        if data is None:
             raise self._too_large(target.path, None)
-        return text
+        return data.decode("utf-8", "surrogatepass")
 
     def _too_large(self, path: str, size: int | None) -> InvalidParams:
         data: dict[str, object] = {
@@ -298,8 +402,14 @@ class Sandbox:
 
     # ------------------------------------------------------------------ writing
 
-    def write_text(self, target: str | SandboxPath, content: str) -> None:
-        """Write ``content`` as UTF-8, atomically, creating the file and missing folders."""
+    def write_text(
+        self, target: str | SandboxPath, content: str, *, confirmed: Collection[Concern] = ()
+    ) -> None:
+        """Write ``content`` as UTF-8, atomically, creating the file and missing folders.
+
+        Raises :class:`NeedsPermission` for a write the user has to allow, unless its
+        concern is in ``confirmed`` (pass it there once the user allowed it).
+        """
         target = self._target(target)
         path = target.path
         try:
@@ -312,10 +422,17 @@ class Sandbox:
         if not target.parts:
             raise _is_directory(path)
         if self.is_protected(target):
-            raise InvalidParams(
-                "path is protected (version control internals are never written)",
-                {"path": path, "reason": "protected_path"},
+            raise _protected(
+                path,
+                "version control internals, hook managers' files and "
+                "folder scripts are never written",
             )
+        if self._protect_git:
+            why = git_guard(target.resolved)
+            if why is not None:
+                raise _protected(path, why)
+        if "sensitive_file" not in confirmed and _matches(target, self._confirm):
+            raise NeedsPermission(path, "sensitive_file")
         parent = self._open_parent(target, create=True)
         try:
             name = target.parts[-1]
@@ -331,6 +448,8 @@ class Sandbox:
                 if stat.S_ISLNK(existing.st_mode):
                     raise _unexpected_link(target, writing=True)
                 _ensure_regular(existing, path)
+                if existing.st_mode & _EXECUTE_BITS and "executable" not in confirmed:
+                    raise NeedsPermission(path, "executable")
             try:
                 _atomic_write(parent, name, data, existing)
             except OSError as exc:
@@ -393,6 +512,19 @@ def _unexpected_link(target: SandboxPath, *, writing: bool) -> RequestError:
         if exc.errno == errno.ELOOP:
             return _map_os_error(exc, target.path, writing=writing)
     return _path_changed(target.path)
+
+
+def _matches(target: SandboxPath, patterns: tuple[str, ...]) -> bool:
+    """Whether a component of ``target`` below its root matches one of ``patterns`` (casefolded)."""
+    return any(
+        fnmatch.fnmatchcase(part.casefold(), pattern)
+        for part in target.parts
+        for pattern in patterns
+    )
+
+
+def _protected(path: str, why: str) -> InvalidParams:
+    return InvalidParams(f"path is protected: {why}", {"path": path, "reason": "protected_path"})
 
 
 def _path_changed(path: str) -> InvalidParams:
@@ -460,45 +592,63 @@ def _map_os_error(exc: OSError, path: str, *, writing: bool) -> RequestError:
     return InternalError(f"could not {action} file", {"path": path, "errno": name})
 
 
-def _read_line_range(f: BinaryIO, line: int, limit: int | None, max_bytes: int) -> bytes | None:
-    """Bytes of lines ``line`` .. ``line + limit - 1`` (1-based), streaming; None if over ``max_bytes``."""
+class _OutOfReach(Exception):
+    """The first line of a range does not start within the scan bound."""
+
+
+def _read_line_range(
+    f: BinaryIO, line: int, limit: int | None, max_bytes: int, max_scan: int
+) -> bytes | None:
+    """Bytes of lines ``line`` .. ``line + limit - 1`` (1-based), streaming.
+
+    ``None`` when the range is over ``max_bytes``; :class:`_OutOfReach` when ``line``
+    does not start within the first ``max_scan`` bytes (and the file goes on). Newlines
+    are counted a chunk at a time; only the chunk where a range starts or ends is walked
+    line by line.
+    """
     if limit == 0:
         return b""
     data = b""
     to_skip = line - 1
+    scanned = 0
     while to_skip:
-        chunk = f.read(_CHUNK)
+        if scanned >= max_scan:
+            if not f.read(1):
+                return b""
+            raise _OutOfReach
+        chunk = f.read(min(_CHUNK, max_scan - scanned))
         if not chunk:
             return b""
+        scanned += len(chunk)
         count = chunk.count(b"\n")
         if count < to_skip:
             to_skip -= count
             continue
-        pos = 0
-        while to_skip:
-            pos = chunk.index(b"\n", pos) + 1
-            to_skip -= 1
-        data = chunk[pos:]
+        data = chunk[_after_newlines(chunk, to_skip) :]
+        to_skip = 0
     out = bytearray()
     remaining = limit
     while True:
         if remaining is not None:
-            pos = 0
-            while remaining:
-                found = data.find(b"\n", pos)
-                if found < 0:
-                    break
-                pos = found + 1
-                remaining -= 1
-            if not remaining:
-                out += data[:pos]
+            count = data.count(b"\n")
+            if count >= remaining:
+                out += data[: _after_newlines(data, remaining)]
                 return bytes(out) if len(out) <= max_bytes else None
+            remaining -= count
         out += data
         if len(out) > max_bytes:
             return None
         data = f.read(_CHUNK)
         if not data:
             return bytes(out)
+
+
+def _after_newlines(data: bytes, count: int) -> int:
+    """The offset just past the ``count``-th newline of ``data`` (which has that many)."""
+    pos = 0
+    for _ in range(count):
+        pos = data.index(b"\n", pos) + 1
+    return pos
 
 
 def _atomic_write(dir_fd: int, name: str, data: bytes, existing: os.stat_result | None) -> None:

@@ -40,10 +40,10 @@ class Files(Protocol):
 
 
 class PeerFiles:
-    """An agent calling the client's ``fs/*`` methods over the wire."""
+    """An agent calling the client's ``fs/*`` methods over the wire; ``toolkit`` is the client."""
 
-    def __init__(self, peer: ClientPeer, session_id: str) -> None:
-        self.peer, self.session_id = peer, session_id
+    def __init__(self, peer: ClientPeer, session_id: str, toolkit: ToolkitClient) -> None:
+        self.peer, self.session_id, self.toolkit = peer, session_id, toolkit
 
     async def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
         result = await self.peer.read_text_file(self.session_id, path, line=line, limit=limit)
@@ -81,7 +81,7 @@ async def client_role(
     try:
         await asyncio.wait_for(client.initialize(), TIMEOUT)
         client.register_session(SESSION, workspace)
-        yield PeerFiles(served.client, SESSION)
+        yield PeerFiles(served.client, SESSION, client)
     finally:
         await client.close()
         await served.close()

@@ -333,11 +333,16 @@ async def test_write_replaces_content_exactly_and_leaves_no_temp_files(
 
 
 async def test_write_keeps_the_existing_file_mode(files: WorkspaceFiles, workspace: Path) -> None:
-    target = workspace / "script.sh"
-    target.write_text("#!/bin/sh\n")
-    target.chmod(0o751)
-    await files.write_text(str(target), "#!/bin/sh\necho hi\n")
-    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+    target = workspace / "notes.txt"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    await files.write_text(str(target), "new\n")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    script = workspace / "script.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o751)
+    await files.write_text(str(script), "#!/bin/sh\necho hi\n", confirmed={"executable"})
+    assert stat.S_IMODE(script.stat().st_mode) == 0o751
 
 
 async def test_new_file_gets_the_umask_mode(files: WorkspaceFiles, workspace: Path) -> None:
@@ -534,9 +539,15 @@ async def test_reading_or_writing_the_root_itself_is_a_directory_error(
 
 async def test_protected_names_are_configurable(workspace: Path) -> None:
     (workspace / ".git").mkdir()
-    open_files = WorkspaceFiles(workspace, protected=())
+    open_files = WorkspaceFiles(workspace, protected=(), protect_git=False)
     await open_files.write_text(str(workspace / ".git" / "config"), "[core]\n")
     assert (workspace / ".git" / "config").read_text() == "[core]\n"
+    # Without protect_git=False, git's own config stays out of reach.
+    with pytest.raises(InvalidParams) as caught:
+        await WorkspaceFiles(workspace, protected=()).write_text(
+            str(workspace / ".git" / "config"), "[user]\n"
+        )
+    assert caught.value.data["reason"] == "protected_path"
 
     keys = WorkspaceFiles(workspace, protected=["*.PEM", "secrets"])
     for path in ("server.pem", "deploy/secrets/token.txt", "Secrets"):
@@ -544,7 +555,7 @@ async def test_protected_names_are_configurable(workspace: Path) -> None:
             await keys.write_text(str(workspace / path), "x")
         assert caught.value.data["reason"] == "protected_path"
         assert not (workspace / path).exists()
-    await keys.write_text(str(workspace / ".git" / "config"), "[user]\n")
+    await keys.write_text(str(workspace / ".git" / "description"), "mine\n")
     await keys.write_text(str(workspace / "pem.txt"), "fine")
 
 

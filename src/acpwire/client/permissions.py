@@ -13,6 +13,15 @@ fails closed: :class:`RejectAll` is the default, a policy that raises or picks a
 option the agent did not offer is answered with a reject option, and when the agent
 offered no reject option the answer is ``cancelled``.
 
+The toolkit client also asks its policy itself, before a write the sandbox will not make
+unasked (``.env``, an executable file: :class:`~acpwire.sandbox.NeedsPermission`). Such a
+request has ``concern`` set and offers one ``allow_once`` and one ``reject_once`` option;
+its tool call (kind ``edit``) names the file and carries the new text as a diff.
+"Allow everything the agent asks" is not the user allowing that file, so
+:class:`AllowAll` rejects these unless built with ``sensitive_writes=True``; an
+:class:`AskUser` callback or a :class:`Rules` rule matching the file decides them like
+any other request.
+
 * :class:`RejectAll` / :class:`AllowAll`: non-interactive.
 * :class:`AskUser`: an interactive callback (sync or async) that returns an option id,
   an outcome, or ``None`` for "dismissed" (answered ``cancelled``).
@@ -29,6 +38,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from .. import schema as s
+from ..sandbox import Concern
 from .state import ToolCallView
 
 __all__ = [
@@ -55,13 +65,15 @@ class PermissionRequest:
 
     ``tool_call`` carries the title, kind and paths from the earlier ``tool_call``
     update even when the request itself only repeats the id; ``params`` is the request
-    exactly as it arrived.
+    exactly as it arrived. ``concern`` is ``None`` for the agent's own requests; the
+    client sets it when it asks about a sensitive write itself (module docstring).
     """
 
     session_id: str
     tool_call: ToolCallView
     options: tuple[s.PermissionOption, ...]
     params: s.RequestPermissionRequest
+    concern: Concern | None = None
 
     def option(self, *kinds: str) -> s.PermissionOption | None:
         """The first offered option whose kind is ``kinds[0]``, else ``kinds[1]``, ..."""
@@ -118,12 +130,19 @@ class RejectAll:
 
 
 class AllowAll:
-    """Answer every request with an allow option (``allow_always`` first when ``always``)."""
+    """Answer every request with an allow option (``allow_always`` first when ``always``).
 
-    def __init__(self, *, always: bool = False) -> None:
+    The client's own questions about sensitive writes (``request.concern``) are rejected
+    unless ``sensitive_writes`` is true.
+    """
+
+    def __init__(self, *, always: bool = False, sensitive_writes: bool = False) -> None:
         self.always = always
+        self.sensitive_writes = sensitive_writes
 
     async def __call__(self, request: PermissionRequest) -> PermissionOutcome:
+        if request.concern is not None and not self.sensitive_writes:
+            return request.reject()
         return request.allow(always=self.always)
 
 

@@ -5,8 +5,12 @@ agent->client method from configured building blocks:
 
 * ``fs/read_text_file`` / ``fs/write_text_file``: a :class:`~acpwire.client.fs.WorkspaceFiles`
   per session, whose roots are the session's ``cwd`` plus its ``additionalDirectories``
-  (the race-free :class:`~acpwire.sandbox.Sandbox`; version control internals are never
-  written unless ``protected_names`` says otherwise);
+  (the race-free :class:`~acpwire.sandbox.Sandbox`; version control internals, git hooks
+  and folder scripts are never written unless ``protected_names`` / ``protect_git`` say
+  otherwise); a write the sandbox makes only with the user's permission (``.env``, an
+  executable file) is first put to the permission policy as a request of the client's own
+  (:class:`~acpwire.client.permissions.PermissionRequest` with ``concern`` set) and
+  refused (-32602 ``needs_permission``) unless it selects the allow option;
 * ``terminal/*``: one shared :class:`~acpwire.client.terminals.TerminalManager` (``env`` list
   turned into a mapping over an allow-listed environment; ``cwd`` defaulting to the
   session's and refused outside its roots); a session's terminals are released when it
@@ -57,7 +61,14 @@ from ..protocol.errors import (
     VersionMismatchError,
 )
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
-from ..sandbox import DEFAULT_PROTECTED_NAMES, SandboxPath
+from ..sandbox import (
+    DEFAULT_CONFIRM_NAMES,
+    DEFAULT_MAX_SCAN_BYTES,
+    DEFAULT_PROTECTED_NAMES,
+    Concern,
+    NeedsPermission,
+    SandboxPath,
+)
 from ..schema import UNSET, UnsetType
 from ..schema.methods import BY_NAME, CapabilityGate
 from ..transports.base import Transport
@@ -68,7 +79,7 @@ from .connection import Client, ClientSideConnection
 from .elicitation import ElicitationHandler, decline
 from .fs import DEFAULT_MAX_READ_BYTES, BufferProvider, WorkspaceFiles
 from .permissions import PermissionOutcome, PermissionPolicy, PermissionRequest, RejectAll
-from .state import SessionState, TerminalSnapshot, select_values
+from .state import SessionState, TerminalSnapshot, ToolCallView, select_values
 from .terminals import TerminalManager, TerminalOutput
 
 if TYPE_CHECKING:
@@ -134,7 +145,10 @@ class ToolkitClient(Client):
     and ``notices`` advertises ``session.notices`` (the state keeps notices).
     ``access`` decides each read, write and terminal (:mod:`acpwire.client.access`;
     default: everything the capabilities serve); ``protected_names`` are the path
-    components never written (default: version control folders; ``()`` for none).
+    components never written (default :data:`~acpwire.sandbox.DEFAULT_PROTECTED_NAMES`;
+    ``()`` for none), ``confirm_names`` those written only when the permission policy
+    allows it (default ``.env`` and mise's config), ``protect_git`` guards git's hooks
+    folders and config files, ``max_scan_bytes`` bounds how far a line read looks.
     ``protocol=2`` offers the ACP v2 draft and falls back to v1 when the agent answers 1;
     the client works the same on both (:mod:`acpwire.client.toolkit_v2`).
     """
@@ -152,8 +166,11 @@ class ToolkitClient(Client):
         notices: bool = True,
         buffer_provider: BufferProvider | None = None,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         access: AccessPolicy | None = None,
         protected_names: Collection[str] = DEFAULT_PROTECTED_NAMES,
+        confirm_names: Collection[str] = DEFAULT_CONFIRM_NAMES,
+        protect_git: bool = True,
         client_info: s.Implementation | None = None,
         protocol: int = 1,
     ) -> None:
@@ -179,8 +196,12 @@ class ToolkitClient(Client):
         self.connection: ClientSideConnection | None = None
         self._buffer_provider = buffer_provider
         self._max_read_bytes = max_read_bytes
+        self._max_scan_bytes = max_scan_bytes
         self.access = access
         self._protected_names = tuple(protected_names)
+        self._confirm_names = tuple(confirm_names)
+        self._protect_git = protect_git
+        self._questions = 0
         self._workspaces: dict[str, WorkspaceFiles] = {}
         self._pending_permissions: dict[str, set[asyncio.Future[PermissionOutcome]]] = {}
         self._cancelling: set[str] = set()
@@ -303,8 +324,11 @@ class ToolkitClient(Client):
             cwd_text,
             extra,
             max_read_bytes=self._max_read_bytes,
+            max_scan_bytes=self._max_scan_bytes,
             buffer_provider=self._buffer_provider,
             protected=self._protected_names,
+            confirm=self._confirm_names,
+            protect_git=self._protect_git,
         )
         state = self.sessions.get(session_id)
         if state is None:
@@ -644,13 +668,63 @@ class ToolkitClient(Client):
         if not self.write_files:
             return await super().write_text_file(params)
         files = self._workspace(params.session_id)
-        target: str | SandboxPath = params.path
+        target = await files.locate(params.path)
         if self.access is not None:
-            target = await files.locate(params.path)
             request = WriteRequest(params.session_id, params.path, target.resolved, params.content)
             await self._authorize(request, {"path": params.path})
-        await files.write_text(target, params.content)
-        return s.WriteTextFileResponse()
+        confirmed: set[Concern] = set()
+        while True:
+            try:
+                await files.write_text(target, params.content, confirmed=confirmed)
+            except NeedsPermission as needed:
+                if not await self._ask_to_write(params, target, needed.concern):
+                    raise
+                confirmed.add(needed.concern)
+            else:
+                return s.WriteTextFileResponse()
+
+    async def _ask_to_write(
+        self, params: s.WriteTextFileRequest, target: SandboxPath, concern: Concern
+    ) -> bool:
+        """Put a write the sandbox makes only with permission to the permission policy."""
+        if params.session_id in self._cancelling or self._closed:
+            return False
+        self._questions += 1
+        path = str(target.resolved)
+        title = (
+            f"Overwrite the executable file {path}"
+            if concern == "executable"
+            else f"Write {path} (tools may load or run it on their own)"
+        )
+        tool_call = s.ToolCallUpdate(
+            tool_call_id=f"acpwire-write-{self._questions}",
+            title=title,
+            kind="edit",
+            locations=[s.ToolCallLocation(path=path)],
+            content=[s.Diff(path=path, new_text=params.content)],
+        )
+        options = (
+            s.PermissionOption(option_id="allow", name="Allow this write", kind="allow_once"),
+            s.PermissionOption(option_id="refuse", name="Refuse", kind="reject_once"),
+        )
+        view = ToolCallView(
+            tool_call.tool_call_id,
+            title=title,
+            kind="edit",
+            content=list(tool_call.content or ()),
+            locations=list(tool_call.locations or ()),
+        )
+        request = PermissionRequest(
+            params.session_id,
+            view,
+            options,
+            s.RequestPermissionRequest(
+                session_id=params.session_id, tool_call=tool_call, options=list(options)
+            ),
+            concern=concern,
+        )
+        outcome = await self._decide(request)
+        return isinstance(outcome, s.SelectedPermissionOutcome) and outcome.option_id == "allow"
 
     # ------------------------------------------------------------------ handlers: terminals
 
