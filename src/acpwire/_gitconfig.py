@@ -59,15 +59,12 @@ _O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 @dataclass
 class GitPaths:
     """What git would run code from, for one path: ``hooks`` maps each resolved hooks
-    folder to how it was named (for messages); ``config_files`` are resolved."""
+    folder to how it was named (for messages); ``config_files`` are resolved. ``home``
+    is the home folder ``~`` stands for."""
 
+    home: Path
     hooks: dict[Path, str] = field(default_factory=dict[Path, str])
     config_files: set[Path] = field(default_factory=set[Path])
-
-    def add_hooks(self, worktree: Path, value: str) -> None:
-        """Record ``core.hooksPath = value`` of a repository whose work tree is ``worktree``."""
-        folder = _real(worktree / os.path.expanduser(value))
-        self.hooks.setdefault(folder, f"core.hooksPath = {value}")
 
     def guarding(self, path: Path) -> str | None:
         """Why writing ``path`` (resolved) would plant code git runs, or ``None``."""
@@ -79,6 +76,36 @@ class GitPaths:
             return "it is a configuration file git reads"
         return None
 
+    def add_hooks(self, worktree: Path, value: str) -> None:
+        """Record ``core.hooksPath = value`` of a repository whose work tree is ``worktree``."""
+        self.hooks.setdefault(_real(worktree / self.expand(value)), f"core.hooksPath = {value}")
+
+    def expand(self, value: str) -> str:
+        """``~`` and ``~/...`` as git expands them (``~user/`` through the password database)."""
+        if value == "~" or value.startswith("~/"):
+            return str(self.home) + value[1:]
+        return os.path.expanduser(value)
+
+    def read_config(self, path: Path, depth: int = 0) -> list[str]:
+        """The ``core.hooksPath`` values of a config file and its includes; records the files."""
+        real = _real(path)
+        if real in self.config_files:
+            return []
+        self.config_files.add(real)
+        text = _read_small(path)
+        if text is None:
+            return []
+        values: list[str] = []
+        for section, subsection, name, value in parse_config(text):
+            if not value:
+                continue
+            if section == "core" and subsection is None and name == "hookspath":
+                values.append(value)
+            elif section in ("include", "includeif") and name == "path":
+                if depth < _MAX_INCLUDE_DEPTH:
+                    values += self.read_config(path.parent / self.expand(value), depth + 1)
+        return values
+
 
 def git_guard(path: Path, environ: Mapping[str, str] = os.environ) -> str | None:
     """Why writing ``path`` (absolute, resolved) would plant code git runs, or ``None``."""
@@ -87,19 +114,19 @@ def git_guard(path: Path, environ: Mapping[str, str] = os.environ) -> str | None
 
 def git_paths(path: Path, environ: Mapping[str, str] = os.environ) -> GitPaths:
     """The hooks folders and config files of every repository above ``path`` (absolute, resolved)."""
-    found = GitPaths()
+    found = GitPaths(Path(environ.get("HOME") or os.path.expanduser("~")))
     shared: list[str] = []
-    for name in _global_configs(environ):
-        shared += _read_config(name, found, 0)
+    for name in _global_configs(environ, found):
+        shared += found.read_config(name)
     for value in shared:
         # An absolute global hooksPath serves every repository, even one made later.
-        if os.path.isabs(os.path.expanduser(value)):
+        if os.path.isabs(found.expand(value)):
             found.add_hooks(Path("/"), value)
     for worktree, gitdir, common in _repositories(path):
         found.hooks.setdefault(_real(common / "hooks"), str(common / "hooks"))
         values = list(shared)
         for name in (common / "config", gitdir / "config.worktree"):
-            values += _read_config(name, found, 0)
+            values += found.read_config(name)
         for value in values:
             found.add_hooks(worktree, value)
     return found
@@ -108,15 +135,15 @@ def git_paths(path: Path, environ: Mapping[str, str] = os.environ) -> GitPaths:
 # ---------------------------------------------------------------------- where
 
 
-def _global_configs(environ: Mapping[str, str]) -> Iterator[Path]:
+def _global_configs(environ: Mapping[str, str], found: GitPaths) -> Iterator[Path]:
     for variable in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
         value = environ.get(variable)
         if value:
-            yield Path(os.path.expanduser(value))
-    home = Path(os.path.expanduser("~"))
+            yield Path(found.expand(value))
     xdg = environ.get("XDG_CONFIG_HOME")
-    yield (Path(xdg) if xdg and os.path.isabs(xdg) else home / ".config") / "git" / "config"
-    yield home / ".gitconfig"
+    config_home = Path(xdg) if xdg and os.path.isabs(xdg) else found.home / ".config"
+    yield config_home / "git" / "config"
+    yield found.home / ".gitconfig"
     for name in _SYSTEM_CONFIGS:
         yield Path(name)
 
@@ -169,28 +196,6 @@ def _read_small(path: Path) -> str | None:
     finally:
         os.close(fd)
     return data.decode("utf-8", "replace")
-
-
-def _read_config(path: Path, found: GitPaths, depth: int) -> list[str]:
-    """The ``core.hooksPath`` values of a config file and its includes; records the files."""
-    real = _real(path)
-    if real in found.config_files:
-        return []
-    found.config_files.add(real)
-    text = _read_small(path)
-    if text is None:
-        return []
-    values: list[str] = []
-    for section, subsection, name, value in parse_config(text):
-        if not value:
-            continue
-        if section == "core" and subsection is None and name == "hookspath":
-            values.append(value)
-        elif section in ("include", "includeif") and name == "path":
-            if depth < _MAX_INCLUDE_DEPTH:
-                included = path.parent / os.path.expanduser(value)
-                values += _read_config(included, found, depth + 1)
-    return values
 
 
 def parse_config(text: str) -> Iterator[tuple[str, str | None, str, str | None]]:

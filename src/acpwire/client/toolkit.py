@@ -696,23 +696,22 @@ class ToolkitClient(Client):
             if concern == "executable"
             else f"Write {path} (tools may load or run it on their own)"
         )
+        tool_call_id = f"acpwire-write-{self._questions}"
+        locations = [s.ToolCallLocation(path=path)]
+        content: list[s.ToolCallContent] = [s.Diff(path=path, new_text=params.content)]
         tool_call = s.ToolCallUpdate(
-            tool_call_id=f"acpwire-write-{self._questions}",
+            tool_call_id=tool_call_id,
             title=title,
             kind="edit",
-            locations=[s.ToolCallLocation(path=path)],
-            content=[s.Diff(path=path, new_text=params.content)],
+            locations=locations,
+            content=content,
+        )
+        view = ToolCallView(
+            tool_call_id, title=title, kind="edit", content=[*content], locations=[*locations]
         )
         options = (
             s.PermissionOption(option_id="allow", name="Allow this write", kind="allow_once"),
             s.PermissionOption(option_id="refuse", name="Refuse", kind="reject_once"),
-        )
-        view = ToolCallView(
-            tool_call.tool_call_id,
-            title=title,
-            kind="edit",
-            content=list(tool_call.content or ()),
-            locations=list(tool_call.locations or ()),
         )
         request = PermissionRequest(
             params.session_id,
