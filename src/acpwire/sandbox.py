@@ -103,10 +103,10 @@ DEFAULT_MAX_SCAN_BYTES = 64 * 1024 * 1024
 """How far into a file a line read looks for its first line by default (64 MiB): logs and
 generated files well past any source file, about a tenth of a second of reading."""
 
-VCS_NAMES: frozenset[str] = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
+_VCS_NAMES: frozenset[str] = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 """Folders of version control internals: their config and hooks run code on the next VCS command."""
 
-HOOK_MANAGER_NAMES: frozenset[str] = frozenset(
+_HOOK_MANAGER_NAMES: frozenset[str] = frozenset(
     {
         ".husky",  # husky: hook scripts (core.hooksPath = .husky/_ or .husky)
         ".githooks",  # the usual core.hooksPath folder
@@ -120,7 +120,7 @@ HOOK_MANAGER_NAMES: frozenset[str] = frozenset(
 )
 """Files and folders of git hook managers: what they hold runs on ``git commit``."""
 
-ENTER_FOLDER_NAMES: frozenset[str] = frozenset(
+_ENTER_FOLDER_NAMES: frozenset[str] = frozenset(
     {
         ".envrc",  # direnv: sourced by the shell on cd
         ".env.leave",  # autoenv: run on leaving the folder
@@ -129,7 +129,7 @@ ENTER_FOLDER_NAMES: frozenset[str] = frozenset(
 )
 """Scripts a shell extension runs on entering (or leaving) a folder."""
 
-DEFAULT_PROTECTED_NAMES: frozenset[str] = VCS_NAMES | HOOK_MANAGER_NAMES | ENTER_FOLDER_NAMES
+DEFAULT_PROTECTED_NAMES: frozenset[str] = _VCS_NAMES | _HOOK_MANAGER_NAMES | _ENTER_FOLDER_NAMES
 """Never written by default: version control internals, hook managers' files, folder scripts."""
 
 DEFAULT_CONFIRM_NAMES: frozenset[str] = frozenset(
