@@ -29,6 +29,7 @@ from acpwire.agent.connection import AgentSideConnection
 from acpwire.client import terminals
 from acpwire.client.terminals import ExitStatus, TerminalManager
 from acpwire.client.toolkit import ToolkitClient
+from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.transports import memory_pair
 
 from .toolkit_agent import ToolkitTestAgent
@@ -273,20 +274,13 @@ async def test_the_tree_ends_when_the_client_process_ends(mark: str, how: str, e
 # ------------------------------------------------------------------------------- the guard
 
 
-@pytest.mark.parametrize(
-    "broken_guard",
-    [
-        "import sys; sys.exit(3)",  # ends before starting the command, saying nothing
-        "import sys; sys.stderr.write('unsupported 22\\n')",  # no child subreaper here
-    ],
-)
-async def test_without_a_working_guard_terminals_run_as_plain_children(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, broken_guard: str
+async def test_where_no_tree_can_be_guarded_terminals_run_as_plain_children(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Terminals keep working (with the process group as their only reach), and it is logged."""
-    monkeypatch.setattr(
-        terminals, "_supervisor_command", lambda: [sys.executable, "-c", broken_guard]
-    )
+    """The guard says the kernel refused PR_SET_CHILD_SUBREAPER: the process group is the
+    only reach left. Terminals keep working that way, and it is logged once."""
+    refusal = "import sys; sys.stderr.write('unsupported 22\\n')"
+    monkeypatch.setattr(terminals, "_supervisor_command", lambda: [sys.executable, "-c", refusal])
     async with TerminalManager() as manager:
         for _ in range(2):  # the second one does not try the guard again
             terminal_id = await manager.create("s", "sh", ["-c", "echo $$"])
@@ -299,6 +293,23 @@ async def test_without_a_working_guard_terminals_run_as_plain_children(
     assert len(warnings) == 1
 
 
+async def test_a_guard_that_fails_fails_the_create_and_nothing_runs_unguarded(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A guard that ends without starting the command (a crash, a broken interpreter) is not a
+    reason to run commands unguarded: the create answers -32603, the next one tries again."""
+    crash = "import sys; sys.stderr.write('Traceback: boom\\n'); sys.exit(1)"
+    monkeypatch.setattr(terminals, "_supervisor_command", lambda: [sys.executable, "-c", crash])
+    async with TerminalManager() as manager:
+        for _ in range(2):
+            with pytest.raises(RequestError) as caught:
+                await manager.create("s", "true")
+            assert caught.value.code == ErrorCode.INTERNAL_ERROR
+            assert caught.value.data == {"command": "true", "reason": "supervisor_failed"}
+        assert manager.terminal_ids("s") == []
+    assert "Traceback: boom" in caplog.text  # what the guard said is logged
+
+
 async def test_a_killed_guard_ends_the_terminal_and_its_command_group(mark: str) -> None:
     """A command can kill its own guard (same user); what is left is the group kill."""
     async with TerminalManager(kill_grace=0.3) as manager:
@@ -309,4 +320,21 @@ async def test_a_killed_guard_ends_the_terminal_and_its_command_group(mark: str)
         status = await asyncio.wait_for(manager.wait_for_exit("s", terminal_id), TIMEOUT)
         assert status == ExitStatus(signal="SIGKILL")
         await wait_until(lambda: not alive(command), f"sleep {mark} to be killed")
+        await manager.release("s", terminal_id)
+
+
+async def test_killing_the_process_the_client_started_ends_the_tree(mark: str) -> None:
+    """asyncio SIGKILLs the process it started when its transport is closed or collected
+    before that process ended. The guard runs below it and hears of it (its parent-death
+    signal), with the client alive and the guard's input still open: it ends the tree."""
+    script = ESCAPES["setsid-double-fork-ignoring-sigterm"].format(mark=mark)
+    async with TerminalManager(kill_grace=0.3) as manager:
+        terminal_id = await manager.create("s", "sh", ["-c", script])
+        await asyncio.wait_for(manager.wait_for_exit("s", terminal_id), TIMEOUT)
+        await wait_until(lambda: bool(processes_with(mark)), f"the escaped sleep {mark}")
+        pids = processes_with(mark)
+        transport = manager._terminals[terminal_id].transport
+        assert transport is not None
+        os.kill(transport.get_pid(), signal.SIGKILL)
+        await wait_until(lambda: not any(exists(pid) for pid in pids), f"sleep {mark} to end")
         await manager.release("s", terminal_id)

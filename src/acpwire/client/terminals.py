@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from acpwire._waits import within
 from acpwire.protocol.errors import InternalError, InvalidParams, ResourceNotFound
 
 __all__ = [
@@ -108,6 +109,10 @@ log = logging.getLogger("acpwire.client.terminals")
 
 _SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 """The program that guards a terminal's process tree on Linux (run, never imported)."""
+
+_GUARD_START_TIMEOUT = 30.0
+"""How long a guard may take to start a command: a Python start, even on a loaded machine,
+takes well under a second; more means ``sys.executable`` is not a Python that runs it."""
 
 _SIGKILL_WAIT = 5.0
 """How long to wait for a process to vanish after SIGKILL before giving up on it."""
@@ -267,7 +272,7 @@ class _Terminal:
     def on_guard_gone(self) -> None:
         """The guard's status pipe ended: it exited, after every process of its tree."""
         self._tree_gone = True
-        self._start(_NoGuard("it ended before starting the command"))
+        self._start(_GuardFailed("it ended before starting the command"))
         if self.returncode is None and self.pid:
             # The guard was killed while the command ran: the tree is loose. Its group is
             # all that can still be reached.
@@ -348,7 +353,7 @@ class _Terminal:
 
 async def _wait_event(event: asyncio.Event, timeout: float) -> bool:
     try:
-        await asyncio.wait_for(event.wait(), timeout)
+        await within(event.wait(), timeout)
     except asyncio.TimeoutError:
         return False
     return True
@@ -481,6 +486,12 @@ class TerminalManager:
             raise InternalError(
                 f"could not start command: {command}", {"command": command, "errno": name}
             ) from None
+        except _GuardFailed as exc:
+            log.warning("terminal supervisor failed: %s", exc)
+            raise InternalError(
+                f"could not start command: {command}",
+                {"command": command, "reason": "supervisor_failed"},
+            ) from None
         if self._closed:  # aclose() ran while we were starting it
             await self._shutdown(terminal)
             raise InternalError("terminal manager is shut down")
@@ -547,7 +558,12 @@ class TerminalManager:
         terminal.control = control
         control.write(spec)
         try:
-            await terminal.started
+            await within(terminal.started, _GUARD_START_TIMEOUT)
+        except asyncio.TimeoutError:
+            transport.close()  # its input ends and its parent is killed: it stops
+            raise _GuardFailed(
+                f"it did not start the command within {_GUARD_START_TIMEOUT:g} s"
+            ) from None
         except asyncio.CancelledError:
             transport.close()  # its input ends: the guard kills whatever it started
             raise
@@ -657,13 +673,22 @@ class TerminalManager:
 
 def _supervisor_command() -> list[str] | None:
     """How to start a terminal's guard; ``None`` where terminals have their process group only."""
-    if not sys.platform.startswith("linux") or not sys.executable or not _SUPERVISOR.is_file():
+    if (
+        not sys.platform.startswith("linux")
+        or not sys.executable
+        or getattr(sys, "frozen", False)  # sys.executable is the application, not a Python
+        or not _SUPERVISOR.is_file()
+    ):
         return None
     return [sys.executable, "-I", "-S", str(_SUPERVISOR)]
 
 
 class _NoGuard(Exception):
-    """The guard cannot run here; the message says why. Nothing was started."""
+    """The kernel or the interpreter cannot guard a tree here; nothing was started."""
+
+
+class _GuardFailed(Exception):
+    """The guard did not start the command (it ended, or did not answer); nothing runs."""
 
 
 def _encode_spec(command: str, args: Sequence[str], env: Mapping[str, str]) -> bytes:
