@@ -224,6 +224,23 @@ async def test_kill_while_the_command_runs_ends_it_and_its_daemons(
         assert_tree_gone(mark, pids)
 
 
+async def test_a_command_that_keeps_daemonizing_while_it_is_killed_leaves_nothing(
+    tmp_path: Path, mark: str
+) -> None:
+    """It ignores SIGTERM and double-forks a setsid sleep every few milliseconds, also while
+    the SIGKILL walk runs: whatever it forked before its SIGKILL is found and killed."""
+    script = (
+        "trap '' TERM; while :; do "
+        f"setsid sh -c '(sleep {mark} >/dev/null 2>&1 &) &'; sleep 0.005; done"
+    )
+    async with connected(tmp_path) as setup:
+        created = await setup.agent.client.create_terminal(setup.session_id, "sh", ["-c", script])
+        await wait_until(lambda: len(processes_with(mark)) >= 3, f"a few sleeps {mark}")
+        seen = processes_with(mark)
+        await setup.agent.client.release_terminal(setup.session_id, created.terminal_id)
+        assert_tree_gone(mark, seen)
+
+
 # ------------------------------------------------------------------ the client's process ends
 
 CLIENT = """

@@ -9,10 +9,10 @@ no ``json``, ``subprocess`` or ``re``, so that it starts in a few milliseconds. 
   does to leave (``setsid``, ``nohup``, a double fork, any mix), an orphan of the tree is
   re-parented to the guard, not to init, so every process the command started stays a
   descendant of the guard and is found by walking ``/proc`` down from it.
-* **Killing cannot be outrun.** To kill, the guard stops every descendant (SIGSTOP) and walks
-  again until a walk finds nothing new: a stopped process cannot fork, and the kernel does
-  not let a fork complete once a signal is pending for its parent. Then SIGKILL to all, and
-  it reaps until it has no child left, so no zombie of the tree stays behind either.
+* **Killing cannot be outrun.** To kill, the guard sends SIGKILL to every descendant and walks
+  again until a walk finds nothing new: the kernel does not let a fork complete once SIGKILL
+  is pending for the forking process. Then it reaps until it has no child left, so no zombie
+  of the tree stays behind either.
 * **It ends with the client.** The guard stops the tree when its standard input reaches its
   end: the client closed it, or the client process ended in any way, SIGKILL included. The
   client's asyncio transport kills the process it started with SIGKILL when it is closed or
@@ -69,8 +69,11 @@ def main() -> None:
         _guard(parent)
     except BaseException:
         sys.excepthook(*sys.exc_info())  # to the client, which logs what it cannot parse
-        _kill_tree()  # never leave a tree without its guard
-        _reap(0, block=True)
+        try:
+            _kill_tree()  # never leave a tree without its guard
+            _reap(0, block=True)
+        finally:
+            os._exit(1)
     os._exit(0)
 
 
@@ -96,7 +99,7 @@ def _guard(parent: int) -> None:
     if os.getppid() != parent:  # it died before the parent-death signal was asked for
         return
     spec, pending = _read_spec()
-    if spec is None:  # the client is gone before it said what to run
+    if spec is None or _stop_requested:  # the client is gone before it said what to run
         return
     argv, env = spec
     command = _spawn(argv, env, ignored)
@@ -226,17 +229,17 @@ def _has_children() -> bool:
 
 
 def _kill_tree() -> None:
-    """Stop every descendant until a walk finds no new one, then SIGKILL them all."""
-    stopped: set[int] = set()
-    while True:
-        new = [pid for pid in _descendants() if pid not in stopped]
-        if not new:
-            break
+    """SIGKILL every descendant, walking again until a walk finds no new one.
+
+    A process with SIGKILL pending cannot complete a fork, so a new process can only come
+    from one no walk has found yet; an orphan is re-parented to the guard, where the next
+    walk finds it.
+    """
+    killed: set[int] = set()
+    while new := [pid for pid in _descendants() if pid not in killed]:
         for pid in new:
-            _signal(pid, signal.SIGSTOP)
-        stopped.update(new)
-    for pid in stopped:
-        _signal(pid, signal.SIGKILL)
+            _signal(pid, signal.SIGKILL)
+        killed.update(new)
 
 
 def _descendants() -> list[int]:
@@ -263,7 +266,7 @@ def _descendants() -> list[int]:
 def _signal(pid: int, sig: signal.Signals) -> None:
     try:
         os.kill(pid, sig)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # gone, or set-user-ID: out of reach
         pass
 
 
