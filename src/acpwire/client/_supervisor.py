@@ -1,8 +1,9 @@
 """The guard of one terminal's process tree: a small program the client runs per terminal (Linux).
 
 :mod:`acpwire.client.terminals` starts it as ``python -I -S _supervisor.py`` instead of the
-command itself; it is never imported by the client. It uses the standard library only and
-no ``json``, ``subprocess`` or ``re``, so that it starts in a few milliseconds. Rules:
+command itself; it is never imported by the client. It uses the standard library only, and
+not ``json``, ``subprocess`` or ``re``: every terminal waits for its start (tens of
+milliseconds, most of it the interpreter's own). Rules:
 
 * **Nothing leaves the tree.** The working process (below: the guard) makes itself a child
   subreaper (``PR_SET_CHILD_SUBREAPER``) before it starts the command. Whatever the command
@@ -29,10 +30,11 @@ Wire. Client to guard, on standard input: ``<length>\\n`` and a NUL-separated sp
 count, the arguments, then ``NAME=VALUE`` entries), then single bytes: ``t`` sends SIGTERM to
 every descendant, ``k`` kills the tree and ends the guard. Guard to client, on standard error,
 lines: ``pid N`` once the command runs, ``error ERRNO`` if it could not be started,
-``unsupported ERRNO`` if the kernel refused to make it a subreaper (nothing was started), ``exit RC``
-when it ends (RC as ``Popen.returncode``: minus the signal number if killed). The end of
-standard error means the guard is gone, and with it every process of the tree. The guard
-also ends by itself once the command has exited and no descendant is left.
+``unsupported ERRNO`` if the kernel refused to make it a subreaper (nothing was started),
+``exit RC`` when it ends (RC as ``Popen.returncode``: minus the signal number if killed).
+The end of standard error means the guard is gone, and with it every process of the tree
+(unless the guard itself was killed). The guard also ends by itself once the command has
+exited and no descendant is left.
 """
 
 from __future__ import annotations
