@@ -1,4 +1,9 @@
-"""TerminalManager: real child processes behind the terminal/* methods."""
+"""TerminalManager: real child processes behind the terminal/* methods.
+
+Every test runs twice: with each command under its guard (``_supervisor.py``, Linux) and
+as a plain child of the client (the fallback on other platforms), which must behave alike.
+The tree guarantee itself (daemons that leave the group) is in test_terminal_escape.py.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from acpwire.client import terminals
 from acpwire.client.terminals import ExitStatus, TerminalManager, TerminalOutput
 from acpwire.protocol.errors import ErrorCode, InvalidParams, RequestError, ResourceNotFound
 
@@ -17,6 +23,15 @@ TIMEOUT = 10.0
 """Upper bound for anything a test waits on; a passing run never gets near it."""
 
 SESSION = "sess-1"
+
+
+@pytest.fixture(autouse=True, params=["guarded", "plain"])
+def guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Managers made in the test start commands under their guard, or as plain children."""
+    if request.param == "plain":
+        monkeypatch.setattr(terminals, "_supervisor_command", lambda: None)
+    elif terminals._supervisor_command() is None:
+        pytest.skip("terminals have no guard on this platform")
 
 
 @pytest.fixture

@@ -26,9 +26,17 @@ SDK policy (not spec text), enforced by :class:`TerminalManager`:
   that terminal's oldest output (reported as ``truncated``), and ``terminal/create``
   answers -32602 with ``data.reason`` ``"too_many_terminals"`` or
   ``"output_budget_exhausted"`` until the agent releases terminals.
-* Each command leads its own session and process group, so killing reaches the
-  children it started: SIGTERM to the group, SIGKILL after ``kill_grace`` seconds.
-  A descendant that starts its own session (a daemon) escapes the group and is not killed.
+* A terminal owns its command's whole process tree. On Linux the client starts a guard
+  (``_supervisor.py``, one small Python process per terminal) that runs the command and is
+  a child subreaper: whatever a descendant does to leave (``setsid``, ``nohup``, a double
+  fork), it stays below the guard. ``kill``, ``release`` and closing the manager send
+  SIGTERM to every process of the tree, SIGKILL after ``kill_grace`` seconds, and return
+  once the guard has reaped them all (no zombie is left). When the client process ends
+  without closing the manager, SIGKILL included, the guard's input ends and it kills the
+  tree. The client process itself is not made a subreaper: other code in it sees no change.
+* Elsewhere (macOS, the BSDs), or where the guard cannot run (logged once), the command is
+  the client's own child and leads its own session and process group: SIGTERM and SIGKILL
+  go to the group, and a descendant that starts its own session (a daemon) escapes it.
 * Output is kept as bytes, at most ``outputByteLimit`` (and at most the manager's
   ``max_output_bytes``), and decoded as UTF-8 when asked; only genuinely invalid bytes
   become U+FFFD. A character still being written is held back until it is complete.
@@ -46,14 +54,18 @@ import asyncio
 import contextlib
 import errno
 import fnmatch
+import logging
 import os
 import signal
 import subprocess
+import sys
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 
+from acpwire._waits import within
 from acpwire.protocol.errors import InternalError, InvalidParams, ResourceNotFound
 
 __all__ = [
@@ -92,6 +104,15 @@ DEFAULT_INHERITED_ENV: tuple[str, ...] = (
 """Names (or :mod:`fnmatch` patterns) of the client's variables a terminal inherits:
 what commands need to find programs, the home folder, the locale and the terminal type,
 and nothing that usually holds a secret (tokens, keys, ``SSH_AUTH_SOCK``)."""
+
+log = logging.getLogger("acpwire.client.terminals")
+
+_SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+"""The program that guards a terminal's process tree on Linux (run, never imported)."""
+
+_GUARD_START_TIMEOUT = 30.0
+"""How long a guard may take to start a command: a Python start, even on a loaded machine,
+takes well under a second; more means ``sys.executable`` is not a Python that runs it."""
 
 _SIGKILL_WAIT = 5.0
 """How long to wait for a process to vanish after SIGKILL before giving up on it."""
@@ -156,21 +177,29 @@ class _Terminal:
         limit: int,
         drain_timeout: float,
         budget: _Budget,
+        *,
+        guarded: bool,
     ) -> None:
         self.id = terminal_id
         self.session_id = session_id
         self.limit = limit
         self.budget = budget
         self.released = False
-        self.pid = 0
+        self.pid = 0  # the command's
+        self.guarded = guarded  # run under _supervisor.py; else the command is the child
         self.transport: asyncio.SubprocessTransport | None = None
+        self.control: asyncio.WriteTransport | None = None  # the guard's standard input
+        self.started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self.returncode: int | None = None
         self._buffer = bytearray()
         self._truncated = False
         self._eof = False
+        self._tree_gone = False  # no process of the tree is left
+        self.reaped = asyncio.Event()  # the process this client started has exited
+        self._status = bytearray()
         self._drain_timeout = drain_timeout
         self._drain_timer: asyncio.TimerHandle | None = None
-        self.quiet = asyncio.Event()  # exited and output pipe closed
+        self.quiet = asyncio.Event()  # the tree is gone and the output pipe closed
         self.finished = asyncio.Event()  # exited and output drained (or drain timeout)
         self.kill_lock = asyncio.Lock()
 
@@ -203,23 +232,71 @@ class _Terminal:
 
     def on_eof(self) -> None:
         self._eof = True
-        if self.returncode is not None:
-            self._finish()
+        self._update()
 
     def on_exit(self, returncode: int | None) -> None:
         self.returncode = -signal.SIGKILL if returncode is None else returncode
-        if self._eof:
-            self._finish()
-        else:
+        if not self.guarded:
+            self._tree_gone = True  # as far as an unguarded terminal can tell
+        if not self._eof:
             loop = asyncio.get_running_loop()
             self._drain_timer = loop.call_later(self._drain_timeout, self.finished.set)
+        self._update()
 
-    def _finish(self) -> None:
-        if self._drain_timer is not None:
-            self._drain_timer.cancel()
-            self._drain_timer = None
-        self.quiet.set()
-        self.finished.set()
+    def on_status(self, data: bytes) -> None:
+        """Lines from the guard (see ``_supervisor.py``): ``pid``, ``error``, ``unsupported``, ``exit``."""
+        self._status += data
+        while (end := self._status.find(b"\n")) >= 0:
+            line = bytes(self._status[:end])
+            del self._status[: end + 1]
+            word, _, value = line.partition(b" ")
+            if word == b"exit" and value.lstrip(b"-").isdigit():
+                self.on_exit(int(value))
+            elif word == b"pid" and value.isdigit():
+                self.pid = int(value)
+                self._start(int(value))
+            elif word == b"error" and value.isdigit():  # as Popen raises it: FileNotFoundError...
+                self._start(OSError(int(value), os.strerror(int(value))))
+            elif word == b"unsupported" and value.isdigit():
+                self._start(_NoGuard(f"no child subreaper: {os.strerror(int(value))}"))
+            else:  # a traceback of a guard that crashed: nothing to act on, but worth seeing
+                log.warning("terminal %s: its supervisor said %r", self.id, line)
+
+    def on_reaped(self, returncode: int | None) -> None:
+        self.reaped.set()
+        if self.guarded:  # the guard reports the command's end on its status pipe
+            self._update()
+        else:
+            self.on_exit(returncode)
+
+    def on_guard_gone(self) -> None:
+        """The guard's status pipe ended: it exited, after every process of its tree."""
+        self._tree_gone = True
+        self._start(_GuardFailed("it ended before starting the command"))
+        if self.returncode is None and self.pid:
+            # The guard was killed while the command ran: the tree is loose. Its group is
+            # all that can still be reached.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self.on_exit(None)
+        self._update()
+
+    def _start(self, outcome: int | BaseException) -> None:
+        if self.started.done():
+            return
+        if isinstance(outcome, BaseException):
+            self.started.set_exception(outcome)
+        else:
+            self.started.set_result(outcome)
+
+    def _update(self) -> None:
+        if self.returncode is not None and self._eof:
+            if self._drain_timer is not None:
+                self._drain_timer.cancel()
+                self._drain_timer = None
+            self.finished.set()
+        if self._tree_gone and self._eof and self.reaped.is_set():
+            self.quiet.set()
 
     # Queries.
 
@@ -241,21 +318,26 @@ class _Terminal:
 
     # Control.
 
-    def signal_group(self, sig: signal.Signals) -> None:
+    def signal_tree(self, sig: signal.Signals) -> None:
+        """SIGTERM to the whole tree, or SIGKILL to it (a guarded one then also ends its guard)."""
         if self.quiet.is_set():
             return  # the command and everything holding its output are gone
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
+        if not self.guarded:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, sig)
+        elif self.control is not None and not self.control.is_closing():
+            self.control.write(b"t" if sig == signal.SIGTERM else b"k")
 
     async def kill(self, grace: float) -> None:
         async with self.kill_lock:
             if self.quiet.is_set():
                 return
-            self.signal_group(signal.SIGTERM)
+            self.signal_tree(signal.SIGTERM)
             if await _wait_event(self.quiet, grace):
                 return
-            self.signal_group(signal.SIGKILL)
-            await _wait_event(self.finished, _SIGKILL_WAIT)
+            self.signal_tree(signal.SIGKILL)
+            # A guarded tree is gone once its guard is; of an unguarded one, only the group.
+            await _wait_event(self.quiet if self.guarded else self.finished, _SIGKILL_WAIT)
 
     async def close(self, grace: float) -> None:
         try:
@@ -271,7 +353,7 @@ class _Terminal:
 
 async def _wait_event(event: asyncio.Event, timeout: float) -> bool:
     try:
-        await asyncio.wait_for(event.wait(), timeout)
+        await within(event.wait(), timeout)
     except asyncio.TimeoutError:
         return False
     return True
@@ -287,14 +369,21 @@ class _Protocol(asyncio.SubprocessProtocol):
         self._transport = transport
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self._terminal.on_data(data.encode() if isinstance(data, str) else data)
+        data = data.encode() if isinstance(data, str) else data
+        if fd == 1:
+            self._terminal.on_data(data)
+        elif fd == 2:  # only a guard has a standard error of its own
+            self._terminal.on_status(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        self._terminal.on_eof()
+        if fd == 1:
+            self._terminal.on_eof()
+        elif fd == 2:
+            self._terminal.on_guard_gone()
 
     def process_exited(self) -> None:
         assert self._transport is not None
-        self._terminal.on_exit(self._transport.get_returncode())
+        self._terminal.on_reaped(self._transport.get_returncode())
 
 
 class TerminalManager:
@@ -333,6 +422,7 @@ class TerminalManager:
         self._terminals: dict[str, _Terminal] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._guard = _supervisor_command()
 
     async def __aenter__(self) -> TerminalManager:
         return self
@@ -374,20 +464,14 @@ class TerminalManager:
         terminal_id = f"term_{uuid.uuid4().hex}"
         while terminal_id in self._terminals:  # pragma: no cover - 128 random bits
             terminal_id = f"term_{uuid.uuid4().hex}"
-        terminal = _Terminal(terminal_id, session_id, limit, self._drain_timeout, budget)
-        loop = asyncio.get_running_loop()
-        try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: _Protocol(terminal),
-                command,
-                *args,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=child_env,
-                start_new_session=True,
+
+        def make(guarded: bool) -> _Terminal:
+            return _Terminal(
+                terminal_id, session_id, limit, self._drain_timeout, budget, guarded=guarded
             )
+
+        try:
+            terminal = await self._start(make, command, args, child_env, cwd)
         except FileNotFoundError:
             raise InvalidParams(
                 f"command not found: {command}", {"command": command, "reason": "command_not_found"}
@@ -402,8 +486,12 @@ class TerminalManager:
             raise InternalError(
                 f"could not start command: {command}", {"command": command, "errno": name}
             ) from None
-        terminal.transport = transport
-        terminal.pid = transport.get_pid()
+        except _GuardFailed as exc:
+            log.warning("terminal supervisor failed: %s", exc)
+            raise InternalError(
+                f"could not start command: {command}",
+                {"command": command, "reason": "supervisor_failed"},
+            ) from None
         if self._closed:  # aclose() ran while we were starting it
             await self._shutdown(terminal)
             raise InternalError("terminal manager is shut down")
@@ -412,6 +500,101 @@ class TerminalManager:
             self._check_room(session_id)
         self._terminals[terminal_id] = terminal
         return terminal_id
+
+    async def _start(
+        self,
+        make: Callable[[bool], _Terminal],
+        command: str,
+        args: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> _Terminal:
+        """Start the command under a guard where one can run, else as a plain child."""
+        if self._guard is not None:
+            terminal = make(True)
+            try:
+                await self._start_guarded(terminal, self._guard, command, args, env, cwd)
+                return terminal
+            except _NoGuard as refused:
+                log.warning(
+                    "terminals run without their supervisor from now on (%s): releasing a "
+                    "terminal kills its process group only",
+                    refused,
+                )
+                self._guard = None
+        terminal = make(False)
+        await self._start_unguarded(terminal, command, args, env, cwd)
+        return terminal
+
+    async def _start_guarded(
+        self,
+        terminal: _Terminal,
+        guard: Sequence[str],
+        command: str,
+        args: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> None:
+        """Start the guard (``_supervisor.py``), hand it the command, wait until it runs.
+
+        The guard gets the client's own environment, not the command's: it is the same
+        interpreter as the client and needs what the client needed to start (``-I`` makes it
+        ignore ``PYTHON*`` variables). The command gets ``env`` only.
+        """
+        spec = _encode_spec(command, args, env)
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.subprocess_exec(
+            lambda: _Protocol(terminal),
+            *guard,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        terminal.transport = transport
+        control = transport.get_pipe_transport(0)
+        assert isinstance(control, asyncio.WriteTransport)
+        terminal.control = control
+        control.write(spec)
+        try:
+            await within(terminal.started, _GUARD_START_TIMEOUT)
+        except asyncio.TimeoutError:
+            transport.close()  # its input ends and its parent is killed: it stops
+            raise _GuardFailed(
+                f"it did not start the command within {_GUARD_START_TIMEOUT:g} s"
+            ) from None
+        except asyncio.CancelledError:
+            transport.close()  # its input ends: the guard kills whatever it started
+            raise
+        except Exception:
+            await _wait_event(terminal.reaped, _SIGKILL_WAIT)  # it ends after reporting
+            transport.close()
+            raise
+
+    async def _start_unguarded(
+        self,
+        terminal: _Terminal,
+        command: str,
+        args: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> None:
+        """Start the command as this process's child, leading its own session and group."""
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.subprocess_exec(
+            lambda: _Protocol(terminal),
+            command,
+            *args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+        terminal.transport = transport
+        terminal.pid = transport.get_pid()
 
     def _check_room(self, session_id: str) -> _Budget:
         """The session's output budget, once it has room for one more terminal."""
@@ -486,6 +669,44 @@ class TerminalManager:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
         await asyncio.shield(task)
+
+
+def _supervisor_command() -> list[str] | None:
+    """How to start a terminal's guard; ``None`` where terminals have their process group only."""
+    if (
+        not sys.platform.startswith("linux")
+        or not sys.executable
+        or getattr(sys, "frozen", False)  # sys.executable is the application, not a Python
+        or not _SUPERVISOR.is_file()
+    ):
+        return None
+    return [sys.executable, "-I", "-S", str(_SUPERVISOR)]
+
+
+class _NoGuard(Exception):
+    """The kernel or the interpreter cannot guard a tree here; nothing was started."""
+
+
+class _GuardFailed(Exception):
+    """The guard did not start the command (it ended, or did not answer); nothing runs."""
+
+
+def _encode_spec(command: str, args: Sequence[str], env: Mapping[str, str]) -> bytes:
+    """The command and its environment as the guard reads them (see ``_supervisor.py``)."""
+    try:
+        fields = [
+            b"%d" % (len(args) + 1),
+            os.fsencode(command),
+            *(os.fsencode(arg) for arg in args),
+            *(os.fsencode(f"{name}={value}") for name, value in env.items()),
+        ]
+    except UnicodeEncodeError:
+        raise InvalidParams(
+            "command, arguments and environment must be encodable text",
+            {"reason": "invalid_args"},
+        ) from None
+    payload = b"\0".join(fields)
+    return b"%d\n" % len(payload) + payload
 
 
 def _build_env(inherit: Sequence[str], env: Mapping[str, str] | None) -> dict[str, str]:
