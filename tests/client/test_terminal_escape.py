@@ -250,11 +250,29 @@ CLIENT = """
 import asyncio, os, sys
 from acpwire.client.terminals import TerminalManager
 
+def started(mark):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if mark in f.read().split(b"\\0"):
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
 async def main():
     manager = TerminalManager()  # never closed
     terminal_id = await manager.create("s", "sh", ["-c", sys.argv[1]])
     await manager.wait_for_exit("s", terminal_id)
-    print("ready", flush=True)
+    # The command has ended; its escaped sleep may not have started yet (a fork on its
+    # way to exec): wait until it has, and tell the test its pids (once this process
+    # ends, the tree may be gone before the test could look).
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while loop.time() < deadline and not started(sys.argv[3].encode()):
+        await asyncio.sleep(0.01)
+    print("ready", *started(sys.argv[3].encode()), flush=True)
     if sys.argv[2] == "exit":
         os._exit(0)
     if sys.argv[2] == "wait":
@@ -276,13 +294,14 @@ async def test_the_tree_ends_when_the_client_process_ends(mark: str, how: str, e
         CLIENT,
         script,
         "wait" if ending == "sigkill" else ending,
+        mark,
         stdout=asyncio.subprocess.PIPE,
     )
     assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), TIMEOUT)
-    assert line == b"ready\n"
-    await wait_until(lambda: bool(processes_with(mark)), f"the escaped sleep {mark}")
-    pids = processes_with(mark)
+    ready, *seen = (await asyncio.wait_for(process.stdout.readline(), TIMEOUT)).split()
+    assert ready == b"ready"
+    assert seen, f"the escaped sleep {mark} never started"
+    pids = [int(pid) for pid in seen]
     if ending == "sigkill":
         process.kill()
     await asyncio.wait_for(process.wait(), TIMEOUT)
