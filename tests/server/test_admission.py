@@ -1,0 +1,452 @@
+"""Admission of client messages (docs/security.md, "One reading of every client message").
+
+Behind the endpoint: tests/server/lenient_agent.py over stdio (what ``acp serve --
+AGENT`` hosts), an agent that reads what the endpoint refuses (``NaN``, ``Infinity``,
+``1e400``, lone surrogates, batches, ``\\r`` as a line end, the first of two members
+with one name) and keeps its sessions on disk for every connection. Two principals;
+each client lane is a real socket on 127.0.0.1: HTTP/1.1, HTTP/2 (h2c) and WebSocket,
+whose frames the front offers the endpoint's direct path first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from acpwire.protocol.errors import ErrorCode
+from acpwire.server import ServedApp, StdioBridge, asgi_app, serve_in_background
+from acpwire.server.admission import MAX_DEPTH, Unreadable, read_client_message
+from acpwire.server.front import WebSocket
+from acpwire.testing import SchemaValidator
+from acpwire.transports.base import Transport
+
+TIMEOUT = 10
+AGENT = Path(__file__).with_name("lenient_agent.py")
+ALICE = "alice-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdef"
+SECRET = "the launch code is 0000"
+LANES = ("http/1.1", "h2c", "websocket")
+PARSE, INVALID, PARAMS = ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_PARAMS
+
+
+@dataclass
+class Endpoint:
+    served: ServedApp
+    state: Path
+
+    def prompts_of(self, session_id: str) -> list[str]:
+        """What the agent has on disk for ``session_id``."""
+        kept = json.loads((self.state / "sessions" / f"{session_id}.json").read_text())
+        prompts: list[str] = kept["prompts"]
+        return prompts
+
+    def logs(self) -> list[Path]:
+        """One file per agent process: what it read."""
+        return sorted(self.state.glob("received-*.jsonl"))
+
+    def received(self, log: Path | None = None) -> list[str]:
+        """Every line an agent process read (all of them by default), in order."""
+        logs = self.logs() if log is None else [log]
+        return [json.loads(line) for path in logs for line in path.read_text().splitlines()]
+
+
+class Bridge(StdioBridge):
+    """``acp serve -- lenient_agent.py``'s bridge, counting the agents still running."""
+
+    def __init__(self, state: Path) -> None:
+        super().__init__(sys.executable, [str(AGENT), str(state)])
+        self.running = 0
+        self.all_stopped = asyncio.Event()
+
+    async def serve(self, transport: Transport) -> None:
+        self.running += 1
+        self.all_stopped.clear()
+        try:
+            await super().serve(transport)
+        finally:
+            self.running -= 1
+            if not self.running:
+                self.all_stopped.set()
+
+
+@pytest.fixture
+async def endpoint(tmp_path: Path) -> AsyncIterator[Endpoint]:
+    bridge = Bridge(tmp_path)
+    app = asgi_app(bridge, auth={ALICE: "alice", BOB: "bob"})
+    async with serve_in_background(app) as served:
+        yield Endpoint(served, tmp_path)
+        # A closed WebSocket's agent may still be stopping: the server does not wait for it.
+        await app.aclose()
+        if bridge.running:
+            await asyncio.wait_for(bridge.all_stopped.wait(), TIMEOUT)
+
+
+@pytest.fixture
+def direct_path(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """Every frame the front offered the endpoint's direct path, and whether it took it."""
+    offered: list[tuple[str, bool]] = []
+    deliver_to = WebSocket.deliver_to
+
+    def recording(self: WebSocket, sink: Callable[[bytes], bool] | None) -> None:
+        if sink is None:
+            deliver_to(self, None)
+            return
+        taking = sink
+
+        def record(data: bytes) -> bool:
+            taken = taking(data)
+            offered.append((data.decode(), taken))
+            return taken
+
+        deliver_to(self, record)
+
+    monkeypatch.setattr(WebSocket, "deliver_to", recording)
+    return offered
+
+
+class Lane:
+    """One client of the endpoint on one transport, sending raw bodies."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.token = token
+        self.received: list[dict[str, Any]] = []
+        self._new = asyncio.Event()
+        self._ids = iter(range(1000, 10**6))
+
+    def _got(self, text: str) -> None:
+        self.received.append(json.loads(text))
+        self._new.set()
+
+    async def _next(self, seen: int) -> dict[str, Any]:
+        """The first message received after the first ``seen``."""
+        while len(self.received) <= seen:
+            self._new.clear()
+            await asyncio.wait_for(self._new.wait(), TIMEOUT)
+        return self.received[seen]
+
+    async def send(self, body: bytes, session: str | None = None) -> dict[str, Any] | None:
+        """Send ``body``; the endpoint's refusal (``None`` when it took the body)."""
+        raise NotImplementedError
+
+    async def call(self, method: str, params: dict[str, Any], session: str | None = None) -> Any:
+        """A well-formed request and its answer."""
+        rid = next(self._ids)
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        seen = 0
+        assert await self.send(body.encode(), session) is None
+        while True:
+            message = await self._next(seen)
+            seen += 1
+            if message.get("id") == rid and "method" not in message:
+                return message
+
+    async def open(self) -> None:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+
+class HttpLane(Lane):
+    def __init__(self, url: str, token: str, *, http2: bool) -> None:
+        super().__init__(url, token)
+        self.http = httpx.AsyncClient(http1=not http2, http2=http2, timeout=TIMEOUT)
+        self.headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+        self.statuses: list[int] = []
+        self._stream: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+        answer = await self.http.post(self.url, json=init, headers=self.headers)
+        assert answer.status_code == 200, answer.text
+        self.headers["acp-connection-id"] = answer.headers["acp-connection-id"]
+        opened = asyncio.Event()
+        self._stream = asyncio.ensure_future(self._read_stream(opened))
+        await asyncio.wait_for(opened.wait(), TIMEOUT)
+
+    async def _read_stream(self, opened: asyncio.Event) -> None:
+        headers = {**self.headers, "accept": "text/event-stream"}
+        async with self.http.stream("GET", self.url, headers=headers, timeout=None) as stream:
+            assert stream.status_code == 200
+            opened.set()
+            data: list[str] = []
+            async for line in stream.aiter_lines():
+                if line.startswith("data: "):
+                    data.append(line[len("data: ") :])
+                elif not line and data:
+                    self._got("\n".join(data))
+                    data = []
+
+    async def send(self, body: bytes, session: str | None = None) -> dict[str, Any] | None:
+        headers = dict(self.headers)
+        if session is not None:
+            headers["acp-session-id"] = session
+        answer = await self.http.post(self.url, content=body, headers=headers)
+        self.statuses.append(answer.status_code)
+        if answer.status_code == 202:
+            return None
+        refusal: dict[str, Any] = answer.json()
+        return refusal
+
+    async def aclose(self) -> None:
+        if self._stream is not None:
+            self._stream.cancel()
+            with contextlib.suppress(BaseException):
+                await self._stream
+        await self.http.aclose()
+
+
+class WebSocketLane(Lane):
+    def __init__(self, url: str, token: str) -> None:
+        super().__init__(url, token)
+        self._socket: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        headers = {"authorization": f"Bearer {self.token}"}
+        self._socket = await connect(self.url, additional_headers=headers, max_size=None)
+        self._reader = asyncio.ensure_future(self._read())
+        init = {"protocolVersion": 1}
+        assert "result" in await self.call("initialize", init)
+
+    async def _read(self) -> None:
+        assert self._socket is not None
+        async for frame in self._socket:
+            assert isinstance(frame, str)
+            self._got(frame)
+
+    async def send(self, body: bytes, session: str | None = None) -> dict[str, Any] | None:
+        # The endpoint answers a frame it refuses at once, before anything the agent sends
+        # later; one it takes is answered by the agent (or refused for its owner: -32002).
+        assert self._socket is not None
+        seen = len(self.received)
+        await self._socket.send(body.decode())
+        if read_would_refuse(body):
+            return await self._next(seen)
+        return None
+
+    async def aclose(self) -> None:
+        if self._socket is not None:
+            await self._socket.close()
+        if self._reader is not None:
+            with contextlib.suppress(BaseException):
+                await self._reader
+
+
+def read_would_refuse(body: bytes) -> bool:
+    try:
+        read_client_message(body)
+    except Unreadable:
+        return True
+    return False
+
+
+@contextlib.asynccontextmanager
+async def lane(kind: str, served: ServedApp, token: str) -> AsyncIterator[Lane]:
+    client: Lane
+    if kind == "websocket":
+        client = WebSocketLane(served.ws_url, token)
+    else:
+        client = HttpLane(served.url, token, http2=kind == "h2c")
+    try:
+        await client.open()
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def alices_secret(served: ServedApp) -> str:
+    """Alice's session, holding :data:`SECRET`, on the agent's disk."""
+    async with lane("websocket", served, ALICE) as alice:
+        new = await alice.call("session/new", {"cwd": "/", "mcpServers": []})
+        sid: str = new["result"]["sessionId"]
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": SECRET}]}
+        assert (await alice.call("session/prompt", prompt))["result"]["stopReason"] == "end_turn"
+    return sid
+
+
+def request(method: str, params: dict[str, Any], rid: int = 7) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def with_meta(message: dict[str, Any], raw_value: str) -> bytes:
+    """``message`` with ``params._meta.x`` written as ``raw_value`` (any text, valid or not)."""
+    params = {**message["params"], "_meta": {"x": "@@"}}
+    return json.dumps({**message, "params": params}).replace('"@@"', raw_value).encode()
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def hostile_bodies(target: dict[str, Any]) -> dict[str, tuple[bytes, int]]:
+    """Bodies built around the request ``target`` that no lane may read, with the JSON-RPC
+    error each gets."""
+    plain = json.dumps(target)
+    return {
+        "NaN": (with_meta(target, "NaN"), PARSE),
+        "Infinity": (with_meta(target, "Infinity"), PARSE),
+        "-Infinity": (with_meta(target, "-Infinity"), PARSE),
+        "1e400": (with_meta(target, "1e400"), PARSE),
+        "-1e400": (with_meta(target, "-1e400"), PARSE),
+        "lone high surrogate": (with_meta(target, '"\\ud800"'), PARSE),
+        "lone low surrogate": (with_meta(target, '"\\udc00"'), PARSE),
+        "surrogate then letter": (with_meta(target, '"\\ud800A"'), PARSE),
+        "100,000 deep": (with_meta(target, nested(100_000)), PARSE),
+        f"{MAX_DEPTH + 1} deep": (with_meta(target, nested(MAX_DEPTH - 2)), PARSE),
+        "trailing garbage": ((plain + " garbage").encode(), PARSE),
+        "two messages in one": ((plain + plain).encode(), PARSE),
+        "truncated": (plain[:-1].encode(), PARSE),
+        "single quotes": (plain.replace('"', "'").encode(), PARSE),
+        "a string": (b'"session/list"', INVALID),
+        "a number": (b"42", INVALID),
+        "null": (b"null", INVALID),
+        "a batch": (json.dumps([target]).encode(), INVALID),
+        "an empty batch": (b"[]", INVALID),
+        "jsonrpc 1.0": (json.dumps({**target, "jsonrpc": "1.0"}).encode(), INVALID),
+        "no jsonrpc": (
+            json.dumps({k: v for k, v in target.items() if k != "jsonrpc"}).encode(),
+            INVALID,
+        ),
+        "id true": (json.dumps({**target, "id": True}).encode(), INVALID),
+        "id 1.5": (json.dumps({**target, "id": 1.5}).encode(), INVALID),
+        "id null": (json.dumps({**target, "id": None}).encode(), INVALID),
+        "id 2**64": (json.dumps({**target, "id": 2**64}).encode(), INVALID),
+        "method 5": (json.dumps({**target, "method": 5}).encode(), INVALID),
+        "sessionId a list": (
+            json.dumps({**target, "params": {**target["params"], "sessionId": ["x"]}}).encode(),
+            PARAMS,
+        ),
+        "neither request nor answer": (b'{"jsonrpc":"2.0","id":7}', INVALID),
+    }
+
+
+async def test_hostile_bodies_get_one_verdict_on_every_lane_and_never_reach_the_agent(
+    endpoint: Endpoint,
+    direct_path: list[tuple[str, bool]],
+    schema_validator: SchemaValidator,
+) -> None:
+    sid = await alices_secret(endpoint.served)
+    target = request(
+        "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "?"}]}
+    )
+    bodies = hostile_bodies(target)
+    verdicts: dict[str, dict[str, tuple[int, object]]] = {}
+    for kind in LANES:
+        async with lane(kind, endpoint.served, BOB) as bob:
+            verdicts[kind] = {}
+            for name, (body, _) in bodies.items():
+                refusal = await bob.send(body)
+                assert refusal is not None, f"{kind} took {name}"
+                schema_validator.validate(refusal)
+                verdicts[kind][name] = (refusal["error"]["code"], refusal["id"])
+            if isinstance(bob, HttpLane):
+                batch = list(bodies).index("a batch")
+                expected = [501 if i in (batch, batch + 1) else 400 for i in range(len(bodies))]
+                assert bob.statuses == expected
+            # The connection goes on (no 1011, no broken stream), and sees only its own.
+            listed = await bob.call("session/list", {})
+            assert listed["result"]["sessions"] == []
+            assert SECRET not in json.dumps(bob.received)
+    expected_codes = {name: code for name, (_, code) in bodies.items()}
+    for kind in LANES:
+        assert {name: code for name, (code, _) in verdicts[kind].items()} == expected_codes, kind
+        assert verdicts[kind] == verdicts["websocket"], kind
+    # The WebSocket's frames were offered to the direct path first; it took none of them.
+    hostile = {body.decode() for body, _ in bodies.values()}
+    refused_there = [text for text, taken in direct_path if text in hostile]
+    assert sorted(refused_there) == sorted(hostile)
+    assert not any(taken for text, taken in direct_path if text in hostile)
+    # What the agents read: only well-formed messages, exactly as the endpoint encodes them.
+    lines = endpoint.received()
+    assert lines and all(line.endswith("\n") and line.count("\n") == 1 for line in lines)
+    for line in lines:
+        assert msgspec.json.encode(msgspec.json.decode(line)).decode() == line[:-1]
+    methods = sorted(
+        [json.loads(line)["method"] for line in endpoint.received(path)] for path in endpoint.logs()
+    )
+    alices = ["initialize", "session/new", "session/prompt"]
+    assert methods == sorted([alices] + [["initialize", "session/list"]] * len(LANES))
+    assert endpoint.prompts_of(sid) == [SECRET]
+
+
+def tricks(message: dict[str, Any], own: str) -> list[tuple[bytes, str | None]]:
+    """``message`` (naming Alice's session, or none) dressed up every way that reached the
+    agent unchecked before: (body, the session an HTTP client names in its header)."""
+    params = message["params"]
+    sid = params.get("sessionId")
+    bodies: list[tuple[bytes, str | None]] = [
+        (with_meta(message, "NaN"), sid),
+        (with_meta(message, "Infinity"), sid),
+        (with_meta(message, "1e400"), sid),
+        (with_meta(message, '"\\ud800"'), sid),
+        (json.dumps([message]).encode(), sid),
+        (json.dumps([message, request("session/list", {}, 8)]).encode(), sid),
+    ]
+    if sid is not None:
+        # The agent keeps the first sessionId (Alice's); the endpoint, the last (Bob's own).
+        twice = {**message, "params": {**params, "@@": own}}
+        bodies.append((json.dumps(twice).replace('"@@"', '"sessionId"').encode(), own))
+    else:
+        # The agent keeps the first method (session/list); the endpoint, the last.
+        twice = {**message, "@@": "_x/other"}
+        bodies.append((json.dumps(twice).replace('"@@"', '"method"').encode(), None))
+    # A stdio agent reads a line at a time: raw line ends between tokens are legal JSON.
+    for end in ("\n", "\r"):
+        outer = {"jsonrpc": "2.0", "method": "_x/note", "params": {"pad": "@@"}}
+        smuggled = json.dumps(outer).replace('"@@"', end + json.dumps({**message, "id": 99}) + end)
+        bodies.append((smuggled.encode(), None))
+    return bodies
+
+
+@pytest.mark.parametrize("kind", LANES)
+async def test_another_principal_cannot_list_load_or_prompt_a_session_by_any_trick(
+    endpoint: Endpoint, direct_path: list[tuple[str, bool]], kind: str
+) -> None:
+    """The audit's attack: Bob lists, loads and prompts Alice's session with frames the
+    endpoint could not parse (or read otherwise than the agent), on every lane."""
+    sid = await alices_secret(endpoint.served)
+    async with lane(kind, endpoint.served, BOB) as bob:
+        new = await bob.call("session/new", {"cwd": "/", "mcpServers": []})
+        own = new["result"]["sessionId"]
+        attacks = [
+            request("session/list", {}),
+            request("session/load", {"sessionId": sid, "cwd": "/", "mcpServers": []}),
+            request(
+                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
+            ),
+        ]
+        for message in attacks:
+            for body, session in tricks(message, own):
+                await bob.send(body, session)
+        # Everything Bob sent has been served once this answer is back (one agent, in order).
+        listed = await bob.call("session/list", {})
+        assert [info["sessionId"] for info in listed["result"]["sessions"]] == [own]
+        seen = json.dumps(bob.received)
+    assert SECRET not in seen
+    assert sid not in seen
+    assert endpoint.prompts_of(sid) == [SECRET]
+    if kind == "websocket":
+        assert direct_path, "the direct path was never offered a frame"
+
+
+def test_the_depth_bound_is_exact_and_deeper_is_a_parse_error() -> None:
+    # The message, its params and _meta are three levels: nested(n) makes it 3 + n deep.
+    at_bound = with_meta(request("session/list", {}), nested(MAX_DEPTH - 3))
+    assert read_client_message(at_bound).method == "session/list"
+    for depth in (MAX_DEPTH - 2, 100_000):
+        with pytest.raises(Unreadable) as refused:
+            read_client_message(with_meta(request("session/list", {}), nested(depth)))
+        assert refused.value.code == PARSE and refused.value.status == 400
