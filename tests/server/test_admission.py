@@ -450,3 +450,39 @@ def test_the_depth_bound_is_exact_and_deeper_is_a_parse_error() -> None:
         with pytest.raises(Unreadable) as refused:
             read_client_message(with_meta(request("session/list", {}), nested(depth)))
         assert refused.value.code == PARSE and refused.value.status == 400
+
+
+class LeakyAgent:
+    """An agent (on the endpoint's transport, in this process) whose every ``session/list``
+    answer lists a session nobody on this connection owns twice over: once with an id
+    no request has, once in an answer the endpoint cannot read (``1e400`` in it, which
+    Python's ``json`` and JavaScript read as infinity)."""
+
+    async def serve(self, transport: Transport) -> None:
+        while (line := await transport.receive()) is not None:
+            assert isinstance(line, bytes)
+            message = json.loads(line)
+            rid, method = message.get("id"), message.get("method")
+            if method == "initialize":
+                result: dict[str, Any] = {"protocolVersion": 1, "agentCapabilities": {}}
+                await transport.send(
+                    json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
+                )
+            elif method == "session/list":
+                listed = {
+                    "sessions": [{"sessionId": "someone-elses", "cwd": "/", "_meta": {"x": 0}}]
+                }
+                stray = {"jsonrpc": "2.0", "id": "asked-by-nobody", "result": listed}
+                await transport.send(json.dumps(stray).encode())
+                answer = json.dumps({"jsonrpc": "2.0", "id": rid, "result": listed})
+                await transport.send(answer.replace('"x": 0', '"x": 1e400').encode())
+
+
+@pytest.mark.parametrize("kind", LANES)
+async def test_a_session_list_answer_is_filtered_or_withheld_on_every_lane(kind: str) -> None:
+    app = asgi_app(LeakyAgent(), auth={ALICE: "alice", BOB: "bob"})
+    async with serve_in_background(app) as served, lane(kind, served, BOB) as bob:
+        listed = await bob.call("session/list", {})
+        assert listed["error"]["code"] == ErrorCode.INTERNAL_ERROR
+        # The stray answer came before it, so it would have arrived by now.
+        assert "someone-elses" not in json.dumps(bob.received)
