@@ -18,12 +18,17 @@ RFD leaves open and what we chose; docs/security.md the threat model):
 * **Identity.** A connection id (``Acp-Connection-Id``) is 192 random bits
   made by ``initialize`` (HTTP) or by the upgrade (WebSocket), and belongs to
   the principal that opened it: to anyone else it does not exist (404).
+* **One admission** (:meth:`RemoteConnection.admit`, and :meth:`~RemoteConnection.try_admit`
+  when nothing has to wait). Every client message, on every lane, is read strictly
+  (:mod:`.admission`) and admitted there; the agent's side takes only an
+  :class:`Admitted` message, which nothing else makes.
 * **Sessions belong to principals** (:mod:`.owners`). A client request or
   notification naming a session its principal may not use never reaches the
   agent: a request is answered here with "resource not found" (-32002), a
   notification is dropped. ``session/list`` answers are filtered to the
-  caller's sessions. The same principal may attach a session from any of its
-  connections (``session/load``, ``session/resume``).
+  caller's sessions (one that cannot be read is not forwarded), and an answer
+  to an id no client request has is dropped. The same principal may attach a
+  session from any of its connections (``session/load``, ``session/resume``).
 * **Routing (HTTP).** Responses to session-opening requests go on the
   connection stream; responses to other requests go where the request was
   scoped; agent requests and notifications carrying ``sessionId`` go on that
