@@ -15,8 +15,10 @@ How it reads, each a way real parsers differ from the endpoint's:
 * a JSON array is a batch: each element is served as a message of its own.
 
 It knows nothing of principals: it serves ``session/list``, ``session/load`` (which
-replays the session's prompts as ``agent_message_chunk`` updates) and
-``session/prompt`` (which records the prompt) for any session id it is given.
+replays the session's prompts as ``agent_message_chunk`` updates),
+``session/prompt`` (which records the prompt) and ``session/delete`` for any session
+id it is given; an unknown session is an invalid parameter (-32602) to it, and
+deleting one succeeds.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ class Agent:
         if method is None:
             return  # an answer to nothing this agent asked
         if method == "initialize":
-            capabilities = {"loadSession": True, "sessionCapabilities": {"list": {}}}
+            sessions = {"list": {}, "delete": {}}
+            capabilities = {"loadSession": True, "sessionCapabilities": sessions}
             self.answer(rid, {"protocolVersion": 1, "agentCapabilities": capabilities})
         elif method == "session/new":
             sid = "kept-" + secrets.token_hex(8)
@@ -88,6 +91,9 @@ class Agent:
                 for path in sorted(self.sessions.glob("*.json"))
             ]
             self.answer(rid, {"sessions": listed})
+        elif method == "session/delete":
+            (self.sessions / f"{params.get('sessionId')}.json").unlink(missing_ok=True)
+            self.answer(rid, {})  # deleting a missing session succeeds
         elif method in ("session/load", "session/prompt"):
             sid = str(params.get("sessionId"))
             path = self.sessions / f"{sid}.json"

@@ -735,13 +735,18 @@ class RemoteConnection:
                 return _error_reply(400, f"{SESSION_HEADER} header required for this message")
             if session_header != session:
                 return _error_reply(400, f"{SESSION_HEADER} does not match the message's session")
-            if session not in self.sessions and session not in self._known:
-                if m.method not in SESSION_ATTACHING:
-                    return _error_reply(404, "unknown session for this connection")
-                if await self.host.owners.allows(self.principal, session):
-                    if len(self.sessions) >= self.limits.max_sessions_per_connection:
-                        return _error_reply(429, "too many sessions on this connection")
-                    self.session(session)
+            # A session this connection does not know goes to the admission like any
+            # other (RFD: forwarded, 202): another principal's is refused there, one the
+            # caller may use is the agent's to answer for (it may not exist at all).
+            if (
+                m.method in SESSION_ATTACHING
+                and session not in self.sessions
+                and session not in self._known
+                and await self.host.owners.allows(self.principal, session)
+            ):
+                if len(self.sessions) >= self.limits.max_sessions_per_connection:
+                    return _error_reply(429, "too many sessions on this connection")
+                self.session(session)
         try:
             await self.admit(m, retry=retry)
         except ConnectionClosedError:
