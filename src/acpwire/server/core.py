@@ -396,6 +396,8 @@ class RemoteConnection:
         self.frames_in = 0
         """(WebSocket) Client frames handed to the agent: where a resuming client restarts."""
         self._linger: asyncio.Task[None] | None = None
+        self._holds: dict[str, asyncio.Task[None]] = {}
+        """(HTTP) Sessions just made whose messages wait for the client to open their stream."""
         log.info("connection %s opened (%s) by %s from %s", self.id, mode, principal, peer or "?")
 
     @property
@@ -598,9 +600,45 @@ class RemoteConnection:
         (GET with ``Acp-Session-Id``), else on the connection stream, where the client
         tells sessions apart by ``sessionId`` (the RFD's single-stream model). So a
         client need not open a stream per session, and neither an HTTP/2 stream limit
-        nor ``max_sessions_per_connection`` strands a session."""
+        nor ``max_sessions_per_connection`` strands a session. The first messages of a
+        session just made wait for its stream a moment (:meth:`_hold`)."""
         box = self.sessions.get(session_id)
-        return box if box is not None and box.opened else self.stream
+        if box is not None and (box.opened or session_id in self._holds):
+            return box
+        return self.stream
+
+    def _hold(self, session_id: str) -> None:
+        """(HTTP) ``session_id`` was just made: its messages wait in its stream's queue for
+        up to ``session_stream_wait`` seconds. A client of the session-stream model opens
+        that stream as soon as it has the id, and gets them all there (the agent's first
+        updates often follow ``session/new`` at once); otherwise they go on the
+        connection stream when the wait ends, in order (:meth:`_release`)."""
+        wait = self.limits.session_stream_wait
+        if (
+            wait <= 0
+            or session_id in self.sessions
+            or len(self.sessions) >= self.limits.max_sessions_per_connection
+        ):
+            return
+        box = self.session(session_id)
+        self._holds[session_id] = asyncio.ensure_future(self._release(session_id, box, wait))
+
+    async def _release(self, session_id: str, box: Outbox, wait: float) -> None:
+        try:
+            await asyncio.sleep(wait)
+            # Not opened: what waits goes on the connection stream, in order; what the
+            # agent sends meanwhile still queues behind it until the queue is empty.
+            while not box.opened and len(box.queue):
+                message = await box.queue.get()  # at once: it is not empty
+                try:
+                    if message is not None:
+                        await self.stream.put(message)
+                finally:
+                    box.sent()
+        finally:
+            self._holds.pop(session_id, None)
+        if not box.opened and not len(box.queue) and self.sessions.get(session_id) is box:
+            del self.sessions[session_id]  # a stream nobody opened keeps no slot
 
     def _target(self, pending: _Pending) -> Outbox:
         """Where the answer to a client request goes."""
@@ -650,10 +688,14 @@ class RemoteConnection:
             answered[p.id] = None
             if len(answered) > ANSWERED_KEPT:
                 del answered[next(iter(answered))]
-        message = await self._keep_sessions_apart(pending, p, message)
+        answer = await self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
-            if pending.method in SESSION_OPENING and p.session_id is not None and not p.is_error:
-                self._known.add(p.session_id)
+            # (A session the agent named but another principal owns was refused above.)
+            named = p.session_id if not p.is_error and answer is message else None
+            if named is not None and pending.method in SESSION_OPENING:
+                self._known.add(named)
+            if named is not None and pending.method in _CREATING:
+                self._hold(named)
             if pending.method in SESSION_ATTACHING and pending.session is not None:
                 box = self.sessions.get(pending.session)
                 if box is not None and p.is_error and not box.attached and not len(box.queue):
@@ -664,7 +706,7 @@ class RemoteConnection:
                     # to be written, however the two race.
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(box.wait_drained(), self.limits.barrier_timeout)
-        await self._target(pending).put(message)
+        await self._target(pending).put(answer)
 
     async def _keep_sessions_apart(self, pending: _Pending, p: Peeked, message: bytes) -> bytes:
         """Record who owns what the agent's answer names; filter ``session/list``."""
@@ -808,6 +850,8 @@ class RemoteConnection:
         self.host.forget(self)
         if self._linger is not None and self._linger is not asyncio.current_task():
             self._linger.cancel()
+        for hold in list(self._holds.values()):
+            hold.cancel()
         failed = self.failed
         # A stalled agent cannot see the end of its input: cancel it at once.
         grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout
