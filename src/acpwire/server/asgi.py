@@ -608,9 +608,8 @@ class AcpAsgiApp:
                 await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
                 box.sent()
 
-        direct = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
-        if not isinstance(direct, DirectSocket):
-            direct = None
+        offered: object = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
+        direct = offered if isinstance(offered, DirectSocket) else None
 
         def take_now(body: bytes) -> bool:
             # What from_client does for a frame, when nothing in it has to wait; what it
