@@ -77,9 +77,11 @@ async def test_only_protocol_reaches_stdout_and_stdin_closing_ends_it(tmp_path: 
         init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
         proc.stdin.write(init + b"not json\n")
         await proc.stdin.drain()
-        answer = json.loads(await asyncio.wait_for(proc.stdout.readline(), TIMEOUT))
+        # The endpoint answers the line it cannot parse itself (docs/security.md), maybe
+        # before the agent answers initialize.
+        lines = [await asyncio.wait_for(proc.stdout.readline(), TIMEOUT) for _ in range(2)]
+        answer, parse_error = sorted(map(json.loads, lines), key=lambda m: m["id"] is None)
         assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
-        parse_error = json.loads(await asyncio.wait_for(proc.stdout.readline(), TIMEOUT))
         assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
         proc.stdin.close()
         out, _ = await asyncio.wait_for(proc.communicate(), TIMEOUT)
@@ -180,3 +182,46 @@ async def test_acp_chat_with_a_url_and_a_command_is_a_usage_error() -> None:
     )
     _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
     assert proc.returncode == 2 and b"either --url or an agent command" in err
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
+async def test_the_agent_answers_for_a_session_nobody_owns(tmp_path: Path, http: bool) -> None:
+    """``acp connect`` to ``acp serve -- AGENT`` (one token): a prompt to a session the
+    agent does not have gets the agent's own error, unchanged, and deleting one succeeds as
+    the agent says (the endpoint answered both with -32002 over HTTP). Another principal's
+    sessions stay refused: tests/server/test_isolation.py."""
+    agent = ["--", sys.executable, str(ROOT / "tests" / "server" / "lenient_agent.py")]
+    async with acp_serve(*agent, str(tmp_path), env={"ACP_SERVE_TOKEN": TOKEN}) as serve:
+        proc = await asyncio.create_subprocess_exec(
+            *ACP,
+            "connect",
+            *(["--http"] if http else []),
+            serve.url,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, **ENV, "ACP_TOKEN": TOKEN},
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/prompt",
+                "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/delete",
+                "params": {"sessionId": "nope"},
+            },
+        ):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+        await proc.stdin.drain()
+        lines = [await asyncio.wait_for(proc.stdout.readline(), TIMEOUT) for _ in range(3)]
+        answers = {m["id"]: m for m in map(json.loads, lines)}
+        proc.stdin.close()
+        await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert answers[2]["error"] == {"code": -32602, "message": "unknown session nope"}
+    assert answers[3] == {"jsonrpc": "2.0", "id": 3, "result": {}}

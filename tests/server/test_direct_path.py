@@ -27,7 +27,7 @@ from acpwire.protocol.framing import Oversize
 from acpwire.server import Limits, asgi_app, serve_in_background
 from acpwire.server.core import Outbox, ReplayBudget
 from acpwire.server.front import WebSocket
-from acpwire.transports.base import Transport
+from acpwire.transports.base import PushesMessages, Transport
 from acpwire.transports.websocket import connect_websocket
 
 TIMEOUT = 20
@@ -58,9 +58,8 @@ class Recorder:
 
     async def serve(self, transport: Transport) -> None:
         self.transport = transport
-        push_to = getattr(transport, "push_to", None)
-        assert push_to is not None, "the remote connection's transport offers push_to"
-        push_to(self._sink)
+        assert isinstance(transport, PushesMessages), "the remote connection's transport pushes"
+        transport.push_to(self._sink)
         writer = asyncio.ensure_future(self._write(transport))
         try:
             while True:

@@ -82,7 +82,7 @@ from ..protocol.errors import (
 from ..protocol.framing import Oversize
 from ..protocol.trace_context import TraceContext, with_trace
 from ..schema.codec import decoder_for, fast_decoder_for
-from ..transports.base import Transport
+from ..transports.base import PushesMessages, ReadsAhead, Transport
 from .trace import current_trace, hooks
 
 log = logging.getLogger("acpwire.engine")
@@ -407,20 +407,16 @@ class Connection:
 
     async def _read_loop(self) -> None:
         reason = ConnectionClosedError("peer closed the connection")
-        receive = self.transport.receive
+        transport = self.transport
+        receive = transport.receive
         # Optional (transports/base.py): the messages a transport already holds, so a
         # burst is taken in one step instead of a coroutine per message.
-        take_ready: Callable[[], list[bytes | Oversize]] | None = getattr(
-            self.transport, "take_ready", None
-        )
+        take_ready = transport.take_ready if isinstance(transport, ReadsAhead) else None
         inbox, parse, notification = self._inbox, wire.parse, wire.Notification
-        push_to: Callable[[Callable[[bytes], bool]], None] | None = getattr(
-            self.transport, "push_to", None
-        )
-        if push_to is not None:
+        if isinstance(transport, PushesMessages):
             # Handlers of pushed messages start in this task's context, as if read here.
             context, take = copy_context(), self._take_pushed
-            push_to(lambda line: context.run(take, line))
+            transport.push_to(lambda line: context.run(take, line))
         try:
             while True:
                 first = await receive()

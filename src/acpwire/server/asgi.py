@@ -14,13 +14,13 @@ import contextlib
 import logging
 import re
 import warnings
-from collections.abc import Iterable, Mapping
-from typing import cast
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol, cast, runtime_checkable
 
 from .._waits import within
 from ..protocol.errors import ConnectionClosedError
-from ..protocol.peek import NotAMessage, Peeked, peek
 from ..store.base import OwnerLedger
+from .admission import ClientMessage, Unreadable, read_client_message
 from .core import (
     CONNECTION_HEADER,
     RETRY_HEADER,
@@ -32,7 +32,7 @@ from .core import (
     Reply,
     busy_reply,
 )
-from .front import DIRECT, WebSocket
+from .front import DIRECT
 from .limits import Limits
 from .owners import SessionOwners
 from .security import (
@@ -140,6 +140,17 @@ def _last_event_id(scope: Scope) -> int | None:
     if value is None:
         return None
     return int(value) if value.isdigit() and len(value) < 19 else -1
+
+
+@runtime_checkable
+class DirectSocket(Protocol):
+    """What the endpoint uses of a socket offered in the :data:`~.front.DIRECT` scope
+    extension (front.py's ``WebSocket``): messages taken in the socket's callback, and
+    written without waiting. Anything else in that place is ignored."""
+
+    def deliver_to(self, sink: Callable[[bytes], bool] | None) -> None: ...
+
+    def send_text_now(self, data: bytes) -> bool: ...
 
 
 class _ClientGone(Exception):
@@ -533,8 +544,8 @@ class AcpAsgiApp:
         principal = conn.principal
         refused: list[tuple[int, str]] = []
 
-        async def frames() -> tuple[Peeked | None, bytes] | None:
-            """The next text frame, peeked; ``None`` when the client has gone."""
+        async def frames() -> ClientMessage | Unreadable | None:
+            """The next text frame, read; ``None`` when the client has gone."""
             while True:
                 message = await receive()
                 if message["type"] == "websocket.disconnect":
@@ -542,23 +553,25 @@ class AcpAsgiApp:
                 text = message.get("text") if message["type"] == "websocket.receive" else None
                 if text is None:
                     continue  # binary frames are ignored (RFD)
-                body = text.encode("utf-8")
                 try:
-                    return peek(body), body
-                except NotAMessage:
-                    return None, body  # the agent answers it with a parse error
+                    return read_client_message(text.encode("utf-8"))
+                except Unreadable as exc:
+                    return exc
 
         async def from_client() -> None:
             if fresh:
                 try:
-                    first_frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
+                    frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
                 except asyncio.TimeoutError:
                     refused.append((WS_POLICY, "initialize expected"))
                     return
-                if first_frame is None:
+                if frame is None:
                     return
-                p, body = first_frame
-                if p is None or p.kind != "request" or p.method != "initialize":
+                if (
+                    not isinstance(frame, ClientMessage)
+                    or frame.kind != "request"
+                    or frame.method != "initialize"
+                ):
                     refused.append((WS_POLICY, "initialize must be the first message"))
                     return
                 why = host.refusal(principal, agent=True)
@@ -568,21 +581,18 @@ class AcpAsgiApp:
                 conn.start_agent()
             else:
                 frame = await frames()
-                if frame is None:
-                    return
-                p, body = frame
-            while True:
+            while frame is not None:
                 try:
-                    await conn.from_client(p, body)
+                    if isinstance(frame, Unreadable):
+                        await conn.refuse(frame)
+                    else:
+                        await conn.admit(frame)
                 except ConnectionClosedError:
                     return
                 conn.frames_in += 1
                 if direct is not None:
                     direct.deliver_to(take_now)
                 frame = await frames()
-                if frame is None:
-                    return
-                p, body = frame
 
         async def to_client() -> None:
             for _, old in replay:
@@ -598,15 +608,17 @@ class AcpAsgiApp:
                 await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
                 box.sent()
 
-        direct: WebSocket | None = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
+        offered: object = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
+        direct = offered if isinstance(offered, DirectSocket) else None
 
         def take_now(body: bytes) -> bool:
-            # What from_client does for a frame, when nothing in it has to wait.
+            # What from_client does for a frame, when nothing in it has to wait; what it
+            # cannot read is left to from_client, which answers it.
             try:
-                p = peek(body)
-            except NotAMessage:
+                m = read_client_message(body)
+            except Unreadable:
                 return False
-            if not conn.try_from_client(p, body):
+            if not conn.try_admit(m):
                 return False
             conn.frames_in += 1
             return True

@@ -18,12 +18,17 @@ RFD leaves open and what we chose; docs/security.md the threat model):
 * **Identity.** A connection id (``Acp-Connection-Id``) is 192 random bits
   made by ``initialize`` (HTTP) or by the upgrade (WebSocket), and belongs to
   the principal that opened it: to anyone else it does not exist (404).
+* **One admission** (:meth:`RemoteConnection.admit`, and :meth:`~RemoteConnection.try_admit`
+  when nothing has to wait). Every client message, on every lane, is read strictly
+  (:mod:`.admission`) and admitted there; the agent's side takes only an
+  :class:`Admitted` message, which nothing else makes.
 * **Sessions belong to principals** (:mod:`.owners`). A client request or
   notification naming a session its principal may not use never reaches the
   agent: a request is answered here with "resource not found" (-32002), a
   notification is dropped. ``session/list`` answers are filtered to the
-  caller's sessions. The same principal may attach a session from any of its
-  connections (``session/load``, ``session/resume``).
+  caller's sessions (one that cannot be read is not forwarded), and an answer
+  to an id no client request has is dropped. The same principal may attach a
+  session from any of its connections (``session/load``, ``session/resume``).
 * **Routing (HTTP).** Responses to session-opening requests go on the
   connection stream; responses to other requests go where the request was
   scoped; agent requests and notifications carrying ``sessionId`` go on that
@@ -75,17 +80,11 @@ import msgspec
 from ..agent.connection import Agent, AgentSideConnection
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import Oversize
-from ..protocol.peek import (
-    SESSION_ATTACHING,
-    SESSION_OPENING,
-    BatchMessage,
-    NotAMessage,
-    Peeked,
-    peek,
-)
+from ..protocol.peek import SESSION_ATTACHING, SESSION_OPENING, NotAMessage, Peeked, peek
 from ..store.base import NEW_SESSION_OWNER
 from ..transports.base import Transport
 from ..transports.queue import MessageQueue
+from .admission import ClientMessage, Unreadable, read_client_message
 from .limits import Limits
 from .owners import SessionOwners
 
@@ -325,6 +324,29 @@ class _Pending:
     method: str
 
 
+_ADMISSION = object()
+"""Held by :meth:`RemoteConnection._admitted` alone: no other code can make an :class:`Admitted`."""
+
+
+class Admitted:
+    """A client message the admission let through (:meth:`RemoteConnection.admit`): the only
+    kind of message the agent's side of a connection takes, so a message that was not read
+    strictly and checked cannot reach the agent by any path."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, message: ClientMessage, key: object) -> None:
+        if key is not _ADMISSION:
+            raise TypeError("only the admission of a client message makes an Admitted")
+        self.body = message.body
+        """What the agent receives: the message as the endpoint read it."""
+
+
+_Verdict = tuple[int, str] | str | None
+"""Of :meth:`RemoteConnection._judge`: ``None`` admits; a string drops (why, for the
+log); ``(code, text)`` is answered by the endpoint."""
+
+
 @dataclass(slots=True)
 class Stats:
     """What ``-v`` logs when a connection ends."""
@@ -374,6 +396,8 @@ class RemoteConnection:
         self.frames_in = 0
         """(WebSocket) Client frames handed to the agent: where a resuming client restarts."""
         self._linger: asyncio.Task[None] | None = None
+        self._holds: dict[str, asyncio.Task[None]] = {}
+        """(HTTP) Sessions just made whose messages wait for the client to open their stream."""
         log.info("connection %s opened (%s) by %s from %s", self.id, mode, principal, peer or "?")
 
     @property
@@ -412,44 +436,98 @@ class RemoteConnection:
         finally:
             await transport.close()
 
-    def try_from_client(self, p: Peeked, message: bytes) -> bool:
-        """:meth:`from_client` when nothing in it has to wait: the agent takes the message
-        now, and its session's owner is known here. ``False``, with nothing done, for
-        anything else (an answer, a repeat, a refusal, an owner to look up, a full
-        queue): then :meth:`from_client` handles it."""
-        side = self._agent_side
-        if side is None or self._terminating or not side.has_room(len(message)):
-            return False
-        kind = p.kind
-        if kind == "response":
-            return False
-        sid = p.session_id
-        if sid is not None and self.host.owners.allows_now(self.principal, sid) is not True:
-            return False
-        if kind == "request":
-            if len(self._pending) >= self.limits.max_pending_requests or p.id in self._pending:
-                return False
-            if p.id is not None:
-                self._pending[p.id] = _Pending(sid, p.method or "")
-        self._count_in(message)
-        side.offer(message)  # cannot fail: has_room said so
-        return True
+    # -- admission: every client message, every lane -----------------------------------
 
-    def _count_in(self, message: bytes) -> None:
+    def _judge(self, m: ClientMessage, allowed: bool, *, retry: bool) -> _Verdict:
+        """What becomes of client message ``m`` (``allowed``: its principal may use the
+        session it names). The one place these rules are written; it changes nothing."""
+        if m.kind == "response":
+            if m.id is None or m.id not in self._out_pending:
+                # Not an answer to anything the agent asked on this connection: most
+                # likely a client's retry of an answer that did arrive (a POST whose
+                # 202 was lost with the network).
+                return "an answer to an unknown request"
+            return None
+        if m.kind == "request":
+            if retry and m.id in self._answered:
+                # Its first copy arrived and was answered (the answer is on its stream,
+                # resumable); running it again would repeat its effects.
+                return "a retry of an answered request"
+            if m.id in self._pending:
+                # The same id while the first is still in flight: a retry after a network
+                # failure (ids of pending requests are unique, JSON-RPC), not a new request.
+                return "a repeated request"
+        if not allowed:
+            return NOT_FOUND
+        if m.kind == "request" and len(self._pending) >= self.limits.max_pending_requests:
+            return (ErrorCode.INTERNAL_ERROR, "too many requests in flight on this connection")
+        return None
+
+    def _admitted(self, m: ClientMessage) -> Admitted:
+        """Record what admitting ``m`` changes, and the message the agent may take."""
+        if m.id is not None:
+            if m.kind == "response":
+                self._out_pending.pop(m.id, None)
+            elif m.kind == "request":
+                self._pending[m.id] = _Pending(m.session_id, m.method or "")
         self.touch()
         self.stats.messages_in += 1
-        self.stats.bytes_in += len(message)
+        self.stats.bytes_in += len(m.body)
+        return Admitted(m, _ADMISSION)
 
-    async def send_to_agent(self, message: bytes) -> None:
-        """Hand one message to the agent (waits while the agent is not reading)."""
+    def try_admit(self, m: ClientMessage, *, retry: bool = False) -> bool:
+        """:meth:`admit` when nothing in it has to wait: the message is admitted and the
+        agent takes it now (its session's owner is known here, the agent's queue has
+        room). ``False``, with nothing done, for anything else (a refusal, a drop, an
+        owner to look up, a full queue): then :meth:`admit` handles it."""
+        side = self._agent_side
+        if side is None or self._terminating or not side.has_room(len(m.body)):
+            return False
+        sid = m.session_id
+        if sid is not None and self.host.owners.allows_now(self.principal, sid) is not True:
+            return False
+        if self._judge(m, True, retry=retry) is not None:
+            return False
+        side.offer(self._admitted(m))  # cannot fail: has_room said so
+        return True
+
+    async def admit(self, m: ClientMessage, *, retry: bool = False) -> None:
+        """Admit one client message, read by :func:`~.admission.read_client_message`; every
+        lane (a POST, a WebSocket frame, the socket's direct path) comes here or to
+        :meth:`try_admit`. The message reaches the agent, or is answered here (its
+        principal may not use the session it names: "resource not found"; too many
+        requests in flight), or is dropped (a notification refused so, a repeat, an
+        answer to nothing). ``retry``: the client sent it again after a network failure
+        (see :data:`RETRY_HEADER`). Raises :class:`ConnectionClosedError` once the
+        connection has ended."""
+        if self.try_admit(m, retry=retry):
+            return
+        if self._agent_side is None or self._terminating:
+            raise ConnectionClosedError("the connection has ended")
+        sid = m.session_id
+        allowed = sid is None or await self.host.owners.allows(self.principal, sid)
+        verdict = self._judge(m, allowed, retry=retry)
+        if verdict is None:
+            await self._hand_to_agent(self._admitted(m))
+        elif isinstance(verdict, str):
+            log.info("connection %s: dropped %s (%s)", self.id, m.method or "an answer", verdict)
+        else:
+            await self._answer_here(m, *verdict)
+
+    async def refuse(self, unreadable: Unreadable) -> None:
+        """(WebSocket) Answer a frame the endpoint cannot read; it never reaches the agent."""
+        log.info("connection %s: refused a client message: %s", self.id, unreadable.message)
+        await self.stream.put(unreadable.answer())
+
+    async def _hand_to_agent(self, message: Admitted) -> None:
+        """Hand one admitted message to the agent (waits while the agent is not reading)."""
         queue, side = self._agent_input, self._agent_side
         if queue is None or side is None or self._terminating:
             raise ConnectionClosedError("the connection has ended")
-        self._count_in(message)
         if side.offer(message):
             return  # the usual case: the agent takes it, or there is room, no timer needed
         try:
-            accepted = await asyncio.wait_for(queue.put(message), self.limits.stall_timeout)
+            accepted = await asyncio.wait_for(queue.put(message.body), self.limits.stall_timeout)
         except asyncio.TimeoutError:
             # Its queue is full and it took nothing for that long: the agent is stuck, and
             # waiting longer would also keep this connection from noticing its client leave.
@@ -468,7 +546,7 @@ class RemoteConnection:
         (waits while that stream is full: back-pressure on the agent)."""
         try:
             p = peek(message)
-        except NotAMessage:
+        except (NotAMessage, RecursionError):
             self.stats.dropped += 1
             log.info(
                 "connection %s: dropped output of the agent that is not JSON-RPC: %.200r",
@@ -502,59 +580,12 @@ class RemoteConnection:
         if not self._terminating:
             self.host.spawn(self.terminate("agent ended"))
 
-    # -- from the client -------------------------------------------------------------
-
-    async def _refusal(self, p: Peeked) -> tuple[int, str] | None:
-        """Why the endpoint answers this client message itself, if it does."""
-        sid = p.session_id
-        if sid is not None and not await self.host.owners.allows(self.principal, sid):
-            return NOT_FOUND
-        if p.kind == "request" and len(self._pending) >= self.limits.max_pending_requests:
-            return (ErrorCode.INTERNAL_ERROR, "too many requests in flight on this connection")
-        return None
-
-    async def from_client(self, p: Peeked | None, message: bytes, *, retry: bool = False) -> None:
-        """One client message (``p`` is ``None`` for one that does not parse: the agent
-        answers it). ``retry``: the client sent it again after a network failure (see
-        :data:`RETRY_HEADER`). Raises :class:`ConnectionClosedError` once the connection
-        has ended."""
-        if p is not None:
-            if retry and p.kind == "request" and p.id is not None and p.id in self._answered:
-                # Its first copy arrived and was answered (the answer is on its stream,
-                # resumable); running it again would repeat its effects.
-                log.info("connection %s: dropped a retry of answered request %r", self.id, p.id)
-                return
-            if p.kind == "response":
-                if p.id is not None and p.id not in self._out_pending:
-                    # Not an answer to anything the agent asked on this connection: most
-                    # likely a client's retry of an answer that did arrive (a POST whose
-                    # 202 was lost with the network).
-                    log.info(
-                        "connection %s: dropped an answer to unknown request %r", self.id, p.id
-                    )
-                    return
-                if p.id is not None:
-                    self._out_pending.pop(p.id, None)
-            elif p.kind == "request" and p.id is not None and p.id in self._pending:
-                # The same id while the first is still in flight: a retry after a network
-                # failure (ids of pending requests are unique, JSON-RPC), not a new request.
-                log.info("connection %s: dropped a repeated request %r", self.id, p.id)
-                return
-            else:
-                refusal = await self._refusal(p)
-                if refusal is not None:
-                    await self._answer_here(p, *refusal)
-                    return
-                if p.kind == "request" and p.id is not None:
-                    self._pending[p.id] = _Pending(p.session_id, p.method or "")
-        await self.send_to_agent(message)
-
-    async def _answer_here(self, p: Peeked, code: int, text: str) -> None:
-        if p.kind != "request" or p.id is None:
-            log.info("connection %s: dropped %s (%s)", self.id, p.method, text)
+    async def _answer_here(self, m: ClientMessage, code: int, text: str) -> None:
+        if m.kind != "request" or m.id is None:
+            log.info("connection %s: dropped %s (%s)", self.id, m.method, text)
             return
-        pending = _Pending(p.session_id, p.method or "")
-        await self._target(pending).put(error_response(p.id, code, text))
+        pending = _Pending(m.session_id, m.method or "")
+        await self._target(pending).put(error_response(m.id, code, text))
 
     # -- to the client ---------------------------------------------------------------
 
@@ -569,9 +600,45 @@ class RemoteConnection:
         (GET with ``Acp-Session-Id``), else on the connection stream, where the client
         tells sessions apart by ``sessionId`` (the RFD's single-stream model). So a
         client need not open a stream per session, and neither an HTTP/2 stream limit
-        nor ``max_sessions_per_connection`` strands a session."""
+        nor ``max_sessions_per_connection`` strands a session. The first messages of a
+        session just made wait for its stream a moment (:meth:`_hold`)."""
         box = self.sessions.get(session_id)
-        return box if box is not None and box.opened else self.stream
+        if box is not None and (box.opened or session_id in self._holds):
+            return box
+        return self.stream
+
+    def _hold(self, session_id: str) -> None:
+        """(HTTP) ``session_id`` was just made: its messages wait in its stream's queue for
+        up to ``session_stream_wait`` seconds. A client of the session-stream model opens
+        that stream as soon as it has the id, and gets them all there (the agent's first
+        updates often follow ``session/new`` at once); otherwise they go on the
+        connection stream when the wait ends, in order (:meth:`_release`)."""
+        wait = self.limits.session_stream_wait
+        if (
+            wait <= 0
+            or session_id in self.sessions
+            or len(self.sessions) >= self.limits.max_sessions_per_connection
+        ):
+            return
+        box = self.session(session_id)
+        self._holds[session_id] = asyncio.ensure_future(self._release(session_id, box, wait))
+
+    async def _release(self, session_id: str, box: Outbox, wait: float) -> None:
+        try:
+            await asyncio.sleep(wait)
+            # Not opened: what waits goes on the connection stream, in order; what the
+            # agent sends meanwhile still queues behind it until the queue is empty.
+            while not box.opened and len(box.queue):
+                message = await box.queue.get()  # at once: it is not empty
+                try:
+                    if message is not None:
+                        await self.stream.put(message)
+                finally:
+                    box.sent()
+        finally:
+            self._holds.pop(session_id, None)
+        if not box.opened and not len(box.queue) and self.sessions.get(session_id) is box:
+            del self.sessions[session_id]  # a stream nobody opened keeps no slot
 
     def _target(self, pending: _Pending) -> Outbox:
         """Where the answer to a client request goes."""
@@ -601,22 +668,34 @@ class RemoteConnection:
         if p.id is not None:
             waiter = self._init_waiters.pop(p.id, None)
             if waiter is not None:
+                self._pending.pop(p.id, None)
                 if not waiter.done():
                     waiter.set_result(message)
                 return
         pending = self._pending.pop(p.id, None) if p.id is not None else None
         if pending is None:
-            await self.stream.put(message)
+            if not p.is_error:
+                # The client asked nothing with this id: what the answer holds (a
+                # session list, say) has not been through the checks below.
+                log.warning(
+                    "connection %s: dropped the agent's answer to unknown id %r", self.id, p.id
+                )
+                return
+            await self.stream.put(message)  # the agent refusing something it could not read
             return
         if p.id is not None:
             answered = self._answered
             answered[p.id] = None
             if len(answered) > ANSWERED_KEPT:
                 del answered[next(iter(answered))]
-        message = await self._keep_sessions_apart(pending, p, message)
+        answer = await self._keep_sessions_apart(pending, p, message)
         if self.mode == "http":
-            if pending.method in SESSION_OPENING and p.session_id is not None and not p.is_error:
-                self._known.add(p.session_id)
+            # (A session the agent named but another principal owns was refused above.)
+            named = p.session_id if not p.is_error and answer is message else None
+            if named is not None and pending.method in SESSION_OPENING:
+                self._known.add(named)
+            if named is not None and pending.method in _CREATING:
+                self._hold(named)
             if pending.method in SESSION_ATTACHING and pending.session is not None:
                 box = self.sessions.get(pending.session)
                 if box is not None and p.is_error and not box.attached and not len(box.queue):
@@ -627,7 +706,7 @@ class RemoteConnection:
                     # to be written, however the two race.
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(box.wait_drained(), self.limits.barrier_timeout)
-        await self._target(pending).put(message)
+        await self._target(pending).put(answer)
 
     async def _keep_sessions_apart(self, pending: _Pending, p: Peeked, message: bytes) -> bytes:
         """Record who owns what the agent's answer names; filter ``session/list``."""
@@ -653,22 +732,26 @@ class RemoteConnection:
             await owners.forget(pending.session)
             self._known.discard(pending.session)
         elif method == "session/list":
-            return await self._visible_sessions(message)
+            return await self._visible_sessions(p.id, message)
         return message
 
-    async def _visible_sessions(self, message: bytes) -> bytes:
-        """A ``session/list`` answer without the sessions this principal may not see."""
+    async def _visible_sessions(self, request_id: RequestId, message: bytes) -> bytes:
+        """A ``session/list`` answer without the sessions this principal may not see; an
+        answer that cannot be read so is not forwarded (fail closed)."""
+        unreadable = error_response(
+            request_id, ErrorCode.INTERNAL_ERROR, "the agent's session list could not be read"
+        )
         try:
             document = msgspec.json.decode(message, type=dict[str, Any])
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return message
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return unreadable
         result = document.get("result")
         if not isinstance(result, dict):
-            return message
+            return unreadable
         result = cast("dict[str, Any]", result)
         listed: object = result.get("sessions")
         if not isinstance(listed, list):
-            return message
+            return unreadable
         entries = cast("list[object]", listed)
         ids = [_session_of(info) for info in entries]
         visible = await self.host.owners.visible(self.principal, ids)
@@ -681,28 +764,33 @@ class RemoteConnection:
     # -- HTTP mode -------------------------------------------------------------------
 
     async def post(
-        self, p: Peeked, body: bytes, session_header: str | None, *, retry: bool = False
+        self, m: ClientMessage, session_header: str | None, *, retry: bool = False
     ) -> Reply:
         """A client message POSTed to this connection (RFD "Unified Endpoint Routing")."""
         self.touch()
-        if p.kind == "response":
-            session = self._out_pending.get(p.id) if p.id is not None else None
+        if m.kind == "response":
+            session = self._out_pending.get(m.id) if m.id is not None else None
         else:
-            session = p.session_id
+            session = m.session_id
         if session is not None:
             if session_header is None:
                 return _error_reply(400, f"{SESSION_HEADER} header required for this message")
             if session_header != session:
                 return _error_reply(400, f"{SESSION_HEADER} does not match the message's session")
-            if session not in self.sessions and session not in self._known:
-                if p.method not in SESSION_ATTACHING:
-                    return _error_reply(404, "unknown session for this connection")
-                if await self.host.owners.allows(self.principal, session):
-                    if len(self.sessions) >= self.limits.max_sessions_per_connection:
-                        return _error_reply(429, "too many sessions on this connection")
-                    self.session(session)
+            # A session this connection does not know goes to the admission like any
+            # other (RFD: forwarded, 202): another principal's is refused there, one the
+            # caller may use is the agent's to answer for (it may not exist at all).
+            if (
+                m.method in SESSION_ATTACHING
+                and session not in self.sessions
+                and session not in self._known
+                and await self.host.owners.allows(self.principal, session)
+            ):
+                if len(self.sessions) >= self.limits.max_sessions_per_connection:
+                    return _error_reply(429, "too many sessions on this connection")
+                self.session(session)
         try:
-            await self.from_client(p, body, retry=retry)
+            await self.admit(m, retry=retry)
         except ConnectionClosedError:
             return _error_reply(404, "connection has ended")
         return Reply(202)
@@ -762,6 +850,8 @@ class RemoteConnection:
         self.host.forget(self)
         if self._linger is not None and self._linger is not asyncio.current_task():
             self._linger.cancel()
+        for hold in list(self._holds.values()):
+            hold.cancel()
         failed = self.failed
         # A stalled agent cannot see the end of its input: cancel it at once.
         grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout
@@ -836,9 +926,10 @@ class _AgentSide:
         """Whether :meth:`offer` would take a message of ``size`` bytes now."""
         return self._inbox.has_room(size)
 
-    def offer(self, message: bytes) -> bool:
-        """Hand ``message`` to the agent without waiting: to its engine when nothing is
-        queued, else into the queue if there is room; ``False`` if neither."""
+    def offer(self, admitted: Admitted) -> bool:
+        """Hand an admitted message to the agent without waiting: to its engine when
+        nothing is queued, else into the queue if there is room; ``False`` if neither."""
+        message = admitted.body
         inbox, sink = self._inbox, self._sink
         if (
             sink is not None
@@ -963,17 +1054,17 @@ class RemoteHost:
 
     # -- HTTP ----------------------------------------------------------------------------
 
-    async def initialize(self, p: Peeked, body: bytes, principal: str, peer: str) -> Reply:
+    async def initialize(self, m: ClientMessage, principal: str, peer: str) -> Reply:
         """POST ``initialize`` without a connection id: a new connection, answered with 200."""
         refusal = self.refusal(principal, agent=False) or self.refusal(principal, agent=True)
         if refusal is not None:
             return busy_reply(refusal)
         conn = self.open("http", principal, peer)
         conn.start_agent()
-        assert p.id is not None
-        waiter = conn.expect_initialize(p.id)
+        assert m.id is not None
+        waiter = conn.expect_initialize(m.id)
         try:
-            await conn.send_to_agent(body)
+            await conn.admit(m)
             answer = await asyncio.wait_for(waiter, self.limits.initialize_timeout)
         except (ConnectionClosedError, asyncio.TimeoutError):
             await conn.terminate()
@@ -995,19 +1086,17 @@ class RemoteHost:
         """Route one POSTed JSON-RPC message (after content-type and size checks);
         ``retry`` when it came with :data:`RETRY_HEADER`."""
         try:
-            p = peek(body)
-        except BatchMessage:
-            return _error_reply(501, "batch requests are not supported")
-        except NotAMessage:
-            return _error_reply(400, "not a JSON-RPC message", ErrorCode.PARSE_ERROR)
+            m = read_client_message(body)
+        except Unreadable as exc:
+            return Reply(exc.status, exc.answer(), "application/json")
         if connection_id is None:
-            if p.kind == "request" and p.method == "initialize":
-                return await self.initialize(p, body, principal, peer)
+            if m.kind == "request" and m.method == "initialize":
+                return await self.initialize(m, principal, peer)
             return _error_reply(400, f"{CONNECTION_HEADER} header required")
         conn = self.lookup(connection_id, principal)
         if conn is None or conn.mode != "http":
             return _error_reply(404, "unknown connection")
-        return await conn.post(p, body, session_id, retry=retry)
+        return await conn.post(m, session_id, retry=retry)
 
     async def delete(self, connection_id: str | None, principal: str) -> Reply:
         if connection_id is None:

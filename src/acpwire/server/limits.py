@@ -82,3 +82,8 @@ class Limits:
     less; one that reads only between turns is sent far less than that."""
     barrier_timeout: float = 5.0
     """How long a ``session/load`` answer waits for its replay to be written (HTTP)."""
+    session_stream_wait: float = 1.0
+    """(HTTP) How long the first messages of a session just made wait for the client to
+    open the session's stream before they take the connection stream: a client that
+    opens it does so as soon as it has the session id, within milliseconds; one that
+    never does gets them this much later. 0: never wait."""
