@@ -574,6 +574,8 @@ class AppAgent(Agent):
         try:
             return await self._run(session, turn, message_id or new_message_id())
         finally:
+            if not turn.state.answered:  # given up before its handler ran: whoever waits
+                await turn.teardown(quiet=True)  # for it (session/close) is not left waiting
             self.turns.pop(session.id, None)
             await session.save_quietly()
 
