@@ -175,12 +175,12 @@ def _gated(method: str, handler: Callable[..., Awaitable[Any]]) -> Callable[...,
     served = SERVED_IF.get(method)
 
     @functools.wraps(handler)
-    async def gated(self: AppAgent, *args: Any) -> Any:
+    async def gated(self: AppAgent, *args: Any, **kwargs: Any) -> Any:
         if served is not None and not served[0](self.app):
             raise MethodNotFound(served[1])
         if self.app.auth_required and not self.authenticated:
             await self._require_auth()
-        return await handler(self, *args)
+        return await handler(self, *args, **kwargs)
 
     return gated
 

@@ -634,10 +634,9 @@ class Turn:
 
     # -- lifecycle (acpwire.agent.turn_state) ---------------------------------
 
-    def _move(self, event: TurnEvent) -> TurnState:
+    def _move(self, event: TurnEvent) -> None:
         """The one place the state changes; an illegal move raises ``TurnStateError``."""
-        self._state = state = next_state(self._state, event)
-        return state
+        self._state = next_state(self._state, event)
 
     def _check_open(self) -> None:
         if self._state.answered:
