@@ -174,7 +174,7 @@ async def test_a_handler_that_swallows_cancellation_still_answers_cancelled(
         prompt = asyncio.ensure_future(w.agent.prompt(sid, "go"))
         await asyncio.wait_for(started.wait(), TIMEOUT)
         agent = w.agent_conn.agent
-        turn = agent.sessions[sid].turn  # type: ignore[attr-defined]
+        turn = agent.turns[sid]  # type: ignore[attr-defined]
         await w.agent.cancel(sid)
         assert (await asyncio.wait_for(prompt, TIMEOUT)).stop_reason == "cancelled"
         await after(turn)

@@ -358,7 +358,7 @@ class AppAgentV2(AgentV2):
                 session.id, v2.UserMessage(message_id=message_id, content=params.prompt)
             )
         except BaseException:
-            session.turn = None
+            self.agent.turns.pop(session.id, None)
             raise
         task = asyncio.ensure_future(self._run(session, turn, message_id))
         self._turns.add(task)

@@ -5,12 +5,19 @@ instance per connection, holding that connection's authentication state and
 live sessions. It answers every client->agent method from the app's
 declarations; the high tier adds no routing of its own.
 
+Signing in (AUTH-008): every method of the method table the agent serves needs a
+signed-in client, but those in :data:`NO_SIGN_IN`; a method the app does not serve
+(:data:`SERVED_IF`) is answered ``-32601`` first. :func:`_sign_in_gate` puts them
+behind one check when the class is made, so a method added to the table is gated
+without anyone remembering to.
+
 Session lifetime on a connection: ``session/new``, ``session/load`` and
 ``session/resume`` make a session live here; ``session/close`` and
 ``session/delete`` end it (cancelling its turn first, SESS-015). Prompts,
 mode and option changes need a live session (PROMPT-006, SESS-029); one turn
-runs per session at a time, and a second prompt while it runs is rejected with
-:class:`TurnInProgress` (docs/cancellation.md explains why not a queue).
+runs per session at a time (:attr:`AppAgent.turns` holds it), and a second
+prompt while it runs is rejected with :class:`TurnInProgress`
+(docs/cancellation.md explains why not a queue).
 
 MCP servers (docs/mcp.md): a session's servers are connected lazily by its
 first ``turn.mcp_servers()``. They are stopped when the session closes, is
@@ -27,10 +34,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import schema as s
 from ..protocol.errors import (
@@ -44,6 +52,7 @@ from ..protocol.errors import (
 )
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
+from ..schema.methods import V1_UNSTABLE
 from ..store import SessionRecord
 from ..store.base import NEW_SESSION_OWNER
 from .auth import TerminalAuth, advertised_methods
@@ -62,7 +71,7 @@ from .turn import (
 if TYPE_CHECKING:
     from .app import AgentApp
 
-__all__ = ["AppAgent", "TurnInProgress"]
+__all__ = ["NO_SIGN_IN", "SERVED_IF", "AppAgent", "TurnInProgress"]
 
 log = logging.getLogger("acpwire.agent")
 
@@ -94,12 +103,97 @@ def _title_from(text: str) -> str:
     return "".join(ch for ch in line if ch.isprintable())[:80]
 
 
+# -- the sign-in gate ------------------------------------------------------------
+
+NO_SIGN_IN = frozenset(
+    {
+        "initialize",
+        "authenticate",
+        "logout",
+        "session/cancel",
+        "auth/status",
+        "mcp/message",
+        "proxy/initialize",
+        "proxy/successor",
+    }
+)
+"""The client->agent methods a client may call before it has signed in. Every other
+method of the table waits for ``authenticate`` to succeed (or the app's
+``is_authenticated`` hook to say the user already is) and answers ``-32000``
+(:class:`AuthRequired`, with the ``authMethods``) until then."""
+
+
+def _durable(app: AgentApp) -> bool:
+    return app.durable
+
+
+def _has_modes(app: AgentApp) -> bool:
+    return app.config.has_modes
+
+
+def _has_options(app: AgentApp) -> bool:
+    return app.config.has_options
+
+
+def _has_providers(app: AgentApp) -> bool:
+    return bool(app.providers)
+
+
+_NO_PROVIDERS = "providers/*: this agent declares no providers"
+SERVED_IF: Mapping[str, tuple[Callable[[AgentApp], bool], str]] = {
+    "session/load": (_durable, "session/load is not supported by this agent"),
+    "session/resume": (_durable, "session/resume is not supported by this agent"),
+    "session/set_mode": (_has_modes, "session/set_mode: this agent has no session modes"),
+    "session/set_config_option": (
+        _has_options,
+        "session/set_config_option: this agent has no config options",
+    ),
+    "providers/list": (_has_providers, _NO_PROVIDERS),
+    "providers/set": (_has_providers, _NO_PROVIDERS),
+    "providers/disable": (_has_providers, _NO_PROVIDERS),
+}
+"""Gated methods an app serves only when it declares what they need; otherwise they
+answer ``-32601`` with this message, signed in or not."""
+
+_ENTRY = {"session/prompt": "accept_prompt"}
+"""Where a method's gate sits when it is not on the method itself: v1 and v2 prompts
+both enter through ``accept_prompt``."""
+
+_Agent = TypeVar("_Agent", bound="AppAgent")
+
+
+def _sign_in_gate(cls: type[_Agent]) -> type[_Agent]:
+    """Wrap every client->agent method of the table but :data:`NO_SIGN_IN` in the gate."""
+    for spec in V1_UNSTABLE.handled_by("agent"):
+        if spec.name not in NO_SIGN_IN:
+            name = _ENTRY.get(spec.name, spec.python_name)
+            setattr(cls, name, _gated(spec.name, getattr(cls, name)))
+    return cls
+
+
+def _gated(method: str, handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    served = SERVED_IF.get(method)
+
+    @functools.wraps(handler)
+    async def gated(self: AppAgent, *args: Any, **kwargs: Any) -> Any:
+        if served is not None and not served[0](self.app):
+            raise MethodNotFound(served[1])
+        if self.app.auth_required and not self.authenticated:
+            await self._require_auth()
+        return await handler(self, *args, **kwargs)
+
+    return gated
+
+
+@_sign_in_gate
 class AppAgent(Agent):
     """Serves an :class:`AgentApp` on one connection (see the module docstring)."""
 
     def __init__(self, app: AgentApp) -> None:
         self.app = app
         self.sessions: dict[str, Session] = {}
+        self.turns: dict[str, Turn] = {}
+        """The turn running in each session that has one, by session id."""
         self.authenticated = False
         self._background: set[asyncio.Task[None]] = set()
         self._watching = False
@@ -118,6 +212,7 @@ class AppAgent(Agent):
         return options is not None and _value(options.boolean) is not None
 
     async def _require_auth(self) -> None:
+        """The gate's check (see :data:`NO_SIGN_IN`); raises :class:`AuthRequired`."""
         if not self.app.auth_required or self.authenticated:
             return
         check = self.app.hooks.is_authenticated
@@ -176,7 +271,7 @@ class AppAgent(Agent):
         session = self.sessions.get(session_id)
         if session is None:
             return None
-        turn = session.turn
+        turn = self.turns.get(session_id)
         if turn is not None:
             turn.cancel()
             await turn.wait()
@@ -194,9 +289,8 @@ class AppAgent(Agent):
 
         async def watch() -> None:
             await self.client.connection.wait_closed()
-            for session in list(self.sessions.values()):
-                if session.turn is not None:
-                    session.turn.cancel()
+            for turn in list(self.turns.values()):
+                turn.cancel()
             await self.aclose_mcp()
 
         task = asyncio.ensure_future(watch())
@@ -251,7 +345,6 @@ class AppAgent(Agent):
     # -- sessions --------------------------------------------------------------
 
     async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
-        await self._require_auth()
         additional = _value(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         session_id = f"sess_{uuid.uuid4().hex}"
@@ -280,7 +373,7 @@ class AppAgent(Agent):
     ) -> Session:
         _check_dirs(cwd, additional)
         live = self.sessions.get(session_id)
-        if live is not None and live.turn is not None:
+        if session_id in self.turns:
             raise TurnInProgress(
                 "the session has a turn running on this connection", {"sessionId": session_id}
             )
@@ -297,9 +390,6 @@ class AppAgent(Agent):
         return self._open(record, mcp_servers)
 
     async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
-        if not self.app.durable:
-            raise MethodNotFound("session/load is not supported by this agent")
-        await self._require_auth()
         additional = _value(params.additional_directories) or []
         session = await self._reopen(params.session_id, params.cwd, additional, params.mcp_servers)
         await session.replay()  # before the response (SESS-007)
@@ -308,9 +398,6 @@ class AppAgent(Agent):
         )
 
     async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
-        if not self.app.durable:
-            raise MethodNotFound("session/resume is not supported by this agent")
-        await self._require_auth()
         additional = _value(params.additional_directories) or []
         session = await self._reopen(
             params.session_id, params.cwd, additional, _value(params.mcp_servers) or []
@@ -320,14 +407,12 @@ class AppAgent(Agent):
         )
 
     async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
-        await self._require_auth()
         session = await self._end(params.session_id)
         if session is not None:
             await session.save_quietly()
         return s.CloseSessionResponse()
 
     async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
-        await self._require_auth()
         await self._end(params.session_id)
         await self.app.history.flush()  # nothing of it may be written after the delete
         await self.app.store.delete(params.session_id)  # idempotent (DEL-004)
@@ -336,7 +421,6 @@ class AppAgent(Agent):
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        await self._require_auth()
         cwd, cursor = _value(params.cwd), _value(params.cursor)
         archive = self.app.unstable  # sessionCapabilities.archive is advertised
         archived = admin.archive_filter(_value(params.archived)) if archive else "include"
@@ -353,18 +437,12 @@ class AppAgent(Agent):
         )
 
     async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
-        if not self.app.config.has_modes:
-            raise MethodNotFound("session/set_mode: this agent has no session modes")
-        await self._require_auth()
         await self._live(params.session_id).set_mode(params.mode_id)
         return s.SetSessionModeResponse()
 
     async def set_session_config_option(
         self, params: s.SetSessionConfigOptionRequest
     ) -> s.SetSessionConfigOptionResponse:
-        if not self.app.config.has_options:
-            raise MethodNotFound("session/set_config_option: this agent has no config options")
-        await self._require_auth()
         session = self._live(params.session_id)
         if _value(params.type) == "boolean" and not isinstance(params.value, bool):
             raise InvalidParams(
@@ -394,7 +472,6 @@ class AppAgent(Agent):
     async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        await self._require_auth()
         additional = _value(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         for live in self._open_everywhere(params.session_id):
@@ -413,7 +490,6 @@ class AppAgent(Agent):
     async def _set_archived(self, session_id: str, archived: bool) -> None:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        await self._require_auth()
         record = await admin.stored(self.app.store, session_id)
         for copy in [record, *(live.record for live in self._open_everywhere(session_id))]:
             if archived:
@@ -435,7 +511,6 @@ class AppAgent(Agent):
     async def session_status(self, params: s.SessionStatusRequest) -> s.SessionStatusResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        await self._require_auth()
         if self._open_everywhere(params.session_id):
             return s.SessionStatusResponse(status="open")
         await admin.stored(self.app.store, params.session_id)
@@ -446,7 +521,6 @@ class AppAgent(Agent):
     ) -> s.SetSessionTitleResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        await self._require_auth()
         title = admin.normalize_title(params.title)
         record = await admin.stored(self.app.store, params.session_id)
         record.title = title
@@ -457,26 +531,16 @@ class AppAgent(Agent):
         return s.SetSessionTitleResponse(title=title)
 
     async def list_providers(self, params: s.ListProvidersRequest) -> s.ListProvidersResponse:
-        self._require_providers()
-        await self._require_auth()
         return s.ListProvidersResponse(providers=self.app.providers.infos())
 
     async def set_provider(self, params: s.SetProviderRequest) -> s.SetProviderResponse:
-        self._require_providers()
-        await self._require_auth()
         headers = _value(params.headers) or {}
         await self.app.providers.set(params.provider_id, params.api_type, params.base_url, headers)
         return s.SetProviderResponse()
 
     async def disable_provider(self, params: s.DisableProviderRequest) -> s.DisableProviderResponse:
-        self._require_providers()
-        await self._require_auth()
         await self.app.providers.disable(params.provider_id)
         return s.DisableProviderResponse()
-
-    def _require_providers(self) -> None:
-        if not self.app.providers:
-            raise MethodNotFound("providers/*: this agent declares no providers")
 
     # -- turns -----------------------------------------------------------------
 
@@ -488,15 +552,15 @@ class AppAgent(Agent):
         self, session_id: str, prompt: Sequence[s.ContentBlock]
     ) -> tuple[Session, Turn]:
         """Check a prompt and make it the session's turn (not started): a v1 prompt runs
-        it before answering, a v2 one answers first (:mod:`acpwire.agent.app_v2`)."""
-        await self._require_auth()
+        it before answering, a v2 one answers first (:mod:`acpwire.agent.app_v2`).
+        Both enter here, so the prompt's sign-in gate is on this method."""
         session = self._live(session_id)
         if needs_prompt_check(prompt):
             check_prompt(prompt, self.app.prompt_capabilities())
-        if session.turn is not None:
+        if session.id in self.turns:
             raise TurnInProgress(data={"sessionId": session.id})
         turn = Turn(session, list(prompt), chunk_interval=self.app.chunk_interval)
-        session.turn = turn
+        self.turns[session.id] = turn
         # $/cancel_request for this prompt ends the turn as session/cancel does.
         self.client.connection.take_cancellation(turn.cancel)
         if session.mcp_servers and session.mcp_support.enabled:
@@ -510,7 +574,9 @@ class AppAgent(Agent):
         try:
             return await self._run(session, turn, message_id or new_message_id())
         finally:
-            session.turn = None
+            if not turn.state.answered:  # given up before its handler ran: whoever waits
+                await turn.teardown(quiet=True)  # for it (session/close) is not left waiting
+            self.turns.pop(session.id, None)
             await session.save_quietly()
 
     async def _run(self, session: Session, turn: Turn, message_id: str) -> StopReason:
@@ -530,6 +596,6 @@ class AppAgent(Agent):
         return await turn.run_handler(handler)
 
     async def cancel(self, params: s.CancelNotification) -> None:
-        session = self.sessions.get(params.session_id)
-        if session is not None and session.turn is not None:
-            session.turn.cancel()
+        turn = self.turns.get(params.session_id)
+        if turn is not None:
+            turn.cancel()

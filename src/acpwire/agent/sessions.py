@@ -58,7 +58,6 @@ from .options import MODE_OPTION_ID, ConfigSpec, ConfigValue
 
 if TYPE_CHECKING:
     from .mcp import McpServers
-    from .turn import Turn
 
 __all__ = ["NOT_RECORDED", "McpSupport", "Session", "replayable"]
 
@@ -154,7 +153,6 @@ class Session:
         self._permission_memory: dict[str, str] = dict(meta.get("permissions") or {})
         self._terminal_outputs: dict[str, str] = dict(meta.get("terminals") or {})
         self.commands: list[Command] = []
-        self.turn: Turn | None = None
         self.closed = False
         # What the store holds (up to empty defaults), to skip saves that change nothing.
         self._saved = _signature(self._settle())

@@ -49,12 +49,26 @@ def _value(v: object) -> object:
 
 
 class TerminalHandle:
-    """One client terminal: output, wait, kill, release."""
+    """One client terminal: output, wait, kill, release.
 
-    def __init__(self, client: ClientPeer, session_id: str, terminal_id: str) -> None:
+    ``held`` is the set of terminals its turn still holds (and releases when it ends):
+    the handle is in it until released.
+    """
+
+    def __init__(
+        self,
+        client: ClientPeer,
+        session_id: str,
+        terminal_id: str,
+        *,
+        held: set[TerminalHandle] | None = None,
+    ) -> None:
         self.client = client
         self.session_id = session_id
         self.id = terminal_id
+        self._held = held
+        if held is not None:
+            held.add(self)
         self.released = False
         self.exit_code: int | None = None
         self.signal: str | None = None
@@ -81,7 +95,7 @@ class TerminalHandle:
         """``terminal/release`` (kills the command if still running). Idempotent."""
         if self.released:
             return
-        self.released = True
+        self._let_go()
         await self.client.release_terminal(self.session_id, self.id)
 
     async def close(self) -> None:
@@ -91,7 +105,12 @@ class TerminalHandle:
         if not self.exited:
             await _bounded(self.kill())
         await _bounded(self.release())
+        self._let_go()
+
+    def _let_go(self) -> None:
         self.released = True
+        if self._held is not None:
+            self._held.discard(self)
 
     async def __aenter__(self) -> TerminalHandle:
         return self

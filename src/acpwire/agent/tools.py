@@ -21,24 +21,30 @@ the client and keeps its status right:
 Every ``tool_call_update`` carries only the fields that changed since the last
 one. ``content`` is a whole field on the wire (an update replaces the list), so
 adding content sends the complete list.
+
+A call belongs to a :class:`ToolCallOwner`, the little of a turn it needs (send,
+the session, the turn's open calls and terminals): the turn imports this module,
+never the other way round.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError, RequestError
 from ..schema import UNSET
 
 if TYPE_CHECKING:
-    from .terminals import RunResult
-    from .turn import Turn
+    from .mcp import McpServers, McpToolResult
+    from .sessions import Session
+    from .terminals import RunResult, TerminalHandle
 
 __all__ = [
     "DEFAULT_PERMISSION_OPTIONS",
@@ -47,6 +53,7 @@ __all__ = [
     "PermissionDenied",
     "ToolCall",
     "ToolCallContext",
+    "ToolCallOwner",
     "ToolContent",
     "ToolError",
     "error_text",
@@ -151,12 +158,45 @@ def location(path: str, line: int | None = None) -> s.ToolCallLocation:
 _KEEP: Any = object()
 
 
+class ToolCallOwner(Protocol):
+    """What a tool call needs of the turn it belongs to; :class:`~acpwire.agent.turn.Turn` is one."""
+
+    @property
+    def session(self) -> Session:
+        """Whose permission answers and terminal outputs are kept, and whose client is asked."""
+        ...
+
+    @property
+    def open_calls(self) -> dict[str, ToolCall]:
+        """Where a call is registered from its announcement until it ends (teardown fails the rest)."""
+        ...
+
+    @property
+    def can_run_commands(self) -> bool: ...
+
+    async def send(self, update: s.SessionUpdate) -> None: ...
+
+    def resolve(self, path: str | os.PathLike[str]) -> str: ...
+
+    async def open_terminal(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        output_byte_limit: int | None = None,
+    ) -> TerminalHandle:
+        """A client terminal the owner releases when it ends, if the call has not."""
+        ...
+
+
 class ToolCall:
     """One reported tool call. Get it from ``turn.tool(...)`` or ``turn.start_tool(...)``."""
 
     def __init__(
         self,
-        turn: Turn,
+        turn: ToolCallOwner,
         title: str,
         *,
         kind: str | None = None,
@@ -315,7 +355,7 @@ class ToolCall:
             content=list(self.content) if self.content else UNSET,
             locations=list(self.locations) if self.locations else UNSET,
         )
-        response = await self.turn.client.request_permission(self.turn.session_id, request, options)
+        response = await session.client.request_permission(session.id, request, options)
         outcome = response.outcome
         if isinstance(outcome, s.SelectedPermissionOutcome):
             chosen = next((o for o in options if o.option_id == outcome.option_id), None)
@@ -354,15 +394,59 @@ class ToolCall:
         fallback: bool = False,
     ) -> RunResult:
         """Run a command in a client terminal embedded in this call; see :meth:`Turn.run`."""
-        return await self.turn.run_in(
-            self,
-            command,
-            args,
-            cwd=cwd,
-            env=env,
-            output_byte_limit=output_byte_limit,
-            fallback=fallback,
+        from .terminals import RunResult, run_locally
+
+        turn = self.turn
+        if fallback and not turn.can_run_commands:
+            await self.update(status="in_progress")
+            result = await run_locally(
+                command,
+                args,
+                cwd=turn.resolve(cwd or turn.session.cwd),
+                env=env,
+                output_byte_limit=output_byte_limit,
+            )
+            await self.add(f"```\n{result.output}\n```" if result.output else "(no output)")
+            return result
+        term = await turn.open_terminal(
+            command, args, cwd=cwd, env=env, output_byte_limit=output_byte_limit
         )
+        try:
+            await self.show_terminal(term.id)
+            await term.wait()
+            out = await term.output()
+        finally:
+            await term.close()
+        turn.session.remember_terminal(term.id, out.output)
+        return RunResult(out.output, term.exit_code, term.signal, out.truncated, term.id)
+
+    async def call_mcp_tool(
+        self, servers: McpServers, server: str, tool: str, arguments: Mapping[str, Any]
+    ) -> McpToolResult:
+        """Call an MCP tool as this call's work; see :meth:`Turn.call_mcp_tool`.
+
+        The call ends ``completed`` or ``failed`` with ``rawOutput`` the MCP result; a
+        call that cannot be made returns a result with ``is_error=True`` and the reason.
+        """
+        from .mcp import McpServerError, McpToolResult
+
+        args = dict(arguments)
+        try:
+            await self.update(status="in_progress")
+            result = await servers.call_tool(server, tool, args)
+        except McpServerError as exc:
+            await self.fail(str(exc), raw_output={"error": str(exc)})
+            return McpToolResult(text=str(exc), is_error=True)
+        raw: dict[str, Any] = {"content": result.content, "isError": result.is_error}
+        if result.structured is not None:
+            raw["structuredContent"] = result.structured
+        content: list[ToolContent] = [result.text] if result.text else []
+        await self.update(
+            status="failed" if result.is_error else "completed",
+            content=[*self.content, *content],
+            raw_output=raw,
+        )
+        return result
 
     async def close_quietly(self, message: str | None = None) -> None:
         """Fail the call during teardown; a closed connection is not an error here."""

@@ -14,11 +14,18 @@ How a turn ends (prompt-turn.mdx; docs/cancellation.md): the handler runs in
 the task serving the ``session/prompt`` request. ``session/cancel``,
 ``session/close``, ``$/cancel_request`` for the prompt (taken over from the
 engine, so all three go through :meth:`Turn.cancel`, which is idempotent), or
-the connection closing cancel it at once, wherever it is waiting (a permission reply, a file read, a terminal). Teardown then marks
-every tool call still open ``failed``, kills and releases every terminal still
-held, and only then is the prompt answered, with ``stopReason: "cancelled"``
-and never an error (CANCEL-004..006). After the answer the turn refuses to
-send anything.
+the connection closing cancel it at once, wherever it is waiting (a permission
+reply, a file read, a terminal). Teardown then marks every tool call still open
+``failed``, kills and releases every terminal still held, and only then is the
+prompt answered, with ``stopReason: "cancelled"`` and never an error
+(CANCEL-004..006). After the answer the turn refuses to send anything. Which of
+these steps a turn is at is one :class:`~acpwire.agent.turn_state.TurnState`,
+moved only through the table in :mod:`acpwire.agent.turn_state`.
+
+:class:`Turn` is the facade handlers see (as FastMCP's ``Context``): tool calls
+and what runs inside them live in :mod:`acpwire.agent.tools`, terminals in
+:mod:`acpwire.agent.terminals`, forms in :mod:`acpwire.agent.elicitation`; the
+runtime (:mod:`acpwire.agent.runtime`) keeps which turn runs in which session.
 """
 
 from __future__ import annotations
@@ -26,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import schema as s
@@ -37,8 +43,10 @@ from ..schema.methods import BY_NAME
 from .chunks import LiveChunks
 from .commands import Command
 from .connection import ClientPeer
+from .elicitation import Answer, ask_form
 from .options import ConfigValue
 from .sessions import Session
+from .turn_state import TurnEvent, TurnState, next_state
 
 if TYPE_CHECKING:  # loaded when first used: most agents need none of them at start-up
     from ..sandbox import Sandbox
@@ -103,25 +111,6 @@ def new_message_id() -> str:
 
 if hasattr(os, "register_at_fork"):  # a forked child must not hand out its parent's ids
     os.register_at_fork(after_in_child=_ids.clear)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The user's answer to :meth:`Turn.ask`: ``accept`` (with ``content``), ``decline`` or ``cancel``."""
-
-    action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] = field(default_factory=dict[str, Any])
-    problems: list[str] = field(default_factory=list[str])
-    """Where an accepted ``content`` does not match the form (missing, extra or mistyped fields)."""
-
-    @property
-    def accepted(self) -> bool:
-        return self.action == "accept"
-
-    @property
-    def valid(self) -> bool:
-        """Accepted, and the content matches the requested schema."""
-        return self.accepted and not self.problems
 
 
 class Plan:
@@ -194,14 +183,12 @@ class Turn:
         self.open_calls: dict[str, ToolCall] = {}
         """Tool calls reported and not finished yet, by id; the turn fails them when it ends."""
         self._terminals: set[TerminalHandle] = set()
+        """Terminals opened and not released yet; the turn releases them when it ends."""
         self._message_id: str | None = None
         self._thought_id: str | None = None
-        self._task: asyncio.Task[StopReason] | None = None
-        self._cancel_requested = False
-        self._tearing_down = False
-        self._finished = False
+        self._state = TurnState.PENDING
+        self._task: asyncio.Task[StopReason] | None = None  # the handler's, once it started
         self._done: asyncio.Event | None = None  # made by the first wait(): most turns have none
-        self._torn_down = False
         self._live = None if chunk_interval is None else LiveChunks(session.send, chunk_interval)
 
     # -- what the handler reads ------------------------------------------
@@ -244,7 +231,12 @@ class Turn:
     @property
     def cancelled(self) -> bool:
         """True once cancellation was requested (the task is being cancelled too)."""
-        return self._cancel_requested
+        return self._state.cancelled
+
+    @property
+    def state(self) -> TurnState:
+        """Where the turn is in its life (:mod:`acpwire.agent.turn_state`)."""
+        return self._state
 
     def _can(self, method: str, mode: str | None = None) -> bool:
         gate = BY_NAME[method].gate
@@ -284,7 +276,7 @@ class Turn:
 
     async def send(self, update: s.SessionUpdate) -> None:
         """Send (and record) any session update. Raises :class:`TurnFinishedError` after the turn ended."""
-        if self._finished:
+        if self._state.answered:
             raise TurnFinishedError(_FINISHED)
         if isinstance(update, s.ToolCallStart):
             self._message_id = self._thought_id = None
@@ -302,7 +294,7 @@ class Turn:
 
     async def say(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's message. Consecutive chunks share one ``messageId``."""
-        if self._finished:
+        if self._state.answered:
             raise TurnFinishedError(_FINISHED)
         message_id = self._message_id
         if message_id is None:
@@ -317,7 +309,7 @@ class Turn:
 
     async def think(self, content: str | s.ContentBlock) -> None:
         """Stream a chunk of the agent's reasoning (``agent_thought_chunk``)."""
-        if self._finished:
+        if self._state.answered:
             raise TurnFinishedError(_FINISHED)
         thought_id = self._thought_id
         if thought_id is None:
@@ -416,9 +408,6 @@ class Turn:
 
     # -- the client's files -------------------------------------------------
 
-    def _missing(self, what: str, error: CapabilityError, hint: str) -> CapabilityError:
-        return CapabilityError(f"{error} ({what}; {hint})")
-
     def _local_files(self) -> Sandbox:
         """The agent's own disk, confined to the session's roots as a client would (SESS-023)."""
         from ..sandbox import Sandbox
@@ -503,9 +492,9 @@ class Turn:
         )
         from .terminals import TerminalHandle
 
-        handle = TerminalHandle(self.client, self.session_id, result.terminal_id)
-        self._terminals.add(handle)
-        return handle
+        return TerminalHandle(
+            self.client, self.session_id, result.terminal_id, held=self._terminals
+        )
 
     async def run(
         self,
@@ -534,8 +523,7 @@ class Turn:
         label = title or shlex.join([command, *args])
         raw = {"command": command, "args": list(args), "cwd": cwd or self.cwd}
         async with self.tool(label, kind="execute", raw_input=raw) as call:
-            return await self.run_in(
-                call,
+            return await call.run(
                 command,
                 args,
                 cwd=cwd,
@@ -557,32 +545,15 @@ class Turn:
         output_byte_limit: int | None,
         fallback: bool,
     ) -> RunResult:
-        """What :meth:`run` and :meth:`ToolCall.run` do inside ``call``, an open tool call."""
-        from .terminals import RunResult, run_locally
-
-        if not self.can_run_commands and fallback:
-            await call.update(status="in_progress")
-            result = await run_locally(
-                command,
-                args,
-                cwd=self.resolve(cwd or self.cwd),
-                env=env,
-                output_byte_limit=output_byte_limit,
-            )
-            await call.add(f"```\n{result.output}\n```" if result.output else "(no output)")
-            return result
-        term = await self.open_terminal(
-            command, args, cwd=cwd, env=env, output_byte_limit=output_byte_limit
+        """What :meth:`run` does inside ``call``, an open tool call: :meth:`ToolCall.run`."""
+        return await call.run(
+            command,
+            args,
+            cwd=cwd,
+            env=env,
+            output_byte_limit=output_byte_limit,
+            fallback=fallback,
         )
-        try:
-            await call.show_terminal(term.id)
-            await term.wait()
-            out = await term.output()
-        finally:
-            await term.close()
-            self._terminals.discard(term)
-        self.session.remember_terminal(term.id, out.output)
-        return RunResult(out.output, term.exit_code, term.signal, out.truncated, term.id)
 
     # -- the client's MCP servers ----------------------------------------------
 
@@ -628,27 +599,10 @@ class Turn:
         error). Never raises for those: the result then has ``is_error=True``
         and the reason as ``text``, ready to hand back to the model.
         """
-        from .mcp import McpServerError, McpToolResult
-
         servers = await self.mcp_servers()
         args = dict(arguments or {})
         call = await self.start_tool(title or f"{server}: {tool}", kind=kind, raw_input=args)
-        try:
-            await call.update(status="in_progress")
-            result = await servers.call_tool(server, tool, args)
-        except McpServerError as exc:
-            await call.fail(str(exc), raw_output={"error": str(exc)})
-            return McpToolResult(text=str(exc), is_error=True)
-        raw: dict[str, Any] = {"content": result.content, "isError": result.is_error}
-        if result.structured is not None:
-            raw["structuredContent"] = result.structured
-        content: list[ToolContent] = [result.text] if result.text else []
-        await call.update(
-            status="failed" if result.is_error else "completed",
-            content=[*call.content, *content],
-            raw_output=raw,
-        )
-        return result
+        return await call.call_mcp_tool(servers, server, tool, args)
 
     # -- elicitation -----------------------------------------------------------
 
@@ -668,45 +622,37 @@ class Turn:
         (ELIC-029).
         """
         self._check_open()
-        params = s.ElicitationFormMode(
-            message=message,
-            requested_schema=s.ElicitationSchema(
-                type="object",
-                title=UNSET if title is None else title,
-                properties=dict(fields),
-                required=list(required) if required else UNSET,
-            ),
-            session_id=self.session_id,
-            tool_call_id=UNSET if tool_call is None else tool_call.id,
+        return await ask_form(
+            self.client,
+            self.session_id,
+            message,
+            fields,
+            required=required,
+            title=title,
+            tool_call_id=None if tool_call is None else tool_call.id,
         )
-        result = await self.client.create_elicitation(params)
-        if isinstance(result, s.ElicitationAcceptAction):
-            content = dict(result.content) if isinstance(result.content, dict) else {}
-            # The client should have checked the answer; don't trust that it did.
-            from ..protocol.forms import validate_form
 
-            return Answer("accept", content, validate_form(params.requested_schema, content))
-        if isinstance(result, s.ElicitationDeclineAction):
-            return Answer("decline")
-        return Answer("cancel")
+    # -- lifecycle (acpwire.agent.turn_state) ---------------------------------
 
-    # -- lifecycle -------------------------------------------------------------
+    def _move(self, event: TurnEvent) -> None:
+        """The one place the state changes; an illegal move raises ``TurnStateError``."""
+        self._state = next_state(self._state, event)
 
     def _check_open(self) -> None:
-        if self._finished:
+        if self._state.answered:
             raise TurnFinishedError("this turn has already been answered")
 
     def cancel(self) -> None:
-        """Cancel the turn's task now. Idempotent: teardown is never interrupted twice."""
-        if self._cancel_requested:
-            return
-        self._cancel_requested = True
-        if self._task is not None and not self._task.done() and not self._tearing_down:
+        """Cancel the turn's task now. Idempotent: teardown is never interrupted, and a
+        cancel after the answer changes nothing."""
+        running = self._state is TurnState.RUNNING
+        self._move(TurnEvent.CANCEL)
+        if running and self._task is not None and not self._task.done():
             self._task.cancel()
 
     async def wait(self) -> None:
         """Wait until the turn has been torn down."""
-        if self._torn_down:
+        if self._state.answered:
             return
         if self._done is None:
             self._done = asyncio.Event()
@@ -719,15 +665,17 @@ class Turn:
         The runtime does this once per turn, in the task serving the
         ``session/prompt`` request (no task of its own: a ping turn costs no more
         event loop iterations than a low-tier prompt). A cancel can only reach
-        the handler: the task sets :attr:`_task` right before the handler runs,
-        and reaches teardown, which :meth:`cancel` leaves alone, without
-        pausing after the handler returns.
+        the handler: the task is recorded right before the handler runs, and
+        teardown, which :meth:`cancel` leaves alone, follows without pausing
+        after the handler returns. A second call raises ``TurnStateError``.
         """
-        if self._cancel_requested:  # cancelled while the turn was being set up
+        if self._state is TurnState.CANCELLING:  # cancelled while the turn was being set up
             await self.teardown()
             return "cancelled"
         # (given the loop, current_task() skips get_running_loop()'s getpid() on 3.11)
-        self._task = asyncio.current_task(self.client.connection.loop)
+        task = asyncio.current_task(self.client.connection.loop)
+        self._move(TurnEvent.START)
+        self._task = task
         return await run_turn(self, handler)
 
     async def teardown(self, *, quiet: bool = False) -> None:
@@ -735,32 +683,26 @@ class Turn:
 
         The runtime calls it when the handler is done (``quiet``: a closed
         connection is no error) or was cancelled before it ran; then
-        :meth:`wait` returns.
+        :meth:`wait` returns, also when teardown itself failed. A second call
+        raises ``TurnStateError``.
         """
-        if quiet:
-            try:
-                await self._release()
-            except ConnectionClosedError:
-                pass
-            self._finished = True
-        else:
-            await self._release()
-        self._torn_down = True
-        if self._done is not None:
-            self._done.set()
-
-    async def _release(self) -> None:
-        self._tearing_down = True
-        if self._live is not None:
-            await self._live.aclose()
-        if self.open_calls:
-            for call in list(self.open_calls.values()):
-                await call.close_quietly(None)
-        if self._terminals:
-            for term in list(self._terminals):
-                await term.close()
-            self._terminals.clear()
-        self._finished = True
+        self._move(TurnEvent.TEAR_DOWN)
+        try:
+            if self._live is not None:
+                await self._live.aclose()
+            if self.open_calls:
+                for call in list(self.open_calls.values()):
+                    await call.close_quietly(None)
+            if self._terminals:
+                for term in list(self._terminals):
+                    await term.close()  # (and is no longer held)
+        except ConnectionClosedError:
+            if not quiet:
+                raise
+        finally:
+            self._move(TurnEvent.FINISH)
+            if self._done is not None:
+                self._done.set()
 
 
 async def run_turn(turn: Turn, handler: PromptHandler) -> StopReason:
