@@ -208,8 +208,15 @@ async def _run(
     asgi: Any = ASGIWrapper(cast("Any", app))  # hypercorn's types are stricter than ASGI's
     state: dict[str, Any] = {}
 
+    class Served(TCPServer):
+        async def _read_data(self) -> None:
+            await super()._read_data()
+            # Nothing more can come (end of stream or a read error): let go of the socket
+            # now, not when the keep-alive timer would have.
+            await self.idle_task.stop()
+
     async def hypercorn_serves(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await TCPServer(asgi, loop, config, context, state, reader, writer)
+        await Served(asgi, loop, config, context, state, reader, writer)
 
     front = Front(
         app,
