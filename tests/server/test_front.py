@@ -200,7 +200,9 @@ async def test_a_client_sending_faster_than_the_endpoint_takes_is_paused_not_buf
                 return
             received.append(message["text"])
 
-    async def no_hand_off(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def no_hand_off(
+        app: object, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         writer.close()
 
     front = front_module.Front(

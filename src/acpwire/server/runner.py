@@ -21,8 +21,9 @@ Settings that matter to ACP, each with its reason:
   (``h11_max_incomplete_size``), and a connection with no request in progress
   is closed ``header_timeout`` seconds after it opened or after its last
   response ended (hypercorn's idle timer, which data arriving does not reset,
-  so a head sent a byte at a time is cut off there). The body has its own
-  deadline in the app (``Limits.body_timeout``).
+  so a head sent a byte at a time is cut off there). A TLS handshake has the
+  same ``header_timeout``. The body has its own deadline in the app
+  (``Limits.body_timeout``).
 * **Requests per connection.** hypercorn's default closes a connection after
   1,000 requests; over HTTP/2 that would take every open SSE stream of the
   connection with it after 1,000 POSTs. The bound here is the protocol's own:
@@ -58,7 +59,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .asgi import AcpAsgiApp
-from .front import Front
+from .front import ASGIApp, Front
 
 INSTALL_HINT = "serving ACP remotely needs the remote extra: pip install 'acpwire[remote]'"
 
@@ -67,6 +68,10 @@ HEADER_TIMEOUT = 10.0
 
 MAX_REQUESTS_PER_CONNECTION = 2**30
 """Effectively unbounded: HTTP/2 runs out of client stream ids at 2**30 requests."""
+
+BACKLOG = 2048
+"""Connections the kernel queues for the server to accept. A full queue drops new
+connection attempts, which clients retry only after a second or more."""
 
 log = logging.getLogger("acpwire.server")
 
@@ -95,7 +100,10 @@ def _hypercorn() -> Any:
         import hypercorn.config as config
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(INSTALL_HINT) from exc
-    _no_unasked_compression()
+    if not _hooked:
+        _no_unasked_compression()
+        _h2_early_answers()
+        _hooked.append(True)
     return config
 
 
@@ -117,8 +125,10 @@ def _config(
     if tls is not None:
         config.certfile = tls.certfile
         config.keyfile = tls.keyfile
-    # Read by the hook installed by _no_unasked_compression().
+    # Read by the hooks installed by _hypercorn(): other hypercorn configs keep
+    # hypercorn's behaviour.
     config.acpwire_websocket_compression = websocket_compression
+    config.acpwire_h2_drain_bytes = 4 * limits.max_message_size
     return config
 
 
@@ -133,8 +143,6 @@ def _no_unasked_compression() -> None:
     the handshake is answered when the server's config (ours only: other
     hypercorn configs keep hypercorn's behaviour) has compression off.
     """
-    if _hooked:
-        return
     from hypercorn.protocol import ws_stream
 
     stream_class: Any = ws_stream.WSStream
@@ -146,7 +154,61 @@ def _no_unasked_compression() -> None:
         await accept(stream, message)
 
     stream_class._accept = _accept
-    _hooked.append(True)
+
+
+def _h2_early_answers() -> None:
+    """Let an HTTP/2 request be answered before its body has come, as RFC 9113 8.1 allows.
+
+    hypercorn 0.18 (the latest) forgets a stream once its answer is sent, and then takes
+    a DATA frame the client still sends on it for a ``KeyError`` in the connection's
+    read loop: the TCP connection ends, and every SSE stream on it. An early answer is
+    what the endpoint gives a POST it refuses before reading the body (413 for a
+    declared length, 415, 401). With the hook, the rest of such a body is read and
+    dropped (flow control counts it, so the client can finish sending and then read the
+    answer, as httpx does), up to ``config.acpwire_h2_drain_bytes`` per stream; past that
+    the stream is reset with NO_ERROR, which asks the client to stop sending.
+    """
+    import h2.errors
+    import h2.events
+    import h2.exceptions
+    from hypercorn.protocol import h2 as hypercorn_h2
+
+    protocol_class: Any = hypercorn_h2.H2Protocol
+    handle_events: Callable[[Any, list[Any]], Awaitable[None]] = protocol_class._handle_events
+
+    def drop(protocol: Any, event: Any, budget: int) -> None:
+        connection = protocol.connection
+        connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        dropped: dict[int, int] = protocol.__dict__.setdefault("acpwire_dropped", {})
+        total = dropped.get(event.stream_id, 0) + event.flow_controlled_length
+        if event.stream_ended is not None:
+            dropped.pop(event.stream_id, None)
+        elif total > budget:
+            dropped.pop(event.stream_id, None)
+            with contextlib.suppress(h2.exceptions.ProtocolError):
+                connection.reset_stream(event.stream_id, h2.errors.ErrorCodes.NO_ERROR)
+        else:
+            dropped[event.stream_id] = total
+
+    async def _handle_events(protocol: Any, events: list[Any]) -> None:
+        budget: int | None = getattr(protocol.config, "acpwire_h2_drain_bytes", None)
+        if budget is None:
+            await handle_events(protocol, events)
+            return
+        # One at a time: handling one event can answer and forget a stream the next is for.
+        for event in events:
+            if (
+                isinstance(event, h2.events.DataReceived)
+                and event.stream_id not in protocol.streams
+            ):
+                drop(protocol, event, budget)
+            else:
+                if isinstance(event, h2.events.StreamReset):
+                    protocol.__dict__.get("acpwire_dropped", {}).pop(event.stream_id, None)
+                await handle_events(protocol, [event])
+        await protocol._flush()  # h2 may answer frames that made no event
+
+    protocol_class._handle_events = _handle_events
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
@@ -160,7 +222,7 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     # Listening now lets clients queue in the backlog until the server accepts them.
-    sock.listen(2048)
+    sock.listen(BACKLOG)
     sock.set_inheritable(True)
     return sock
 
@@ -205,7 +267,6 @@ async def _run(
     config = _config(app, tls, header_timeout, websocket_compression)
     loop = asyncio.get_running_loop()
     context = WorkerContext(None)
-    asgi: Any = ASGIWrapper(cast("Any", app))  # hypercorn's types are stricter than ASGI's
     state: dict[str, Any] = {}
 
     class Served(TCPServer):
@@ -215,22 +276,28 @@ async def _run(
             # now, not when the keep-alive timer would have.
             await self.idle_task.stop()
 
-    async def hypercorn_serves(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def hypercorn_serves(
+        served: ASGIApp, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        asgi: Any = ASGIWrapper(cast("Any", served))  # hypercorn's types are stricter
         await Served(asgi, loop, config, context, state, reader, writer)
 
+    limits = app.host.limits
     front = Front(
         app,
         hypercorn_serves,
         header_timeout=header_timeout,
-        max_message_size=app.host.limits.max_message_size,
+        max_message_size=limits.max_message_size,
         compression=websocket_compression,
+        max_waiting=limits.max_waiting_connections,
+        max_waiting_per_address=limits.max_waiting_per_address,
     )
     server = await loop.create_server(
         front.protocol,
         sock=sock,
-        backlog=config.backlog,
+        backlog=BACKLOG,  # create_server listens again, with this
         ssl=config.create_ssl_context() if tls is not None else None,
-        ssl_handshake_timeout=config.ssl_handshake_timeout if tls is not None else None,
+        ssl_handshake_timeout=header_timeout if tls is not None else None,
     )
     try:
         if started is not None:
