@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import resource
 
 import pytest
 
@@ -85,3 +86,61 @@ async def test_the_sockets_of_http_clients_that_left_are_released_at_once() -> N
             await asyncio.gather(*(one_client(serve) for _ in range(10)))
         # The bound the issue asks for; the server only has to read the last clients' EOFs.
         assert await settled(pid, idle, 1.0) <= idle
+
+
+def room_for_sockets(count: int) -> None:
+    """Let this process open ``count`` more descriptors, or skip the test."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = count + 256
+    if soft < wanted:
+        if hard != resource.RLIM_INFINITY and hard < wanted:
+            pytest.skip(f"this test opens {count} sockets; the descriptor limit is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+async def authenticated_request(serve: Serve) -> tuple[int, float]:
+    """A new client's POST initialize on a new socket: its status and how long it took."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(*address(serve)), TIMEOUT)
+    try:
+        status, _, _ = await exchange(
+            reader,
+            writer,
+            f"POST /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {serve.token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(INIT)}\r\n".encode(),
+            INIT,
+        )
+    finally:
+        writer.close()
+    return status, loop.time() - started
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sources", [1, 20], ids=["one-address", "twenty-addresses"])
+async def test_idle_sockets_without_a_token_do_not_keep_authenticated_clients_waiting(
+    sources: int,
+) -> None:
+    """1,100 idle sockets against a server that may open 1,024 descriptors: they used to
+    take every descriptor, and authenticated clients waited 5-8 s (or timed out) in a
+    listen queue the server could not accept from. The server now closes the oldest
+    waiting sockets past 64 per address and 256 in all, and a new client is served at once.
+    From one address the per-address cap sheds; from twenty (55 each, under it) the total
+    cap does."""
+    room_for_sockets(1100)
+    async with acp_serve("--demo", fd_limit=1024) as serve:
+        assert (await authenticated_request(serve))[0] == 200  # what the first one loads
+        idle = []
+        try:
+            for i in range(1100):
+                source = (f"127.0.0.{2 + i % sources}" if sources > 1 else "127.0.0.1", 0)
+                idle.append(await asyncio.open_connection(*address(serve), local_addr=source))
+            answers = [await authenticated_request(serve) for _ in range(5)]
+            assert [status for status, _ in answers] == [200] * 5
+            # The issue asks for 1 s. Served at once this takes milliseconds; a client that
+            # has to wait for the server to accept it loses whole seconds (SYN retries).
+            assert max(took for _, took in answers) < 1.0, answers
+            assert open_fds(serve.proc.pid) < 256 + 64  # the waiting ones and the server's own
+        finally:
+            for _, writer in idle:
+                writer.close()
