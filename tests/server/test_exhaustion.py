@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import resource
 
 import pytest
 
-from ._serve import TIMEOUT, Serve, acp_serve, open_fds
+from ._serve import TIMEOUT, Serve, acp_serve, open_fds, rss
 
+MiB = 1024 * 1024
+CLOSE_1008 = (1008).to_bytes(2, "big") + b"pings faster than the pongs are read"
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
 
 
@@ -144,3 +147,71 @@ async def test_idle_sockets_without_a_token_do_not_keep_authenticated_clients_wa
         finally:
             for _, writer in idle:
                 writer.close()
+
+
+def ping(payload: bytes) -> bytes:
+    """A client's WebSocket ping frame (masked, as a client's frames must be)."""
+    mask = b"\x01\x02\x03\x04"
+    masked = bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
+    return bytes([0x89, 0x80 | len(payload)]) + mask + masked
+
+
+class Peak:
+    """Samples the resident memory of a process until stopped; ``high`` is the most seen."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.high = rss(pid)
+        self._task = asyncio.ensure_future(self._sample())
+
+    async def _sample(self) -> None:
+        while True:
+            self.high = max(self.high, rss(self.pid))
+            await asyncio.sleep(0.02)
+
+    async def stop(self) -> int:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self.high = max(self.high, rss(self.pid))
+        return self.high
+
+
+@pytest.mark.slow
+async def test_a_client_that_pings_and_never_reads_is_closed_with_1008() -> None:
+    """A token holder sends a million pings (125-byte payloads) and reads nothing: every
+    pong used to stay in the server's write buffer (+117 MiB for a million). Pongs owed to a
+    client that does not read now count against 1 MiB; past it the socket is closed with
+    1008, and the server's memory stays within 64 MiB of idle."""
+    async with acp_serve("-v", "--demo") as serve:
+        reader, writer = await asyncio.open_connection(*address(serve))
+        writer.write(
+            b"GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            + f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {serve.token}\r\n\r\n".encode()
+        )
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
+        assert head.startswith(b"HTTP/1.1 101 ")
+        peak = Peak(serve.proc.pid)
+        idle = peak.high
+
+        async def flood() -> None:
+            burst = ping(b"p" * 125) * 1000
+            for _ in range(1000):
+                writer.write(burst)
+                await writer.drain()
+
+        flooding = asyncio.ensure_future(flood())
+        closed = asyncio.ensure_future(serve.wait_for_line(r"it pings and does not read"))
+        try:
+            await asyncio.wait({flooding, closed}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            assert await peak.stop() - idle < 64 * MiB
+            assert closed.done(), "a million pings went through and the socket stayed open"
+            # Now read: the pongs written before the close, then the close frame, then EOF.
+            received = await asyncio.wait_for(reader.read(), TIMEOUT)
+            close = bytes([0x88, len(CLOSE_1008)]) + CLOSE_1008
+            assert received.endswith(close)
+        finally:
+            for task in (flooding, closed):
+                task.cancel()
+            writer.close()

@@ -507,6 +507,10 @@ class WebSocket(asyncio.BufferedProtocol):
                 self._handshake(event)
         if self._pongs_owed > PONG_BUDGET:
             self._pongs_owed = 0
+            log.info(
+                "closed the WebSocket of %s (1008): it pings and does not read",
+                self.arrival.address,
+            )
             self.protocol.fail(1008, "pings faster than the pongs are read")
             self._disconnected(1008)
         self._flush()
@@ -603,13 +607,20 @@ class WebSocket(asyncio.BufferedProtocol):
 
     def _flush(self) -> None:
         transport = self.transport
+        ending = False
         for data in self.protocol.data_to_send():
             if data:
                 transport.write(data)
+            elif transport.can_write_eof():
+                # websockets' end-of-stream marker: the server ends the TCP connection. By
+                # half-closing, then reading (websockets drops it) until the client closes
+                # too: a socket closed with unread data sends a reset, which can destroy
+                # the close frame before the client reads it.
+                transport.write_eof()
+                ending = True
             else:
-                # websockets' end-of-stream marker: a server closes the TCP connection.
                 transport.close()
-        if self.protocol.close_expected() and self._close_timer is None:
+        if (ending or self.protocol.close_expected()) and self._close_timer is None:
             self._close_timer = self._loop.call_later(CLOSE_TIMEOUT, transport.abort)
 
     # -- the ASGI side -------------------------------------------------------------------
