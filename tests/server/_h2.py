@@ -44,6 +44,8 @@ class H2Client:
         self.terminated: int | None = None
         """The error code of the server's GOAWAY, or -1 when the socket ended."""
         self.changed = asyncio.Event()
+        self.granting = True
+        """Whether what the server sends is acknowledged (else its windows run out)."""
         self._reading: asyncio.Task[None] | None = None
 
     @classmethod
@@ -91,7 +93,8 @@ class H2Client:
             stream.headers = headers
         elif isinstance(event, h2.events.DataReceived) and stream is not None:
             stream.body += event.data or b""
-            self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            if self.granting:
+                self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
         elif isinstance(event, h2.events.StreamEnded) and stream is not None:
             stream.ended = True
         elif isinstance(event, h2.events.StreamReset) and stream is not None:
@@ -107,21 +110,23 @@ class H2Client:
         self.changed = asyncio.Event()
 
     def request(
-        self, method: str, path: str, headers: Sequence[tuple[str, str]], *, end: bool = True
+        self,
+        method: str,
+        path: str,
+        headers: Sequence[tuple[str, str]],
+        *,
+        end: bool = True,
+        protocol: str | None = None,
     ) -> int:
-        """Send a request's HEADERS (and END_STREAM with ``end``); its stream id."""
+        """Send a request's HEADERS (and END_STREAM with ``end``); its stream id.
+        ``protocol``: an extended CONNECT's ``:protocol`` (RFC 8441)."""
         stream_id = self.h2.get_next_available_stream_id()
         self.streams[stream_id] = Stream()
+        pseudo = [(":method", method), (":path", path), (":scheme", "http")]
+        if protocol is not None:
+            pseudo.append((":protocol", protocol))
         self.h2.send_headers(
-            stream_id,
-            [
-                (":method", method),
-                (":path", path),
-                (":scheme", "http"),
-                (":authority", "127.0.0.1"),
-                *headers,
-            ],
-            end_stream=end,
+            stream_id, [*pseudo, (":authority", "127.0.0.1"), *headers], end_stream=end
         )
         self._flush()
         return stream_id

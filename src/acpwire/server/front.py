@@ -94,6 +94,9 @@ PONG_BUDGET = 1024 * 1024
 """Bytes of pongs a WebSocket may owe a client that does not read (written while the
 socket's buffer is over its high-water mark) before it is closed with 1008."""
 
+WEBSOCKET_ALONE = "a WebSocket is served as the first request of an HTTP/1.1 connection"
+"""The answer to an upgrade the front does not see (see :meth:`Front.app_for`)."""
+
 _UPGRADE = re.compile(rb"\r\nupgrade:[ \t]*websocket[ \t]*\r\n", re.IGNORECASE)
 _GET = b"GET "
 
@@ -180,6 +183,12 @@ class Front:
                 await refuse(scope, receive, send, 431, "request head too large")
                 return
             extensions = scope.get("extensions") or {}
+            if scope["type"] == "websocket" and DIRECT not in extensions:
+                # hypercorn's: over HTTP/2 (RFC 8441, not offered: runner.py), or an upgrade
+                # after other requests on one HTTP/1.1 connection. Only this front's
+                # WebSockets bound what a client that does not read can cost (PONG_BUDGET).
+                await refuse(scope, receive, send, 400, WEBSOCKET_ALONE)
+                return
             await app({**scope, "extensions": {**extensions, ADMIT: admit}}, receive, send)
 
         return serve

@@ -103,6 +103,7 @@ def _hypercorn() -> Any:
     if not _hooked:
         _no_unasked_compression()
         _h2_early_answers()
+        _no_websocket_over_h2()
         _hooked.append(True)
     return config
 
@@ -129,6 +130,7 @@ def _config(
     # hypercorn's behaviour.
     config.acpwire_websocket_compression = websocket_compression
     config.acpwire_h2_drain_bytes = 4 * limits.max_message_size
+    config.acpwire_no_websocket_over_h2 = True
     return config
 
 
@@ -209,6 +211,37 @@ def _h2_early_answers() -> None:
         await protocol._flush()  # h2 may answer frames that made no event
 
     protocol_class._handle_events = _handle_events
+
+
+def _no_websocket_over_h2() -> None:
+    """Serve WebSockets on HTTP/1.1 only: do not offer RFC 8441 (extended CONNECT) on h2.
+
+    hypercorn 0.18 answers a client's ping from its connection's read loop into a stream
+    buffer that grows without bound while the client grants no flow-control window (a
+    million pings: +31 MiB and counting), and making that write wait would stall the read
+    loop that the client's window updates come through. The front's WebSockets bound
+    what a client that does not read can cost (:data:`~.front.PONG_BUDGET`); no ACP client
+    needs the HTTP/2 form (the ``websockets`` package, and browsers behind the proxy they
+    need to send a token, use HTTP/1.1). A client that tries anyway is answered 400 by the
+    front (:meth:`~.front.Front.app_for`).
+    """
+    import h2.settings
+    from hypercorn.protocol import h2 as hypercorn_h2
+
+    protocol_class: Any = hypercorn_h2.H2Protocol
+    init: Callable[..., None] = protocol_class.__init__
+
+    def __init__(protocol: Any, *args: Any, **kwargs: Any) -> None:
+        init(protocol, *args, **kwargs)
+        if getattr(protocol.config, "acpwire_no_websocket_over_h2", False):
+            codes = h2.settings.SettingCodes
+            values = dict(protocol.connection.local_settings.items())
+            values.pop(codes.ENABLE_CONNECT_PROTOCOL, None)
+            protocol.connection.local_settings = h2.settings.Settings(
+                client=False, initial_values=values
+            )
+
+    protocol_class.__init__ = __init__
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
