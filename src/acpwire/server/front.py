@@ -16,8 +16,10 @@ a refusal uses the ASGI ``websocket.http.response`` extension, as under hypercor
 
 Every other connection goes to hypercorn with the bytes already read: HTTP/1.1
 requests other than an upgrade (and every later request on that connection),
-HTTP/2 with prior knowledge, TLS connections that chose ``h2`` by ALPN (a WebSocket
-over HTTP/2, RFC 8441, stays hypercorn's), and anything that is not HTTP at all.
+HTTP/2 with prior knowledge, TLS connections that chose ``h2`` by ALPN, and anything
+that is not HTTP at all. A WebSocket that reaches hypercorn (an upgrade after other
+requests on one connection, or RFC 8441 over HTTP/2, which is not offered) is refused
+with 400: the rules below hold only here.
 
 The rules hypercorn follows are kept (:mod:`.runner` sets them): a request head has
 ``header_timeout`` seconds and 16 KiB to arrive; an incoming message larger than

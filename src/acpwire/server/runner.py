@@ -2,8 +2,8 @@
 
 Why hypercorn (docs/remote.md compares the others): it is the one Python ASGI
 server that speaks HTTP/1.1, HTTP/2 with TLS (ALPN ``h2``), HTTP/2 without TLS
-(h2c, prior knowledge and ``Upgrade: h2c``) and WebSocket (over HTTP/1.1 and
-HTTP/2, RFC 8441) on the same socket, runs inside the caller's asyncio loop
+(h2c, prior knowledge and ``Upgrade: h2c``) and WebSocket on the same socket,
+runs inside the caller's asyncio loop
 (so :func:`serve_in_background` can host an endpoint in a test or an
 application), and supports the ASGI ``websocket.http.response`` extension the
 security middleware uses to refuse an upgrade with 401. uvicorn speaks only
