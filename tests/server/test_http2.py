@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from engine.agent_program import EngineTestAgent
 from engine.test_behaviour import RecordingClient
 
 from acpwire import schema as s
@@ -303,3 +304,61 @@ async def test_the_dropped_rest_of_a_refused_body_is_bounded_over_http2() -> Non
             ok = client.request("POST", "/acp", headers[:2], end=False)
             client.data(ok, INIT, end=True)
             assert (await client.until(ok, "ended")).status == 200
+
+
+class Counting(EngineTestAgent):
+    """``stream N`` that counts the updates the endpoint has taken from it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent = 0
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        text = "".join(b.text for b in params.prompt if isinstance(b, s.TextContent))
+        for i in range(int(text.split()[1])):
+            await self.client.session_update(
+                params.session_id, s.AgentMessageChunk(content=s.TextContent(text=f"chunk {i}"))
+            )
+            self.sent += 1
+        return s.PromptResponse(stop_reason="end_turn")
+
+
+async def test_a_client_that_grants_no_window_holds_up_its_agent_not_the_servers_memory() -> None:
+    """An HTTP/2 client that reads nothing of its session stream (no WINDOW_UPDATE) while its
+    agent streams 200,000 updates: hypercorn 0.18 kept every one in the stream's send buffer
+    (+43 MiB, and on), past the endpoint's bounded queues. Now its buffer makes the writer
+    wait, the queues fill, and the agent waits too."""
+    agent = Counting()
+    async with serve_in_background(asgi_app(lambda: agent, auth=[TOKEN])) as served:
+        host, port = served.url.split("/")[2].split(":")
+        auth = [("authorization", f"Bearer {TOKEN}")]
+        json = [*auth, ("content-type", "application/json")]
+        async with H2Client.connect(host, int(port)) as client:
+            init = client.request("POST", "/acp", json, end=False)
+            client.data(init, INIT, end=True)
+            answer = await client.until(init, "ended")
+            conn = [("acp-connection-id", answer.headers[b"acp-connection-id"].decode())]
+            events = [*auth, *conn, ("accept", "text/event-stream")]
+            connection_stream = client.request("GET", "/acp", events)
+            new = client.request("POST", "/acp", [*json, *conn], end=False)
+            client.data(new, NEW_SESSION, end=True)
+            while b'"sessionId":"s1"' not in client.streams[connection_stream].body:
+                await client.until(connection_stream, "body")
+                await asyncio.sleep(0.01)
+            session = [("acp-session-id", "s1")]
+            session_stream = client.request("GET", "/acp", [*events, *session])
+            assert (await client.until(session_stream, "status")).status == 200
+            client.granting = False
+            prompt = client.request("POST", "/acp", [*json, *conn, *session], end=False)
+            client.data(prompt, PROMPT.replace(b"stream 3", b"stream 200000"), end=True)
+
+            async def stalled() -> None:
+                # Until the agent finishes (what used to happen), or stops making progress.
+                before = -1
+                while agent.sent != before and agent.sent < 200_000:
+                    before = agent.sent
+                    await asyncio.sleep(0.5)
+
+            await asyncio.wait_for(stalled(), 60)
+            # What the endpoint's queues hold (256 messages) and the buffers in between.
+            assert agent.sent < 2_000

@@ -104,6 +104,7 @@ def _hypercorn() -> Any:
         _no_unasked_compression()
         _h2_early_answers()
         _no_websocket_over_h2()
+        _h2_back_pressure()
         _hooked.append(True)
     return config
 
@@ -131,6 +132,7 @@ def _config(
     config.acpwire_websocket_compression = websocket_compression
     config.acpwire_h2_drain_bytes = 4 * limits.max_message_size
     config.acpwire_no_websocket_over_h2 = True
+    config.acpwire_h2_back_pressure = True
     return config
 
 
@@ -242,6 +244,44 @@ def _no_websocket_over_h2() -> None:
             )
 
     protocol_class.__init__ = __init__
+
+
+def _h2_back_pressure() -> None:
+    """Make an HTTP/2 response wait while its stream's send buffer is full.
+
+    hypercorn 0.18 means to pause a writer once a stream's buffer holds 32 KiB, until it
+    is under 16 KiB; but its sender resumes writers whenever it takes less than 16 KiB
+    out, also when flow control lets it take nothing. A client that grants no window
+    then made the server keep everything its streams were sent (200,000 updates: +43 MiB,
+    and on), past the endpoint's bounded queues. Here the writer resumes only once the
+    buffer is under 16 KiB, so the endpoint's queues and the agent wait instead. Only
+    the app's tasks write response bodies, never the connection's read loop (WebSockets
+    are not served over HTTP/2), so the wait cannot hold up the window updates it needs.
+    """
+    from hypercorn.protocol import h2 as hypercorn_h2
+
+    low_water = hypercorn_h2.BUFFER_LOW_WATER
+
+    class Bounded(hypercorn_h2.StreamBuffer):
+        async def pop(self, max_length: int) -> bytes:
+            length = min(len(self.buffer), max_length)
+            data = bytes(self.buffer[:length])
+            del self.buffer[:length]
+            if len(self.buffer) < low_water:
+                await self._paused.set()
+            if not self.buffer:
+                await self._is_empty.set()
+            return data
+
+    protocol_class: Any = hypercorn_h2.H2Protocol
+    create_stream: Callable[[Any, Any], Awaitable[None]] = protocol_class._create_stream
+
+    async def _create_stream(protocol: Any, request: Any) -> None:
+        await create_stream(protocol, request)
+        if getattr(protocol.config, "acpwire_h2_back_pressure", False):
+            protocol.stream_buffers[request.stream_id] = Bounded(protocol.context.event_class)
+
+    protocol_class._create_stream = _create_stream
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
