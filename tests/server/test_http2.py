@@ -218,6 +218,17 @@ def test_a_cookie_that_is_not_name_equals_value_is_refused() -> None:
             asgi_app(Agents(), auth=[TOKEN], cookie=bad)
 
 
+async def answered(client: H2Client, stream_id: int, text: bytes) -> None:
+    """Wait (bounded) until ``text`` has come on the stream."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while text not in client.streams[stream_id].body:
+        assert loop.time() < deadline, client.streams[stream_id].body
+        stream = client.streams[stream_id]
+        stream.changed.clear()
+        await asyncio.wait_for(stream.changed.wait(), TIMEOUT)
+
+
 async def test_an_early_answer_does_not_end_the_other_streams_of_the_connection() -> None:
     """413 (declared length) and 415 are answered before the body is read; the client's
     DATA frames for those streams arrive after the answer. hypercorn 0.18 then failed the
@@ -240,8 +251,7 @@ async def test_an_early_answer_does_not_end_the_other_streams_of_the_connection(
             new = client.request("POST", "/acp", [*json, *conn], end=False)
             client.data(new, NEW_SESSION, end=True)
             assert (await client.until(new, "ended")).status == 202
-            await client.until(connection_stream, "body")
-            assert b'"sessionId":"s1"' in client.streams[connection_stream].body
+            await answered(client, connection_stream, b'"sessionId":"s1"')
             session = [("acp-session-id", "s1")]
             session_stream = client.request("GET", "/acp", [*events, *session])
             assert (await client.until(session_stream, "status")).status == 200
@@ -257,12 +267,7 @@ async def test_an_early_answer_does_not_end_the_other_streams_of_the_connection(
             client.data(prompt, PROMPT, end=True)
             assert (await client.until(prompt, "ended")).status == 202
 
-            async def delivered() -> None:
-                while b"chunk 2" not in client.streams[session_stream].body:
-                    await client.until(session_stream, "body")
-                    await asyncio.sleep(0.01)
-
-            await asyncio.wait_for(delivered(), TIMEOUT)
+            await answered(client, session_stream, b"chunk 2")
             assert client.terminated is None
             assert not client.streams[session_stream].ended
             assert not client.streams[connection_stream].ended
@@ -342,9 +347,7 @@ async def test_a_client_that_grants_no_window_holds_up_its_agent_not_the_servers
             connection_stream = client.request("GET", "/acp", events)
             new = client.request("POST", "/acp", [*json, *conn], end=False)
             client.data(new, NEW_SESSION, end=True)
-            while b'"sessionId":"s1"' not in client.streams[connection_stream].body:
-                await client.until(connection_stream, "body")
-                await asyncio.sleep(0.01)
+            await answered(client, connection_stream, b'"sessionId":"s1"')
             session = [("acp-session-id", "s1")]
             session_stream = client.request("GET", "/acp", [*events, *session])
             assert (await client.until(session_stream, "status")).status == 200

@@ -105,6 +105,7 @@ def _hypercorn() -> Any:
         _h2_early_answers()
         _no_websocket_over_h2()
         _h2_back_pressure()
+        _no_full_queue_at_the_end()
         _hooked.append(True)
     return config
 
@@ -133,6 +134,7 @@ def _config(
     config.acpwire_h2_drain_bytes = 4 * limits.max_message_size
     config.acpwire_no_websocket_over_h2 = True
     config.acpwire_h2_back_pressure = True
+    config.acpwire_no_full_queue_at_the_end = True
     return config
 
 
@@ -282,6 +284,34 @@ def _h2_back_pressure() -> None:
             protocol.stream_buffers[request.stream_id] = Bounded(protocol.context.event_class)
 
     protocol_class._create_stream = _create_stream
+
+
+def _no_full_queue_at_the_end() -> None:
+    """Let a request answered before its body was read end, whatever its body filled.
+
+    hypercorn 0.18 tells the app its request has ended (``http.disconnect``) by putting
+    that message in the app's receive queue, from the app's own last ``send``, and waits
+    while the queue is full: the body chunks that filled it are the app's to read, and
+    the app is waiting in that ``send``. A POST refused (413) with ten chunks of its body
+    queued never got its answer (on Python 3.10 every time). The oldest chunk is dropped
+    to make room: the app is done with the body, or the client is gone.
+    """
+    from hypercorn.protocol import http_stream
+    from hypercorn.protocol.events import StreamClosed
+
+    stream_class: Any = http_stream.HTTPStream
+    handle: Callable[[Any, Any], Awaitable[None]] = stream_class.handle
+
+    async def _handle(stream: Any, event: Any) -> None:
+        if isinstance(event, StreamClosed) and getattr(
+            stream.config, "acpwire_no_full_queue_at_the_end", False
+        ):
+            queue = getattr(getattr(stream, "app_put", None), "__self__", None)
+            if isinstance(queue, asyncio.Queue) and queue.full():
+                queue.get_nowait()
+        await handle(stream, event)
+
+    stream_class.handle = _handle
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
