@@ -96,7 +96,7 @@ PONG_BUDGET = 1024 * 1024
 """Bytes of pongs a WebSocket may owe a client that does not read (written while the
 socket's buffer is over its high-water mark) before it is closed with 1008."""
 
-WEBSOCKET_ALONE = "a WebSocket is served as the first request of an HTTP/1.1 connection"
+_WEBSOCKET_ALONE = "a WebSocket is served as the first request of an HTTP/1.1 connection"
 """The answer to an upgrade the front does not see (see :meth:`Front.app_for`)."""
 
 _UPGRADE = re.compile(rb"\r\nupgrade:[ \t]*websocket[ \t]*\r\n", re.IGNORECASE)
@@ -186,10 +186,10 @@ class Front:
                 return
             extensions = scope.get("extensions") or {}
             if scope["type"] == "websocket" and DIRECT not in extensions:
-                # hypercorn's: over HTTP/2 (RFC 8441, not offered: runner.py), or an upgrade
+                # hypercorn's: over HTTP/2 (RFC 8441, not offered: hypercorn_hooks.py), or an upgrade
                 # after other requests on one HTTP/1.1 connection. Only this front's
                 # WebSockets bound what a client that does not read can cost (PONG_BUDGET).
-                await refuse(scope, receive, send, 400, WEBSOCKET_ALONE)
+                await refuse(scope, receive, send, 400, _WEBSOCKET_ALONE)
                 return
             await app({**scope, "extensions": {**extensions, ADMIT: admit}}, receive, send)
 
@@ -242,8 +242,6 @@ class _Sniffer(asyncio.Protocol):
         self.transport = transport
         self.arrival = Arrival(self.front, transport)
         self.front.arrived(self.arrival)
-        if transport.is_closing():
-            return  # shed at once: over the caps, the newest is the oldest of nobody
         tls = transport.get_extra_info("ssl_object")
         if tls is not None and tls.selected_alpn_protocol() == "h2":
             self._hand_off()
