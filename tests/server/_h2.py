@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 import h2.config
@@ -50,7 +50,7 @@ class H2Client:
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def connect(cls, host: str, port: int):  # type: ignore[no-untyped-def]
+    async def connect(cls, host: str, port: int) -> AsyncIterator[H2Client]:
         reader, writer = await asyncio.open_connection(host, port)
         client = cls(reader, writer)
         client.h2.initiate_connection()
