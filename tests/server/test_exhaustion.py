@@ -181,7 +181,7 @@ class Peak:
 async def test_a_client_that_pings_and_never_reads_is_closed_with_1008() -> None:
     """A token holder sends a million pings (125-byte payloads) and reads nothing: every
     pong used to stay in the server's write buffer (+117 MiB for a million). Pongs owed to a
-    client that does not read now count against 1 MiB; past it the socket is closed with
+    client that does not read now count against 256 KiB; past it the socket is closed with
     1008, and the server's memory stays within 64 MiB of idle."""
     async with acp_serve("-v", "--demo") as serve:
         reader, writer = await asyncio.open_connection(*address(serve))

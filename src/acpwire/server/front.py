@@ -92,9 +92,11 @@ sockets share (the read is copied out at once). asyncio's own reads allocate
 LINGER = 2.0
 """Seconds a closed connection whose client is still sending is read (and what is read
 dropped) before its socket closes; Apache's lingering close waits as long."""
-PONG_BUDGET = 1024 * 1024
+PONG_BUDGET = 256 * 1024
 """Bytes of pongs a WebSocket may owe a client that does not read (written while the
-socket's buffer is over its high-water mark) before it is closed with 1008."""
+socket's buffer is over its high-water mark) before it is closed with 1008. A client
+that reads owes nothing; the 100 connections one principal may open then hold at most
+about 32 MiB of pongs and buffers in all."""
 
 _WEBSOCKET_ALONE = "a WebSocket is served as the first request of an HTTP/1.1 connection"
 """The answer to an upgrade the front does not see (see :meth:`Front.app_for`)."""
