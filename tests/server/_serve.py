@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import re
+import resource
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from cli.processes import alive
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "engine" / "agent_program.py"
 HOSTILE = ROOT / "tests" / "server" / "hostile_agent.py"
+ENV_AGENT = ROOT / "tests" / "server" / "env_agent.py"
 TIMEOUT = 15.0
 TOKEN_ENV = "ACP_SERVE_TOKEN"
 
@@ -58,9 +60,17 @@ async def _drain(serve: Serve, stream: asyncio.StreamReader) -> None:
 
 @contextlib.asynccontextmanager
 async def acp_serve(
-    *args: str, env: dict[str, str] | None = None, port: str = "0"
+    *args: str, env: dict[str, str] | None = None, port: str = "0", fd_limit: int | None = None
 ) -> AsyncIterator[Serve]:
-    """``acp serve --port PORT ARGS...``; reads the address (and a generated token)."""
+    """``acp serve --port PORT ARGS...``; reads the address (and a generated token).
+
+    ``fd_limit``: the server may open at most this many descriptors (RLIMIT_NOFILE).
+    """
+
+    def limit_fds() -> None:
+        if fd_limit is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -73,6 +83,7 @@ async def acp_serve(
         stderr=asyncio.subprocess.PIPE,
         # The caller's own ACP_SERVE_TOKEN must not change what the tests see.
         env={**os.environ, "PYTHONPATH": str(ROOT / "src"), TOKEN_ENV: "", **(env or {})},
+        preexec_fn=limit_fds if fd_limit is not None else None,
     )
     assert proc.stderr is not None
     serve = Serve(proc, "", None)
@@ -93,6 +104,19 @@ async def acp_serve(
             proc.send_signal(signal.SIGTERM)
         await asyncio.wait_for(proc.wait(), TIMEOUT)
         await asyncio.wait_for(drain, TIMEOUT)
+
+
+def open_fds(pid: int) -> int:
+    """How many descriptors process ``pid`` has open (Linux /proc)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def rss(pid: int) -> int:
+    """Resident memory of process ``pid``, in bytes (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for process {pid}")
 
 
 def children(pid: int) -> set[int]:

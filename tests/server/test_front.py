@@ -19,11 +19,17 @@ from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
 from acpwire.transports.websocket import connect_websocket
 
 from ._agents import Agents
+from ._h2 import H2Client
 
 TIMEOUT = 10
 TOKEN = "front-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 INIT = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
+UPGRADE = (
+    b"GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+    + f"Authorization: Bearer {TOKEN}\r\n\r\n".encode()
+)
 
 
 @contextlib.asynccontextmanager
@@ -200,7 +206,9 @@ async def test_a_client_sending_faster_than_the_endpoint_takes_is_paused_not_buf
                 return
             received.append(message["text"])
 
-    async def no_hand_off(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def no_hand_off(
+        app: object, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         writer.close()
 
     front = front_module.Front(
@@ -234,3 +242,36 @@ async def test_a_client_sending_faster_than_the_endpoint_takes_is_paused_not_buf
     finally:
         server.close()
         await front.wait_closed(TIMEOUT)
+
+
+async def test_websockets_the_front_does_not_see_are_refused() -> None:
+    """Only the front's WebSockets bound the pongs a client that does not read is owed
+    (tests/server/test_exhaustion.py). hypercorn's would take an upgrade sent after other
+    requests on one HTTP/1.1 connection, or an RFC 8441 CONNECT over HTTP/2 (there a ping
+    flood grew the server by 31 MiB a million): those are refused with 400, and HTTP/2
+    does not offer extended CONNECT at all."""
+    async with serving() as served:
+        host, port = served.url.split("/")[2].split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(
+            f"GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode()
+        )
+        assert b" 406 " in await asyncio.wait_for(reader.readline(), TIMEOUT)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
+        size = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        await asyncio.wait_for(reader.readexactly(size), TIMEOUT)  # the 406's body
+        writer.write(UPGRADE)
+        assert b" 400 " in await asyncio.wait_for(reader.readline(), TIMEOUT)
+        writer.close()
+
+        async with H2Client.connect(host, int(port)) as client:
+            stream = client.request(
+                "CONNECT",
+                "/acp",
+                [("authorization", f"Bearer {TOKEN}"), ("sec-websocket-version", "13")],
+                end=False,
+                protocol="websocket",
+            )
+            assert (await client.until(stream, "status")).status == 400
+            assert client.h2.remote_settings.get(8, 0) == 0  # ENABLE_CONNECT_PROTOCOL
+        assert served.app.host.connections == {}

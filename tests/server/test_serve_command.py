@@ -26,7 +26,7 @@ from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
-from ._serve import PROGRAM, TIMEOUT, acp_serve, children, wait_gone
+from ._serve import ENV_AGENT, PROGRAM, TIMEOUT, acp_serve, children, wait_gone
 
 
 @pytest.mark.parametrize("kind", ["websocket", "http"])
@@ -91,6 +91,65 @@ async def test_no_auth_must_be_asked_for_and_says_so_loudly() -> None:
         warning = await asyncio.wait_for(serve.wait_for_line("authentication is OFF"), TIMEOUT)
         assert "WARNING" in warning.string
         await initialize_over(await connect_websocket(serve.ws_url))
+
+
+async def serve_exits(*args: str) -> tuple[int | None, str]:
+    """``acp serve ARGS...`` expected to stop before listening: its status and stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "acpwire.cli.main",
+        "serve",
+        "--port",
+        "0",
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    return proc.returncode, err.decode()
+
+
+async def test_no_auth_beyond_loopback_is_refused_unless_confirmed() -> None:
+    status, err = await serve_exits("--host", "0.0.0.0", "--no-auth", "--demo")
+    assert status == 2
+    assert "--no-auth-on-network" in err and "listening" not in err
+    status, err = await serve_exits("--no-auth-on-network", "--demo")
+    assert status == 2 and "only confirms --no-auth" in err
+    async with acp_serve(
+        "--host", "0.0.0.0", "--no-auth", "--no-auth-on-network", "--", sys.executable, str(PROGRAM)
+    ) as serve:
+        warning = await asyncio.wait_for(serve.wait_for_line("authentication is OFF"), TIMEOUT)
+        assert "WARNING" in warning.string
+        await initialize_over(await connect_http(serve.url.replace("0.0.0.0", "127.0.0.1")))
+
+
+@pytest.mark.parametrize("also", [[], ["--token", "given-on-the-command-line-0123"]])
+async def test_the_servers_token_does_not_reach_the_agents(also: list[str]) -> None:
+    """ACP_SERVE_TOKEN is the server's secret: neither the agent nor what it runs sees it;
+    the rest of the server's environment is the agent's (docs/security.md)."""
+    secret = "env-secret-token-0123456789abcdef"
+    async with acp_serve(
+        *also,
+        "--",
+        sys.executable,
+        str(ENV_AGENT),
+        env={"ACP_SERVE_TOKEN": secret, "AGENT_SETTING": "kept"},
+    ) as serve:
+        token = also[1] if also else secret
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            answer = await http.post(
+                serve.url,
+                content=b'{"jsonrpc":"2.0","id":0,"method":"initialize",'
+                b'"params":{"protocolVersion":1}}',
+                headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
+            )
+        assert answer.status_code == 200
+        meta = answer.json()["result"]["_meta"]
+        for environment in (meta["environment"], meta["child"]):
+            assert "ACP_SERVE_TOKEN" not in environment
+            assert secret not in str(environment)
+            assert environment["AGENT_SETTING"] == "kept"
 
 
 async def test_listening_beyond_loopback_without_tls_warns_of_clear_text() -> None:

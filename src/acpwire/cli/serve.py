@@ -9,7 +9,10 @@ Secure by default (docs/security.md): clients must send ``Authorization:
 Bearer TOKEN``. Tokens come from ``--token`` (repeatable, each its own
 principal) or ``$ACP_SERVE_TOKEN``; with neither, a random token is made at
 start and printed with the address, as Jupyter does. ``--no-auth`` turns
-authentication off, loudly.
+authentication off, loudly, and only on a loopback address unless
+``--no-auth-on-network`` confirms it. ``$ACP_SERVE_TOKEN`` is removed from the
+environment once read: the agents the server starts (and whatever they run) get
+the server's environment without it.
 """
 
 from __future__ import annotations
@@ -68,7 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-auth",
         action="store_true",
-        help="turn authentication off: anyone who can connect runs the agent (not recommended)",
+        help="turn authentication off: anyone who can connect runs the agent (not recommended; "
+        "refused on an address other than loopback unless --no-auth-on-network is given too)",
+    )
+    parser.add_argument(
+        "--no-auth-on-network",
+        action="store_true",
+        help="with --no-auth and a --host other than loopback: yes, let anyone who can reach "
+        "this address run the agent, read and write your files and run commands as you",
     )
     parser.add_argument(
         "--allow-origin",
@@ -159,6 +169,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("acp serve: --store is for --demo (a stdio agent keeps its own sessions)")
     if args.no_auth and args.token:
         parser.error("acp serve: --no-auth and --token contradict each other")
+    if args.no_auth_on_network and not args.no_auth:
+        parser.error("acp serve: --no-auth-on-network only confirms --no-auth")
+    if args.no_auth and not _is_loopback(args.host) and not args.no_auth_on_network:
+        parser.error(
+            f"acp serve: --no-auth on {args.host} lets anyone who can reach that address run "
+            "the agent as you; listen on 127.0.0.1, or add --no-auth-on-network if you mean it"
+        )
     if (args.keyfile is None) != (args.certfile is None):
         parser.error("acp serve: --certfile and --keyfile go together")
     if args.max_message_size < 1:
@@ -202,16 +219,21 @@ class _Auth:
 
 
 def _auth(args: argparse.Namespace) -> _Auth:
-    """Tokens from --token, else $ACP_SERVE_TOKEN, else a generated one. Raises ValueError."""
+    """Tokens from --token, else $ACP_SERVE_TOKEN, else a generated one. Raises ValueError.
+
+    ``$ACP_SERVE_TOKEN`` leaves the environment here, whatever the options: the agents
+    this server spawns inherit its environment, and the token must not reach them.
+    """
     from ..server.security import ANONYMOUS, BearerTokens
 
+    from_env = os.environ.pop(TOKEN_ENV, "").strip()
     if args.no_auth:
         return _Auth([], False, ANONYMOUS)
     generated = False
     if args.token:
         tokens = list(args.token)
-    elif os.environ.get(TOKEN_ENV, "").strip():
-        tokens = [os.environ[TOKEN_ENV].strip()]
+    elif from_env:
+        tokens = [from_env]
     else:
         tokens, generated = [secrets.token_urlsafe(32)], True
     principals = BearerTokens(tokens).principals

@@ -16,8 +16,10 @@ a refusal uses the ASGI ``websocket.http.response`` extension, as under hypercor
 
 Every other connection goes to hypercorn with the bytes already read: HTTP/1.1
 requests other than an upgrade (and every later request on that connection),
-HTTP/2 with prior knowledge, TLS connections that chose ``h2`` by ALPN (a WebSocket
-over HTTP/2, RFC 8441, stays hypercorn's), and anything that is not HTTP at all.
+HTTP/2 with prior knowledge, TLS connections that chose ``h2`` by ALPN, and anything
+that is not HTTP at all. A WebSocket that reaches hypercorn (an upgrade after other
+requests on one connection, or RFC 8441 over HTTP/2, which is not offered) is refused
+with 400: the rules below hold only here.
 
 The rules hypercorn follows are kept (:mod:`.runner` sets them): a request head has
 ``header_timeout`` seconds and 16 KiB to arrive; an incoming message larger than
@@ -25,6 +27,26 @@ The rules hypercorn follows are kept (:mod:`.runner` sets them): a request head 
 compression is on; no pings from the server. Back-pressure both ways: reading pauses
 while the endpoint has :data:`READ_AHEAD` messages it has not taken, and a send
 waits while the socket's write buffer is above its high-water mark.
+
+Rules the front adds, for every connection whichever side serves it:
+
+* **Strangers are capped.** A connection counts as *waiting* from accept until a
+  request on it passes the security middleware (:data:`~.security.ADMIT`). At most
+  ``max_waiting`` connections wait at once, and ``max_waiting_per_address`` from one
+  peer address; past either, the oldest waiting one is closed. Idle sockets opened by
+  someone without a token cannot fill the descriptor table, nor the listen backlog
+  that authenticated clients queue in.
+* **Heads over 16 KiB get 431**, also when the whole head came in one read (hypercorn's
+  own limit only counts a head still incomplete) and over HTTP/2.
+* **A closed connection lingers.** When hypercorn closes a connection whose client is
+  still sending (a body refused with 413 or 401 before it was read), the socket is
+  half-closed and what comes in is read and dropped for up to :data:`LINGER` seconds:
+  closing a socket with unread data sends a reset, which can destroy the answer before
+  the client reads it.
+* **Pongs are bounded.** A WebSocket client that pings and does not read makes the
+  server write pongs into a buffer nobody empties: while the socket is over its
+  high-water mark, pongs count against :data:`PONG_BUDGET` bytes, past which the
+  socket is closed with 1008.
 """
 
 from __future__ import annotations
@@ -38,12 +60,16 @@ from http import HTTPStatus
 from typing import Any, cast
 from urllib.parse import unquote
 
-from .security import Message, Receive, Scope, Send
+from .limits import Limits
+from .security import ADMIT, Message, Receive, Scope, Send, refuse
 
 log = logging.getLogger("acpwire.server.http")
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-HandOff = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+HandOff = Callable[[ASGIApp, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+"""Serves a connection the front does not: the ASGI app to call for its requests (the
+front's, which knows the connection), then the stream pair, as ``asyncio.start_server``
+would pass it."""
 
 HEAD_LIMIT = 16 * 1024
 """Bytes a request head may take (hypercorn's ``h11_max_incomplete_size`` here)."""
@@ -63,6 +89,17 @@ READ_SIZE = 64 * 1024
 """Bytes one read of a WebSocket's socket takes, into a buffer all of a front's
 sockets share (the read is copied out at once). asyncio's own reads allocate
 256 KiB each: with glibc an ``mmap``, ``mremap`` and ``munmap`` per message."""
+LINGER = 2.0
+"""Seconds a closed connection whose client is still sending is read (and what is read
+dropped) before its socket closes; Apache's lingering close waits as long."""
+PONG_BUDGET = 256 * 1024
+"""Bytes of pongs a WebSocket may owe a client that does not read (written while the
+socket's buffer is over its high-water mark) before it is closed with 1008. A client
+that reads owes nothing; the 100 connections one principal may open then hold at most
+about 32 MiB of pongs and buffers in all."""
+
+_WEBSOCKET_ALONE = "a WebSocket is served as the first request of an HTTP/1.1 connection"
+"""The answer to an upgrade the front does not see (see :meth:`Front.app_for`)."""
 
 _UPGRADE = re.compile(rb"\r\nupgrade:[ \t]*websocket[ \t]*\r\n", re.IGNORECASE)
 _GET = b"GET "
@@ -76,7 +113,8 @@ class Front:
     """What accepts the connections of one endpoint (see the module docstring).
 
     ``app`` serves the WebSocket upgrades; ``hand_off`` serves any other connection
-    from an asyncio stream pair, as ``asyncio.start_server`` would call it.
+    (see :data:`HandOff`). ``max_waiting`` and ``max_waiting_per_address`` cap the
+    connections no request has been admitted on yet.
     """
 
     def __init__(
@@ -87,23 +125,82 @@ class Front:
         header_timeout: float,
         max_message_size: int,
         compression: bool,
+        max_waiting: int = Limits.max_waiting_connections,
+        max_waiting_per_address: int = Limits.max_waiting_per_address,
     ) -> None:
         self.app = app
         self.hand_off = hand_off
         self.header_timeout = header_timeout
         self.max_message_size = max_message_size
         self.compression = compression
+        self.max_waiting = max_waiting
+        self.max_waiting_per_address = max_waiting_per_address
         self.sockets: set[WebSocket] = set()
         self.handed_off: set[asyncio.Task[None]] = set()
         self.read_buffer = memoryview(bytearray(READ_SIZE))
         """Where the WebSockets' reads land; see :data:`READ_SIZE`."""
+        self.waiting: dict[Arrival, None] = {}
+        """Connections not admitted yet, oldest first."""
+        self._waiting_from: dict[str, dict[Arrival, None]] = {}
+        self.shed = 0
+        """Waiting connections closed to make room (for logs and tests)."""
 
     def protocol(self) -> asyncio.Protocol:
         """A protocol for one accepted connection (``loop.create_server``'s factory)."""
         return _Sniffer(self)
 
-    def serve_stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.ensure_future(self.hand_off(reader, writer))
+    # -- connections not admitted yet ---------------------------------------------------
+
+    def arrived(self, arrival: Arrival) -> None:
+        """Count a new connection as waiting; close the oldest waiting ones past a cap."""
+        same = self._waiting_from.setdefault(arrival.address, {})
+        same[arrival] = None
+        self.waiting[arrival] = None
+        if len(same) > self.max_waiting_per_address:
+            self._shed(next(iter(same)))
+        if len(self.waiting) > self.max_waiting:
+            self._shed(next(iter(self.waiting)))
+
+    def settled(self, arrival: Arrival) -> None:
+        """``arrival`` is admitted, or gone: it no longer waits."""
+        if arrival in self.waiting:
+            del self.waiting[arrival]
+            same = self._waiting_from[arrival.address]
+            del same[arrival]
+            if not same:
+                del self._waiting_from[arrival.address]
+
+    def _shed(self, arrival: Arrival) -> None:
+        self.settled(arrival)
+        self.shed += 1
+        log.info("closed a connection from %s: too many connections waiting", arrival.address)
+        arrival.transport.abort()
+
+    def app_for(self, arrival: Arrival) -> ASGIApp:
+        """The ASGI app for the requests of one connection: the head size check, then
+        :attr:`app` with the :data:`~.security.ADMIT` extension for this connection."""
+        app = self.app
+        admit = {"admit": arrival.admit}
+
+        async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] in ("http", "websocket") and _head_size(scope) > HEAD_LIMIT:
+                await refuse(scope, receive, send, 431, "request head too large")
+                return
+            extensions = scope.get("extensions") or {}
+            if scope["type"] == "websocket" and DIRECT not in extensions:
+                # hypercorn's: over HTTP/2 (RFC 8441, not offered: hypercorn_hooks.py), or an upgrade
+                # after other requests on one HTTP/1.1 connection. Only this front's
+                # WebSockets bound what a client that does not read can cost (PONG_BUDGET).
+                await refuse(scope, receive, send, 400, _WEBSOCKET_ALONE)
+                return
+            await app({**scope, "extensions": {**extensions, ADMIT: admit}}, receive, send)
+
+        return serve
+
+    def serve_stream(
+        self, arrival: Arrival, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.ensure_future(self.hand_off(self.app_for(arrival), reader, writer))
         self.handed_off.add(task)
         task.add_done_callback(self.handed_off.discard)
 
@@ -116,6 +213,22 @@ class Front:
             ws.abort()
 
 
+class Arrival:
+    """One accepted connection, as the front counts it (see :meth:`Front.arrived`)."""
+
+    __slots__ = ("address", "front", "transport")
+
+    def __init__(self, front: Front, transport: asyncio.Transport) -> None:
+        self.front = front
+        self.transport = transport
+        peer = _address(transport.get_extra_info("peername"))
+        self.address = peer[0] if peer is not None else ""
+
+    def admit(self) -> None:
+        """A request on this connection passed the security checks."""
+        self.front.settled(self)
+
+
 class _Sniffer(asyncio.Protocol):
     """Reads a connection's first request head to see whether it is a WebSocket upgrade."""
 
@@ -123,11 +236,14 @@ class _Sniffer(asyncio.Protocol):
         self.front = front
         self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
+        self.arrival: Arrival | None = None
         self.timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        self.arrival = Arrival(self.front, transport)
+        self.front.arrived(self.arrival)
         tls = transport.get_extra_info("ssl_object")
         if tls is not None and tls.selected_alpn_protocol() == "h2":
             self._hand_off()
@@ -158,6 +274,8 @@ class _Sniffer(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_timer()
+        if self.arrival is not None:
+            self.front.settled(self.arrival)
 
     def _stop_timer(self) -> None:
         if self.timer is not None:
@@ -171,33 +289,138 @@ class _Sniffer(asyncio.Protocol):
 
     def _hand_off(self) -> None:
         self._stop_timer()
-        transport = self.transport
-        assert transport is not None
+        transport, arrival = self.transport, self.arrival
+        assert transport is not None and arrival is not None
         reader = asyncio.StreamReader(limit=2**16)
-        stream = asyncio.StreamReaderProtocol(reader, self.front.serve_stream)
+        stream = _Stream(reader, arrival)
         transport.set_protocol(stream)
-        stream.connection_made(transport)
+        stream.connection_made(_Lingering(transport, stream))
         if self.buffer:
             reader.feed_data(bytes(self.buffer))
 
     def _upgrade(self) -> None:
         self._stop_timer()
-        transport = self.transport
-        assert transport is not None
-        ws = WebSocket(self.front, transport)
+        transport, arrival = self.transport, self.arrival
+        assert transport is not None and arrival is not None
+        ws = WebSocket(self.front, transport, arrival)
         transport.set_protocol(ws)
         ws.data_received(bytes(self.buffer))
+
+
+class _Stream(asyncio.StreamReaderProtocol):
+    """A connection served by hypercorn, as a stream pair; closed by lingering (see
+    :class:`_Lingering`)."""
+
+    def __init__(self, reader: asyncio.StreamReader, arrival: Arrival) -> None:
+        front = arrival.front
+        super().__init__(reader, lambda r, w: front.serve_stream(arrival, r, w))
+        self.arrival = arrival
+        self.socket = arrival.transport
+        self.lingering = False
+        self.client_done = False
+        """The client has sent its end of stream."""
+        self._timer: asyncio.TimerHandle | None = None
+
+    def linger(self) -> None:
+        """Close the connection once the client has stopped sending (LINGER s at most)."""
+        socket = self.socket
+        if self.lingering or socket.is_closing():
+            return
+        if self.client_done:
+            socket.close()
+            return
+        self.lingering = True
+        if socket.can_write_eof():  # TLS cannot half-close: it only reads on
+            socket.write_eof()
+        socket.resume_reading()
+        self._timer = asyncio.get_running_loop().call_later(LINGER, socket.close)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.lingering:
+            super().data_received(data)
+
+    def eof_received(self) -> bool:
+        self.client_done = True
+        if self.lingering:
+            return False  # the transport closes
+        return bool(super().eof_received())
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self.arrival.front.settled(self.arrival)
+        super().connection_lost(exc)
+
+
+class _Lingering(asyncio.Transport):
+    """The socket as hypercorn sees it: the same, except that closing it lingers.
+
+    Closing a socket that still has unread data in it sends a reset instead of the end
+    of stream, and a reset can reach the client before it has read the answer (a 413
+    for a body it is still sending looked like a network error). So ``close`` sends the
+    end of stream after what was written, then reads and drops what the client still
+    sends until it closes too, for at most :data:`LINGER` seconds.
+    """
+
+    def __init__(self, socket: asyncio.Transport, stream: _Stream) -> None:
+        super().__init__()
+        self._socket = socket
+        self._stream = stream
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._socket.get_extra_info(name, default)
+
+    def is_closing(self) -> bool:
+        return self._stream.lingering or self._socket.is_closing()
+
+    def close(self) -> None:
+        self._stream.linger()
+
+    def abort(self) -> None:
+        self._socket.abort()
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._socket.write(data)
+
+    def writelines(self, list_of_data: Any) -> None:
+        self._socket.writelines(list_of_data)
+
+    def write_eof(self) -> None:
+        self._socket.write_eof()
+
+    def can_write_eof(self) -> bool:
+        return self._socket.can_write_eof()
+
+    def is_reading(self) -> bool:
+        return self._socket.is_reading()
+
+    def pause_reading(self) -> None:
+        if not self._stream.lingering:
+            self._socket.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._socket.resume_reading()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._socket.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_size(self) -> int:
+        return self._socket.get_write_buffer_size()
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._socket.get_write_buffer_limits()
 
 
 class WebSocket(asyncio.BufferedProtocol):
     """One WebSocket served to the ASGI app: ``websockets``' sans-I/O protocol on the socket."""
 
-    def __init__(self, front: Front, transport: asyncio.Transport) -> None:
+    def __init__(self, front: Front, transport: asyncio.Transport, arrival: Arrival) -> None:
         from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
         from websockets.server import ServerProtocol
 
         self.front = front
         self.transport = transport
+        self.arrival = arrival
         self.protocol = ServerProtocol(
             max_size=front.max_message_size,
             extensions=[ServerPerMessageDeflateFactory()] if front.compression else None,
@@ -214,6 +437,8 @@ class WebSocket(asyncio.BufferedProtocol):
         self._waiter: asyncio.Future[None] | None = None
         self._paused_reading = False
         self._drained: asyncio.Future[None] | None = None
+        self._pongs_owed = 0
+        """Bytes of pongs written since the socket's buffer went over its high-water mark."""
         self._gone: Message | None = None
         """The disconnect message, once the client is gone."""
         self._fragments: list[bytes] = []
@@ -242,6 +467,7 @@ class WebSocket(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.front.sockets.discard(self)
+        self.front.settled(self.arrival)
         if self._close_timer is not None:
             self._close_timer.cancel()
         self._disconnected(1006)  # a no-op after a close frame: that one said the code
@@ -253,6 +479,7 @@ class WebSocket(asyncio.BufferedProtocol):
             self._drained = self._loop.create_future()
 
     def resume_writing(self) -> None:
+        self._pongs_owed = 0
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
@@ -283,8 +510,20 @@ class WebSocket(asyncio.BufferedProtocol):
                 elif opcode is Opcode.CLOSE:
                     rcvd = self.protocol.close_rcvd
                     self._disconnected(rcvd.code if rcvd is not None else 1005)
+                elif opcode is Opcode.PING:
+                    drained = self._drained
+                    if drained is not None and not drained.done():
+                        self._pongs_owed += 2 + len(event.data)  # the pong websockets queued
             elif isinstance(event, Request):
                 self._handshake(event)
+        if self._pongs_owed > PONG_BUDGET:
+            self._pongs_owed = 0
+            log.info(
+                "closed the WebSocket of %s (1008): it pings and does not read",
+                self.arrival.address,
+            )
+            self.protocol.fail(1008, "pings faster than the pongs are read")
+            self._disconnected(1008)
         self._flush()
 
     def _handshake(self, request: Any) -> None:
@@ -379,20 +618,27 @@ class WebSocket(asyncio.BufferedProtocol):
 
     def _flush(self) -> None:
         transport = self.transport
+        ending = False
         for data in self.protocol.data_to_send():
             if data:
                 transport.write(data)
+            elif transport.can_write_eof():
+                # websockets' end-of-stream marker: the server ends the TCP connection. By
+                # half-closing, then reading (websockets drops it) until the client closes
+                # too: a socket closed with unread data sends a reset, which can destroy
+                # the close frame before the client reads it.
+                transport.write_eof()
+                ending = True
             else:
-                # websockets' end-of-stream marker: a server closes the TCP connection.
                 transport.close()
-        if self.protocol.close_expected() and self._close_timer is None:
+        if (ending or self.protocol.close_expected()) and self._close_timer is None:
             self._close_timer = self._loop.call_later(CLOSE_TIMEOUT, transport.abort)
 
     # -- the ASGI side -------------------------------------------------------------------
 
     async def _run(self, scope: Scope) -> None:
         try:
-            await self.front.app(scope, self._receive, self._send)
+            await self.front.app_for(self.arrival)(scope, self._receive, self._send)
         except Exception:
             log.exception("the WebSocket endpoint failed")
             self._end(1011)
@@ -529,6 +775,14 @@ def _http_response(status: int, headers: list[tuple[bytes, bytes]], body: bytes)
     except ValueError:
         reason = ""
     return Response(status, reason, pairs, body)
+
+
+def _head_size(scope: Scope) -> int:
+    """About the bytes of the request head that made ``scope`` (request line and headers)."""
+    size = 32 + len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+    for name, value in scope.get("headers", ()):
+        size += len(name) + len(value) + 4
+    return size
 
 
 def _address(info: object) -> tuple[str, int] | None:

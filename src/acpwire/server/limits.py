@@ -35,6 +35,16 @@ class Limits:
     """Open connections, with or without an agent (HTTP initialize: 503; WebSocket: close 1013)."""
     max_connections_per_principal: int = 100
     """So that one principal cannot take every connection slot."""
+    max_waiting_connections: int = 256
+    """TCP connections accepted on which no request has passed authentication yet; past
+    it the oldest is closed. Idle sockets opened without a token then hold at most this
+    many descriptors (a process often may open only 1,024), and authenticated clients
+    are still accepted at once (docs/security.md)."""
+    max_waiting_per_address: int = 64
+    """The same, from one peer address: one host's idle sockets make room among their
+    own, not among everyone's. (Behind a reverse proxy every client has the proxy's
+    address; it reads a request's head before it connects, so its connections wait
+    for milliseconds.)"""
     max_agents: int = 64
     """Connections with a running agent (an agent process each behind ``acp serve --``)."""
     max_agents_per_principal: int = 16

@@ -2,8 +2,8 @@
 
 Why hypercorn (docs/remote.md compares the others): it is the one Python ASGI
 server that speaks HTTP/1.1, HTTP/2 with TLS (ALPN ``h2``), HTTP/2 without TLS
-(h2c, prior knowledge and ``Upgrade: h2c``) and WebSocket (over HTTP/1.1 and
-HTTP/2, RFC 8441) on the same socket, runs inside the caller's asyncio loop
+(h2c, prior knowledge and ``Upgrade: h2c``) and WebSocket on the same socket,
+runs inside the caller's asyncio loop
 (so :func:`serve_in_background` can host an endpoint in a test or an
 application), and supports the ASGI ``websocket.http.response`` extension the
 security middleware uses to refuse an upgrade with 401. uvicorn speaks only
@@ -21,8 +21,9 @@ Settings that matter to ACP, each with its reason:
   (``h11_max_incomplete_size``), and a connection with no request in progress
   is closed ``header_timeout`` seconds after it opened or after its last
   response ended (hypercorn's idle timer, which data arriving does not reset,
-  so a head sent a byte at a time is cut off there). The body has its own
-  deadline in the app (``Limits.body_timeout``).
+  so a head sent a byte at a time is cut off there). A TLS handshake has the
+  same ``header_timeout``. The body has its own deadline in the app
+  (``Limits.body_timeout``).
 * **Requests per connection.** hypercorn's default closes a connection after
   1,000 requests; over HTTP/2 that would take every open SSE stream of the
   connection with it after 1,000 POSTs. The bound here is the protocol's own:
@@ -53,12 +54,13 @@ import logging
 import signal
 import socket
 import ssl
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any, cast
 
+from . import hypercorn_hooks
 from .asgi import AcpAsgiApp
-from .front import Front
+from .front import ASGIApp, Front
 
 INSTALL_HINT = "serving ACP remotely needs the remote extra: pip install 'acpwire[remote]'"
 
@@ -67,6 +69,10 @@ HEADER_TIMEOUT = 10.0
 
 MAX_REQUESTS_PER_CONNECTION = 2**30
 """Effectively unbounded: HTTP/2 runs out of client stream ids at 2**30 requests."""
+
+BACKLOG = 2048
+"""Connections the kernel queues for the server to accept. A full queue drops new
+connection attempts, which clients retry only after a second or more."""
 
 log = logging.getLogger("acpwire.server")
 
@@ -95,7 +101,7 @@ def _hypercorn() -> Any:
         import hypercorn.config as config
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(INSTALL_HINT) from exc
-    _no_unasked_compression()
+    hypercorn_hooks.install()
     return config
 
 
@@ -117,36 +123,8 @@ def _config(
     if tls is not None:
         config.certfile = tls.certfile
         config.keyfile = tls.keyfile
-    # Read by the hook installed by _no_unasked_compression().
-    config.acpwire_websocket_compression = websocket_compression
+    hypercorn_hooks.configure(config, limits, websocket_compression=websocket_compression)
     return config
-
-
-_hooked: list[bool] = []
-
-
-def _no_unasked_compression() -> None:
-    """Make hypercorn's WebSocket handshake follow ``websocket_compression``.
-
-    hypercorn always answers a client's ``permessage-deflate`` offer with
-    acceptance and has no setting for it. The hook forgets the offer before
-    the handshake is answered when the server's config (ours only: other
-    hypercorn configs keep hypercorn's behaviour) has compression off.
-    """
-    if _hooked:
-        return
-    from hypercorn.protocol import ws_stream
-
-    stream_class: Any = ws_stream.WSStream
-    accept: Callable[[Any, Any], Awaitable[None]] = stream_class._accept
-
-    async def _accept(stream: Any, message: Any) -> None:
-        if getattr(stream.config, "acpwire_websocket_compression", True) is False:
-            stream.handshake.extensions = None
-        await accept(stream, message)
-
-    stream_class._accept = _accept
-    _hooked.append(True)
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
@@ -160,7 +138,7 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     # Listening now lets clients queue in the backlog until the server accepts them.
-    sock.listen(2048)
+    sock.listen(BACKLOG)
     sock.set_inheritable(True)
     return sock
 
@@ -205,25 +183,37 @@ async def _run(
     config = _config(app, tls, header_timeout, websocket_compression)
     loop = asyncio.get_running_loop()
     context = WorkerContext(None)
-    asgi: Any = ASGIWrapper(cast("Any", app))  # hypercorn's types are stricter than ASGI's
     state: dict[str, Any] = {}
 
-    async def hypercorn_serves(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await TCPServer(asgi, loop, config, context, state, reader, writer)
+    class Served(TCPServer):
+        async def _read_data(self) -> None:
+            await super()._read_data()
+            # Nothing more can come (end of stream or a read error): let go of the socket
+            # now, not when the keep-alive timer would have.
+            await self.idle_task.stop()
 
+    async def hypercorn_serves(
+        served: ASGIApp, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        asgi: Any = ASGIWrapper(cast("Any", served))  # hypercorn's types are stricter
+        await Served(asgi, loop, config, context, state, reader, writer)
+
+    limits = app.host.limits
     front = Front(
         app,
         hypercorn_serves,
         header_timeout=header_timeout,
-        max_message_size=app.host.limits.max_message_size,
+        max_message_size=limits.max_message_size,
         compression=websocket_compression,
+        max_waiting=limits.max_waiting_connections,
+        max_waiting_per_address=limits.max_waiting_per_address,
     )
     server = await loop.create_server(
         front.protocol,
         sock=sock,
-        backlog=config.backlog,
+        backlog=BACKLOG,  # create_server listens again, with this
         ssl=config.create_ssl_context() if tls is not None else None,
-        ssl_handshake_timeout=config.ssl_handshake_timeout if tls is not None else None,
+        ssl_handshake_timeout=header_timeout if tls is not None else None,
     )
     try:
         if started is not None:

@@ -26,6 +26,10 @@ checks, in this order, before the endpoint sees it:
    (read the proxy's identity header, verify a JWT). ``authenticate=None``
    turns authentication off: every request is :data:`ANONYMOUS`.
 
+A request that passes all three admits its TCP connection: the server that put the
+:data:`ADMIT` extension in the scope (:mod:`.front`) stops counting the connection
+among the unauthenticated ones it may shed.
+
 The principal is stored in the ASGI scope under :data:`PRINCIPAL_KEY`; the
 endpoint records it on each connection it opens and refuses the connection's
 id to any other principal (see :mod:`.core`). The endpoint refuses requests
@@ -50,6 +54,10 @@ PRINCIPAL_KEY = "acpwire.principal"
 
 ANONYMOUS = "anonymous"
 """The one principal of an endpoint without authentication."""
+
+ADMIT = "acpwire.admit"
+"""The ASGI scope extension ``{"admit": callable}`` a server may offer: called once a
+request has passed every check, so the server knows its connection is no stranger's."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -257,4 +265,7 @@ class SecurityMiddleware:
                 scope, receive, send, 401, "Unauthorized", [("www-authenticate", challenge)]
             )
             return
+        admit = (scope.get("extensions") or {}).get(ADMIT, {}).get("admit")
+        if admit is not None:
+            admit()
         await self.app({**scope, PRINCIPAL_KEY: principal}, receive, send)
