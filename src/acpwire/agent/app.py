@@ -42,7 +42,9 @@ are then offered to the client for rerouting (``providers/*``,
 
 The v2 draft (docs/protocol-currency.md): ``v2=True`` serves clients that ask for
 version 2 in v2 on the same transport, from the same declarations and handlers
-(:mod:`acpwire.agent.app_v2`); v1 clients get v1 as before.
+(:mod:`acpwire.agent.app_v2`); every other client gets v1 as before, a v1 client
+asking for a later version than it speaks (65535) included. ``v2_default=True``
+makes the draft the app's default: requests above 2 are answered 2 too.
 
 Streaming: the history keeps one update per message whatever the agent sends;
 ``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
@@ -212,6 +214,7 @@ class AgentApp:
         write_behind: float = WRITE_BEHIND_WINDOW,
         unstable: bool = False,
         v2: bool = False,
+        v2_default: bool = False,
         providers: Sequence[Provider] = (),
     ) -> None:
         self.name = name
@@ -237,9 +240,14 @@ class AgentApp:
         self._history = HistoryWriter(self.store, window=write_behind)
         self.unstable = unstable
         """Serve unstable ACP too (see docs/protocol-currency.md)."""
+        if v2_default and not v2:
+            raise ValueError("v2_default=True needs v2=True")
         self.v2 = v2
         """Serve clients that ask for the v2 draft in v2 too (v1 clients still get v1;
         :mod:`acpwire.agent.app_v2`, docs/protocol-currency.md)."""
+        self.v2_default = v2_default
+        """Answer 2 to clients asking for versions above 2 as well (otherwise only a
+        request for exactly 2 is answered in the draft)."""
         self.providers = Providers(providers)
         """Declared LLM providers and their current routing (unstable ``providers/*``)."""
         self.mcp_support = McpSupport(
@@ -357,7 +365,9 @@ class AgentApp:
             return AgentSideConnection(agent, transport)
         from .app_v2 import AppAgentV2  # the v2 models load only for apps that opt in
 
-        return AgentSideConnection(agent, transport, v2=AppAgentV2(agent))
+        return AgentSideConnection(
+            agent, transport, v2=AppAgentV2(agent), v2_default=self.v2_default
+        )
 
     def connect(self, transport: Transport) -> AgentSideConnection:
         """Start serving one connection over ``transport`` (for in-process use and tests)."""
