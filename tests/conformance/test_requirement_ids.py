@@ -43,14 +43,16 @@ def test_every_spec_id_exists_in_the_full_requirement_list_with_the_same_level()
 
 
 def test_rules_from_outside_the_v1_spec_say_where_they_come_from() -> None:
-    """RFD-*, SEC-*, SSE-*, SANDBOX-*, CLIENT-* and the v2 draft's V2-* are marked apart
-    from ACP v1's own rules."""
+    """RFD-*, SEC-*, SSE-*, SANDBOX-*, CLIENT-*, VERSION-*, JSONRPC-* and the v2 draft's
+    V2-* are marked apart from ACP v1's own rules."""
     kinds = {
         ("rfd", "server"): ("RFD-HTTP-", "RFD-WS-"),
         ("security", "server"): ("SEC-",),
         ("web", "server"): ("SSE-",),
         ("security", "client"): ("SANDBOX-",),
         ("project", "client"): ("CLIENT-",),
+        ("project", "agent"): ("VERSION-",),
+        ("jsonrpc", "agent"): ("JSONRPC-",),
         ("draft", "agent"): ("V2-",),
     }
     outside = tuple(p for prefixes in kinds.values() for p in prefixes)

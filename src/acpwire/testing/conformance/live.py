@@ -32,6 +32,7 @@ from typing import Any
 
 from ...agent.turn import STOP_REASONS
 from ...protocol.errors import ErrorCode
+from ...protocol.version import V2_DRAFT, answered_version, v1_shaped
 from .driver import (
     BARE_CAPABILITIES,
     FULL_CAPABILITIES,
@@ -246,7 +247,9 @@ class LiveChecks:
 
     async def probes(self) -> None:
         """Version negotiation and ``_meta`` in capabilities, each in a process of its own."""
-        if not self.verdicts.wants("version-newer", "version-unknown", "shutdown", "meta-accepted"):
+        if not self.verdicts.wants(
+            "version-newer", "version-unknown", "version-draft", "shutdown", "meta-accepted"
+        ):
             return
         await asyncio.gather(self._probe(2), self._probe(65535), self._probe(1, meta=True))
 
@@ -261,6 +264,7 @@ class LiveChecks:
         if not self.initialize_answered:
             probes = (
                 ("version-unknown", unknown),
+                ("version-draft", unknown),
                 ("version-newer", newer),
                 ("meta-accepted", meta),
             )
@@ -315,7 +319,17 @@ class LiveChecks:
         key = "version-unknown"
         if not answer.ok:
             self.fail(key, f"initialize(protocolVersion=65535): {answer.describe()}")
+            self.record("version-draft", "skip", "no answer to judge (see version-unknown)")
             return
+        if answered_version(answer.result) == V2_DRAFT and not v1_shaped(answer.result):
+            self.fail(
+                "version-draft",
+                "asked 65535, answered 2 in the v2 draft's shape (info, capabilities): a v1 "
+                "client asking for a later version than it speaks cannot read that; the draft "
+                "is for clients that ask for 2",
+            )
+        else:
+            self.record("version-draft", "pass", "not the v2 draft")
         got = dict_of(answer.result).get("protocolVersion")
         if not isinstance(got, int) or isinstance(got, bool):
             self.record(key, "skip", f"protocolVersion {got!r} is not an integer (see initialize)")
@@ -404,6 +418,7 @@ class LiveChecks:
         if turn:
             await self._turn_followups(run, caps)
         await self._cancel(run)
+        await self._request_during_turn(run)
         await self._cancel_request_turn(run)
         await self._load(run, caps, session_id if turn else None)
         await self._list(run, caps, session_id if turn else None)
@@ -539,13 +554,14 @@ class LiveChecks:
             return
         first = replies[0].message or {}
         code = dict_of(first.get("error")).get("code")
-        if code == ErrorCode.PARSE_ERROR and "id" in first and first["id"] is None:
-            self.record("malformed-line-error", "pass", "answered -32700 with id null")
+        shown = f"answered {short(replies[0].raw.decode('utf-8', 'replace'), 120)}"
+        if "id" not in first or first["id"] is not None:
+            # JSON-RPC: an id that could not be read is answered with id null, never a guess.
+            self.fail("malformed-line-error", f"{shown}: the id must be null", "JSONRPC-001")
+        elif code != ErrorCode.PARSE_ERROR:
+            self.fail("malformed-line-error", f"{shown}: the code should be -32700", "RPC-010")
         else:
-            self.fail(
-                "malformed-line-error",
-                f"answered {short(replies[0].raw.decode('utf-8', 'replace'), 120)}",
-            )
+            self.record("malformed-line-error", "pass", "answered -32700 with id null")
 
     async def _invalid_params(self, run: Run) -> None:
         if not run.alive and not await self.ready(run):
@@ -971,6 +987,56 @@ class LiveChecks:
                 ("after-cancel",), "--prompt is refused" if run.alive else "the agent died"
             )
         self._judge_turn("after-cancel", await self.prompt(run, session_id))
+
+    async def _request_during_turn(self, run: Run) -> None:
+        """``session/new`` while a slow turn runs: answered before the turn ends (RPC-013).
+
+        The turn is cancelled afterwards; an agent that takes requests one at a time
+        answers only once the turn is over, which is what this check is about.
+        """
+        key = "request-during-turn"
+        if not self.verdicts.wants(key):
+            return
+        slow = self.options.slow_prompt
+        if not slow:
+            return self.skip((key,), "needs --slow-prompt TEXT (a prompt that takes a while)")
+        session_id = await self.fresh_session(run)
+        if session_id is None:
+            return self.skip((key,), "no session")
+        mark = run.mark()
+        turn = asyncio.ensure_future(
+            run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
+        )
+        await run.wait_update(session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES)
+        if self._prompt_response(run, mark) is not None or turn.done():
+            answer = await turn
+            return self.skip(
+                (key,), f"the slow prompt ended before a request was sent: {answer.describe()}"
+            )
+        params = {"cwd": self.cwd, "mcpServers": []}
+        during = await run.call("session/new", params, self.quick)
+        ended = self._prompt_response(run, mark)
+        await run.notify("session/cancel", {"sessionId": session_id})
+        await turn
+        response = run.response_to(during.request_id, mark)
+        sid = dict_of((response.message or {}).get("result")).get("sessionId") if response else None
+        if isinstance(sid, str):
+            run.sessions.add(sid)  # it may have come late, after the turn
+        entries = self.wire.entries
+        if (
+            during.answered
+            and response is not None
+            and (ended is None or entries.index(response) < entries.index(ended))
+        ):
+            self.record(key, "pass", f"session/new answered in {during.seconds:.2f} s")
+        elif ended is not None:
+            self.record(key, "skip", "the slow prompt ended before session/new was answered")
+        else:
+            self.fail(
+                key,
+                f"session/new sent while a turn ran: {during.describe()} (the agent answers "
+                "other requests only once the turn is over?)",
+            )
 
     def _prompt_response(self, run: Run, since: int) -> Any:
         """The response to the first session/prompt sent from ``since`` on, if it came."""

@@ -123,6 +123,12 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "probe",
     ),
     _c(
+        "version-draft",
+        "asked for version 65535, the agent does not answer in the v2 draft's shape",
+        ("VERSION-001",),
+        "probe",
+    ),
+    _c(
         "shutdown",
         "the agent exits when its stdin closes (after initialize, and with sessions open)",
         ("SHUT-001",),
@@ -157,7 +163,7 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
     _c(
         "malformed-line-error",
         "a line that is not JSON is answered -32700 with id null, or not at all",
-        ("RPC-010",),
+        ("JSONRPC-001", "RPC-010"),
         "main",
     ),
     _c(
@@ -241,6 +247,13 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "cancel-prompt",
         "a cancelled turn ends within a few seconds",
         ("CANCEL-003",),
+        "main",
+        "slow-prompt",
+    ),
+    _c(
+        "request-during-turn",
+        "a request sent while a turn runs is answered before the turn ends",
+        ("RPC-013",),
         "main",
         "slow-prompt",
     ),
