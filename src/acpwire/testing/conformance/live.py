@@ -414,14 +414,14 @@ class LiveChecks:
             return
         await self._session_probes(run)
         await self._second_session(run, session_id)
-        turn = await self._prompt(run, session_id, result)
-        if turn:
+        prompted = await self._prompt(run, session_id, result)
+        if prompted is not None:
             await self._turn_followups(run, caps)
         await self._cancel(run)
         await self._request_during_turn(run)
         await self._cancel_request_turn(run)
-        await self._load(run, caps, session_id if turn else None)
-        await self._list(run, caps, session_id if turn else None)
+        await self._load(run, caps, prompted)
+        await self._list(run, caps, prompted)
         await self._unadvertised(run, caps)
         if run.alive and not run.remote:
             code = await run.close_stdin_and_wait(self.grace)
@@ -792,26 +792,47 @@ class LiveChecks:
         else:
             self.fail("unknown-config", f"set {UNKNOWN_ID}: {answer.describe()}")
 
-    async def _prompt(self, run: Run, session_id: str, init_result: dict[str, Any]) -> bool:
-        """The first turn: its result and its updates; True when it ended normally."""
+    async def _prompt(self, run: Run, session_id: str, init_result: dict[str, Any]) -> str | None:
+        """The first turn: its result and its updates; the session it ran in when it
+        ended normally, else None.
+
+        A refused prompt is tried once more in a fresh session: a prompt the agent does
+        not take is no failure (the checker just has no turn to judge), but one it
+        refuses once and completes the next time is refused for no reason of its own.
+        """
         mark = run.mark()
         answer = await self.prompt(run, session_id)
+        refused: Answer | None = None
+        if answer.error is not None and not answer.needs_auth:
+            retry = await self.fresh_session(run)
+            if retry is not None:
+                refused, session_id = answer, retry
+                mark = run.mark()
+                answer = await self.prompt(run, session_id)
         if answer.needs_auth:
             why = self.blocked("session/prompt", init_result)
             self.record("prompt", "skip", why)
             self.skip(TURN_CHECKS, why)
-            return False
+            return None
         if answer.error is not None:
             # Refusing a request is always allowed: the checker just has no turn to judge.
             why = f"the prompt was refused ({answer.describe()}); give one it completes: --prompt"
             self.record("prompt", "skip", why)
             self.skip(TURN_CHECKS, why)
             self.prompt_refused = True
-            return False
+            return None
+        if refused is not None:
+            self.working_session[run.label] = session_id
+            self.fail(
+                "prompt",
+                f"the prompt was refused ({refused.describe()}), then completed when sent "
+                "again: a turn the agent can take ends with a stopReason",
+                "PROMPT-003",
+            )
         if not answer.ok:
             self.fail("prompt", f"session/prompt: {answer.describe()}", "PROMPT-003")
             self.skip(TURN_CHECKS, "the first prompt failed")
-            return False
+            return None
         reason = dict_of(answer.result).get("stopReason")
         if reason in STOP_REASONS:
             self.record("prompt", "pass", f"stopReason {reason}, {answer.seconds:.1f} s")
@@ -832,7 +853,7 @@ class LiveChecks:
             else:
                 before = run.updates(session_id, mark, index)
                 self.record("turn-order", "pass", f"{len(before)} update(s) before the response")
-        return True
+        return session_id
 
     async def _turn_followups(self, run: Run, caps: dict[str, Any]) -> None:
         """More turns: a second one in the first session, then each content check in its own."""
@@ -909,28 +930,44 @@ class LiveChecks:
         entries = self.wire.entries
         return entries.index(response) < entries.index(proof)
 
+    async def _slow_turn(
+        self, run: Run
+    ) -> tuple[str, int, asyncio.Future[Answer], WireEntry | None, float] | str:
+        """A ``--slow-prompt`` turn running in a fresh session: (session, wire mark, the
+        prompt's answer to come, its first update if any, when it was sent); or why there
+        is none. A prompt refused outright is sent once more, in another fresh session: an
+        agent that refuses now and then does not skip the checks that need a turn."""
+        slow = self.options.slow_prompt
+        if not slow:
+            return "needs --slow-prompt TEXT (a prompt that takes a while)"
+        retried = False
+        while True:
+            session_id = await self.fresh_session(run)
+            if session_id is None:
+                return "no session"
+            mark = run.mark()
+            turn = asyncio.ensure_future(
+                run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
+            )
+            sent_at = time.monotonic()
+            shown = await run.wait_update(
+                session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES
+            )
+            if self._prompt_response(run, mark) is None and not turn.done():
+                return session_id, mark, turn, shown, sent_at
+            answer = await turn
+            if answer.error is None or answer.needs_auth or retried:
+                return f"the slow prompt was over before the checker could act: {answer.describe()}"
+            retried = True
+
     async def _cancel(self, run: Run) -> None:
         keys = ("cancel", "cancel-prompt", "after-cancel")
         if not self.verdicts.wants(*keys):
             return
-        slow = self.options.slow_prompt
-        if not slow:
-            return self.skip(keys, "needs --slow-prompt TEXT (a prompt that takes a while)")
-        session_id = await self.fresh_session(run)
-        if session_id is None:
-            return self.skip(keys, "no session")
-        mark = run.mark()
-        turn = asyncio.ensure_future(
-            run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
-        )
-        sent_at = time.monotonic()
-        shown = await run.wait_update(session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES)
-        over = self._prompt_response(run, mark)
-        if over is not None or turn.done():
-            answer = await turn
-            return self.skip(
-                keys, f"the slow prompt ended before it could be cancelled: {answer.describe()}"
-            )
+        slow = await self._slow_turn(run)
+        if isinstance(slow, str):
+            return self.skip(keys, slow)
+        session_id, mark, turn, shown, sent_at = slow
         cancelled_at = time.monotonic()
         when = f"sent {cancelled_at - sent_at:.2f} s into the turn, " + (
             "at its first update" if shown is not None else "with no update seen yet"
@@ -997,22 +1034,10 @@ class LiveChecks:
         key = "request-during-turn"
         if not self.verdicts.wants(key):
             return
-        slow = self.options.slow_prompt
-        if not slow:
-            return self.skip((key,), "needs --slow-prompt TEXT (a prompt that takes a while)")
-        session_id = await self.fresh_session(run)
-        if session_id is None:
-            return self.skip((key,), "no session")
-        mark = run.mark()
-        turn = asyncio.ensure_future(
-            run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
-        )
-        await run.wait_update(session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES)
-        if self._prompt_response(run, mark) is not None or turn.done():
-            answer = await turn
-            return self.skip(
-                (key,), f"the slow prompt ended before a request was sent: {answer.describe()}"
-            )
+        slow = await self._slow_turn(run)
+        if isinstance(slow, str):
+            return self.skip((key,), slow)
+        session_id, mark, turn, _, _ = slow
         params = {"cwd": self.cwd, "mcpServers": []}
         during = await run.call("session/new", params, self.quick)
         ended = self._prompt_response(run, mark)
