@@ -632,6 +632,7 @@ class LiveChecks:
     async def _unknown_session(self, run: Run) -> None:
         if not run.alive and not await run.revive("it had died", self.timeout):
             return
+        run.process.provoked.add(NO_SESSION)
         answer = await run.call(
             "session/prompt",
             self.text_prompt(NO_SESSION, self.options.prompt),
@@ -1227,6 +1228,7 @@ class LiveChecks:
         for method, params in probes:
             if not run.alive and not await self.ready(run):
                 break
+            run.process.provoked.add(NO_SESSION)
             answer = await run.call(method, params, self.quick, owner="unadvertised-methods")
             if answer.ok:
                 problems.append(f"{method} succeeded without being advertised")

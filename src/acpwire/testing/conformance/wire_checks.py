@@ -340,7 +340,7 @@ class _WireChecks:
         for proc in self.processes():
             for e in self.from_agent(proc.label):
                 su = e.session_update()
-                if su is not None and su[0] not in proc.sessions:
+                if su is not None and su[0] not in proc.sessions | proc.provoked:
                     problems.append(f"[{proc.label}] session/update for unknown session {su[0]!r}")
         self.v.verdict("update-sessions", _dedupe(problems))
 
