@@ -68,6 +68,7 @@ async def run_checks(options: CheckOptions) -> Report:
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     report.results = verdicts.ordered()
+    report.notes.extend(verdicts.notes)
     report.duration = time.monotonic() - started
     return report
 

@@ -205,7 +205,9 @@ class _WireChecks:
                     if _judged_elsewhere(method, problem):
                         continue
                     what = f"[{proc.label}] {method or 'response'} {problem}"
-                    if method == "initialize" and problem.path.startswith(
+                    if problem.newer:
+                        self.v.newer(f"{method or 'response'} {problem}")
+                    elif method == "initialize" and problem.path.startswith(
                         "$.result.agentCapabilities"
                     ):
                         caps.append(what)
