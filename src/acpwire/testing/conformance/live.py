@@ -137,6 +137,10 @@ class LiveChecks:
         """What the quick ``$/cancel_request`` probe found (None: it did not run)."""
         self.opener: Opener | None = None
         """Set when the agent is behind an endpoint: how each run connects to it."""
+        self.auth_methods: dict[str, str] = {}
+        """Auth method ids offered in any initialize answer, and their types."""
+        self.blocked_at: str | None = None
+        """The request that first answered -32000 (the main run's if it did)."""
 
     # -- plumbing
 
@@ -179,14 +183,38 @@ class LiveChecks:
             self.opener,
         )
 
-    def blocked(self, where: str, init_result: dict[str, Any] | None = None) -> str:
-        methods = [str(m.get("id")) for m in dicts((init_result or {}).get("authMethods") or ())]
-        hint = f"; offered methods: {', '.join(methods)}; pass --auth-method ID" if methods else ""
-        reason = f"blocked by authentication: {where} answered -32000{hint}"
-        earlier = self.report.blocked
-        if earlier is None or ("full run" in earlier and "full run" not in where):
-            self.report.blocked = reason  # the main run's reason says more
-        return reason
+    def note_auth_methods(self, init_result: Any) -> None:
+        """Remember the auth methods an ``initialize`` answer offers (each run's client
+        may be offered others: terminal methods go only to clients with auth.terminal)."""
+        for method in dicts(dict_of(init_result).get("authMethods") or ()):
+            kind = method.get("type")
+            self.auth_methods.setdefault(str(method.get("id")), str(kind or "agent"))
+
+    def auth_hint(self) -> str:
+        """The auth methods offered, for a report blocked by authentication."""
+        if not self.auth_methods:
+            return "the agent offers no auth methods"
+        shown = ", ".join(
+            name if kind == "agent" else f"{name} ({kind})"
+            for name, kind in self.auth_methods.items()
+        )
+        how = "; pass --auth-method ID" if "agent" in self.auth_methods.values() else ""
+        return f"offered methods: {shown}{how}"
+
+    def blocked(self, where: str) -> str:
+        """Record that ``where`` answered -32000; the reason to skip what needs it."""
+        if self.blocked_at is None or ("full run" in self.blocked_at and "full run" not in where):
+            self.blocked_at = where  # the main run's says more
+        self.report.blocked = self.blocked_reason()
+        return self.report.blocked
+
+    def blocked_reason(self) -> str:
+        return f"blocked by authentication: {self.blocked_at} answered -32000; {self.auth_hint()}"
+
+    def finish(self) -> None:
+        """Once every run is over: the report's blocked reason names every method offered."""
+        if self.blocked_at is not None:
+            self.report.blocked = self.blocked_reason()
 
     async def ready(self, run: Run) -> str | None:
         """The session the main steps work in, after reviving a dead process; None if none."""
@@ -405,16 +433,17 @@ class LiveChecks:
             self.verdicts.skip_stage("main", "initialize failed")
             return
         result = dict_of(init.result)
+        self.note_auth_methods(result)
         self._judge_initialize(result)
         caps = dict_of(result.get("agentCapabilities"))
         await self._json_rpc(run)
         await self._unknown_session(run)
-        session_id = await self._first_session(run, result)
+        session_id = await self._first_session(run)
         if session_id is None:
             return
         await self._session_probes(run)
         await self._second_session(run, session_id)
-        prompted = await self._prompt(run, session_id, result)
+        prompted = await self._prompt(run, session_id)
         if prompted is not None:
             await self._turn_followups(run, caps)
         await self._cancel(run)
@@ -644,14 +673,14 @@ class LiveChecks:
         else:
             self.fail("unknown-session", f"a prompt for {NO_SESSION!r}: {answer.describe()}")
 
-    async def _first_session(self, run: Run, init_result: dict[str, Any]) -> str | None:
+    async def _first_session(self, run: Run) -> str | None:
         if not run.alive and not await run.revive("it had died", self.timeout):
             self.verdicts.skip_stage("main", "the agent could not be started again")
             return None
         params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
         answer = await self.call_authenticated(run, "session/new", params)
         if answer.needs_auth:
-            reason = self.blocked("session/new", init_result)
+            reason = self.blocked("session/new")
             self.verdicts.skip_stage("main", reason)
             return None
         session_id = dict_of(answer.result).get("sessionId") if answer.ok else None
@@ -793,7 +822,7 @@ class LiveChecks:
         else:
             self.fail("unknown-config", f"set {UNKNOWN_ID}: {answer.describe()}")
 
-    async def _prompt(self, run: Run, session_id: str, init_result: dict[str, Any]) -> str | None:
+    async def _prompt(self, run: Run, session_id: str) -> str | None:
         """The first turn: its result and its updates; the session it ran in when it
         ended normally, else None.
 
@@ -811,7 +840,7 @@ class LiveChecks:
                 mark = run.mark()
                 answer = await self.prompt(run, session_id)
         if answer.needs_auth:
-            why = self.blocked("session/prompt", init_result)
+            why = self.blocked("session/prompt")
             self.record("prompt", "skip", why)
             self.skip(TURN_CHECKS, why)
             return None
@@ -1259,6 +1288,7 @@ class LiveChecks:
             return self.verdicts.skip_stage(
                 "full", f"initialize with every client capability: {init.describe()}"
             )
+        self.note_auth_methods(init.result)
         run.process.roots.append(self.full_cwd)
         server = listener.server_entry()
         params: dict[str, Any] = {"cwd": self.full_cwd, "mcpServers": [server]}
@@ -1281,6 +1311,7 @@ class LiveChecks:
             self.record("mcp-servers", "pass", "session/new with one stdio MCP server")
         run.sessions.add(session_id)
         prompts = list(self.options.tool_prompts) or [self.options.prompt]
+        turns, locked_out = 0, ""  # turns run; why the first refused one was refused
         for text in prompts:
             if not run.alive:
                 break
@@ -1289,14 +1320,18 @@ class LiveChecks:
                 "session/prompt", self.text_prompt(session_id, text), self.timeout
             )
             if answer.needs_auth:
-                self.blocked("session/prompt (full run)")
+                locked_out = self.blocked("session/prompt (full run)")
                 break
+            turns += 1
             response = run.response_to(answer.request_id, mark)
             if response is not None:
                 await asyncio.sleep(LATE_WATCH)
         if self.verdicts.wants("mcp-connect") and not self.verdicts.done("mcp-connect"):
             if await listener.wait(self.grace):
                 self.record("mcp-connect", "pass", "the agent connected to the MCP server")
+            elif locked_out and not turns:
+                # An agent may connect its servers on the first turn; there was none.
+                self.record("mcp-connect", "skip", f"no turn ran: {locked_out}")
             else:
                 self.fail(
                     "mcp-connect",

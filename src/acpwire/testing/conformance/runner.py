@@ -80,6 +80,7 @@ async def _agent(live: LiveChecks) -> None:
     await asyncio.gather(*runs)
     live.judge_probes()
     live.judge_shutdown()
+    live.finish()
 
 
 async def _endpoint(
