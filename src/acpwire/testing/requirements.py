@@ -918,12 +918,24 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     _project(
         "CLIENT-011",
         "SHOULD",
-        "Terminals the agent never released are stopped when the client ends.",
+        "Terminals the agent never released are stopped when the client ends, with the "
+        "processes their commands started.",
     ),
     _project(
         "CLIENT-012",
         "SHOULD",
         "Terminal calls naming a terminal the client does not have are answered with an error.",
+    ),
+    _project(
+        "CLIENT-014",
+        "SHOULD",
+        "terminal/kill stops the command together with the processes it started.",
+        "terminals.mdx#killing-commands",
+    ),
+    _project(
+        "CLIENT-013",
+        "MUST",
+        "Updates for a session that come before its session/new answer are kept, not dropped.",
     ),
     # The remote endpoint: the RFD's Streamable HTTP profile
     _rfd(

@@ -506,6 +506,13 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "client-prompt",
     ),
     _k(
+        "early-updates",
+        "a message chunk sent before session/new's answer is shown like the later ones",
+        ("CLIENT-013",),
+        "scenario",
+        "client-prompt",
+    ),
+    _k(
         "late-updates",
         "updates after the turn's answer do not upset the client",
         ("CLIENT-002",),
@@ -658,8 +665,16 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "client-terminal",
     ),
     _k(
+        "terminal-kill",
+        "terminal/kill stops the command and the process it started (its process group)",
+        ("CLIENT-014",),
+        "scenario",
+        "client-prompt",
+        "client-terminal",
+    ),
+    _k(
         "terminal-orphan",
-        "a terminal never released is stopped when the client ends",
+        "a terminal never released is stopped when the client ends, its command's child too",
         ("CLIENT-011",),
         "scenario",
         "client-prompt",
