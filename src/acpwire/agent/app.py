@@ -27,9 +27,11 @@ the user data folder. Any store named or passed explicitly turns on
 
 MCP (docs/mcp.md): with ``mcp=True`` (the default) a turn reaches the
 client's ``mcpServers`` through ``await turn.mcp_servers()`` and
-``await turn.call_mcp_tool(server, tool, args)``. Servers are connected lazily,
-on first use in a session, so sessions that never use them start nothing and
-the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
+``await turn.call_mcp_tool(server, tool, args)``. A session's servers are
+connected when it opens, in the background (the client gave them to be used;
+SESS-027), and servers that cannot be used are reported as session updates;
+``mcp_on_demand=True`` connects them on a session's first ``turn.mcp_servers()``
+instead, so sessions that never use them start nothing. ``mcpCapabilities.http``
 and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
 
 Unstable ACP (docs/protocol-currency.md): ``unstable=True`` opts the app's
@@ -210,6 +212,7 @@ class AgentApp:
         page_size: int = 50,
         mcp: bool = True,
         mcp_startup_timeout: float = 15.0,
+        mcp_on_demand: bool = False,
         chunk_interval: float | None = None,
         write_behind: float = WRITE_BEHIND_WINDOW,
         unstable: bool = False,
@@ -256,6 +259,7 @@ class AgentApp:
             client_name=name,
             client_version=version,
             over_acp=unstable,
+            on_demand=mcp_on_demand,
         )
         self.hooks = AppHooks()
         """The handlers and hooks the decorators below registered."""

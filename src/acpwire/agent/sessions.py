@@ -25,9 +25,10 @@ output as text: the terminal ids belong to a client that has released them
 (TERM-007).
 
 MCP servers: the ``mcpServers`` of the request that opened the session are
-kept on :attr:`Session.mcp_servers` and connected lazily, once, by
-:meth:`Session.connect_mcp` (``turn.mcp_servers()``), so sessions that never
-use them start nothing. :meth:`Session.close_mcp` stops them; the runtime calls
+kept on :attr:`Session.mcp_servers` and connected once, by
+:meth:`Session.connect_mcp`: when the session opens, in the background (the
+runtime, unless the app connects on demand), or by the first
+``turn.mcp_servers()``. :meth:`Session.close_mcp` stops them; the runtime calls
 it when the session closes, is deleted or reopened, and when the connection
 ends (docs/mcp.md).
 """
@@ -103,6 +104,9 @@ class McpSupport:
     client_version: str = "0"
     over_acp: bool = False
     """Take servers the client offers over ACP (unstable ACP; the app opted in)."""
+    on_demand: bool = False
+    """Connect a session's servers on its first ``turn.mcp_servers()`` rather than when
+    the session opens."""
     live: set[McpServers] = field(default_factory=set["McpServers"])
 
     @property
@@ -374,7 +378,8 @@ class Session:
         return self._mcp
 
     async def connect_mcp(self) -> McpServers:
-        """Connect the session's MCP servers on first use (later calls return the same set).
+        """Connect the session's MCP servers, once: later calls (and a call while the first
+        connects) return the same set.
 
         Servers that cannot be used (failed start, timeout, refused transport,
         no ``mcp`` SDK installed) are recorded in ``failures``; this never

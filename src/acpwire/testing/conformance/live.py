@@ -1327,7 +1327,7 @@ class LiveChecks:
             if response is not None:
                 await asyncio.sleep(LATE_WATCH)
         if self.verdicts.wants("mcp-connect") and not self.verdicts.done("mcp-connect"):
-            if await listener.wait(self.grace):
+            if await listener.wait(self.timeout):
                 self.record("mcp-connect", "pass", "the agent connected to the MCP server")
             elif locked_out and not turns:
                 # An agent may connect its servers on the first turn; there was none.
@@ -1335,7 +1335,7 @@ class LiveChecks:
             else:
                 self.fail(
                     "mcp-connect",
-                    f"no MCP initialize from the agent within {self.grace:g} s of its turns",
+                    f"no MCP initialize from the agent within {self.timeout:g} s of its turns",
                 )
         if not self.options.tool_prompts:
             self.skip(("tool-progress",), "needs --tool-prompt TEXT (a prompt that uses tools)")
