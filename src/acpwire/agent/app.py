@@ -330,13 +330,23 @@ class AgentApp:
             image=self.image, audio=self.audio, embedded_context=self.embedded_context
         )
 
-    def agent_capabilities(self) -> s.AgentCapabilities:
-        """Every capability stated explicitly (INIT-004)."""
+    def agent_capabilities(self, *, unstable_peer: bool = True) -> s.AgentCapabilities:
+        """Every capability stated explicitly (INIT-004).
+
+        ``unstable_peer=False`` (a client that does not read unstable ACP,
+        :func:`~acpwire.schema.stability.reads_unstable`) leaves out what the stable
+        schema has no room for: ``mcpCapabilities.acp`` (the MCP flags are a closed set,
+        INIT-017) and ``providers``. Session capability markers (fork, archive, ...) stay:
+        a client ignores markers it does not know, and unstable clients that never say
+        so (the TypeScript SDK's) rely on them."""
         durable = self.durable
+        mcp = self.mcp_support.capabilities
+        if not unstable_peer and mcp.acp is not UNSET:
+            mcp = s.McpCapabilities(http=mcp.http, sse=mcp.sse)
         return s.AgentCapabilities(
             load_session=durable,
             prompt_capabilities=self.prompt_capabilities(),
-            mcp_capabilities=self.mcp_support.capabilities,
+            mcp_capabilities=mcp,
             session_capabilities=s.SessionCapabilities(
                 list=s.SessionListCapabilities(),
                 delete=s.SessionDeleteCapabilities(),
@@ -351,7 +361,9 @@ class AgentApp:
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities())
             if self.hooks.logout
             else UNSET,
-            providers=s.ProvidersCapabilities() if self.unstable and self.providers else UNSET,
+            providers=s.ProvidersCapabilities()
+            if self.unstable and self.providers and unstable_peer
+            else UNSET,
         )
 
     # -- serving -------------------------------------------------------------

@@ -48,6 +48,7 @@ from ..protocol.errors import (
 )
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
+from ..schema.stability import reads_unstable
 from ..store import SessionRecord
 from ..store.base import NEW_SESSION_OWNER
 from .auth import TerminalAuth, advertised_methods
@@ -245,7 +246,9 @@ class AppAgent(Agent):
         app = self.app
         return s.InitializeResponse(
             protocol_version=negotiate(params.protocol_version),
-            agent_capabilities=app.agent_capabilities(),
+            agent_capabilities=app.agent_capabilities(
+                unstable_peer=reads_unstable(params.client_capabilities)
+            ),
             auth_methods=advertised_methods(app.auth_methods, terminal=terminal),
             agent_info=s.Implementation(
                 name=app.name, version=app.version, title=UNSET if app.title is None else app.title

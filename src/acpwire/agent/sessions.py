@@ -114,7 +114,8 @@ class McpSupport:
         """What ``initialize`` advertises: HTTP and SSE (and ACP, if the app opted in to
         unstable ACP) only if enabled and the SDK is present."""
         usable = self.enabled and mcp_sdk_available()
-        return s.McpCapabilities(http=usable, sse=usable, acp=usable if self.over_acp else s.UNSET)
+        over_acp = usable and self.over_acp  # absent when false: the schema's default
+        return s.McpCapabilities(http=usable, sse=usable, acp=True if over_acp else s.UNSET)
 
     async def aclose(self) -> None:
         """Disconnect every session's servers (stdio server processes are stopped)."""
@@ -414,7 +415,7 @@ class Session:
                 cwd = None
             servers = McpServers(
                 self.mcp_servers,
-                capabilities=support.capabilities,
+                capabilities=self.advertised_mcp(),
                 startup_timeout=support.startup_timeout,
                 cwd=cwd,
                 client_name=support.client_name,
@@ -433,6 +434,13 @@ class Session:
                 raise RuntimeError(f"session {self.id} is closed")
             self._mcp = servers
             return servers
+
+    def advertised_mcp(self) -> s.McpCapabilities:
+        """The MCP capabilities this connection's ``initialize`` advertised (they differ
+        from the app's for a client that does not read unstable ACP: no ``acp``)."""
+        own = self.client.local_capabilities
+        mcp = own.mcp_capabilities if isinstance(own, s.AgentCapabilities) else None
+        return mcp if isinstance(mcp, s.McpCapabilities) else self.mcp_support.capabilities
 
     async def close_mcp(self) -> None:
         """Disconnect the session's MCP servers, if connected. Idempotent."""
