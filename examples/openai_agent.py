@@ -33,7 +33,11 @@ be retried). ``session/cancel`` closes the HTTP connection at once and the
 prompt answers ``cancelled``; what was streamed so far is kept in the history.
 
 Only the standard library is used for HTTP: HTTP/1.1 over asyncio streams
-(TLS through ``ssl`` for ``https://``), with chunked transfer decoding.
+(TLS through ``ssl`` for ``https://``), with chunked transfer decoding. Each read
+is bounded with acpwire's ``within()``, not ``asyncio.wait_for``: on Python 3.10
+and 3.11 ``wait_for`` returns the read's result and drops the cancellation when a
+chunk arrives in the same turn of the event loop as ``session/cancel``, and the
+turn then ran on to the end of the stream.
 
 Run: ``OPENAI_API_KEY=sk-... python examples/openai_agent.py [--store PATH]`` (stdio).
 """
@@ -51,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from acpwire._waits import within
 from acpwire.agent.app import AgentApp, Choice, Select, StopReason, Turn
 
 BASE_URL = os.environ.get("OPENAI_BASE_URL", "").strip() or "https://api.openai.com/v1"
@@ -100,7 +105,7 @@ class Response:
 
     async def _read(self, coro: Any) -> Any:
         try:
-            return await asyncio.wait_for(coro, TIMEOUT)
+            return await within(coro, TIMEOUT)
         except asyncio.TimeoutError:
             raise ApiError(f"the API sent nothing for {TIMEOUT:g} s") from None
 
@@ -157,7 +162,7 @@ async def post(url: str, payload: dict[str, Any], headers: dict[str, str]) -> Re
     secure = parts.scheme == "https"
     port = parts.port or (443 if secure else 80)
     try:
-        reader, writer = await asyncio.wait_for(
+        reader, writer = await within(
             asyncio.open_connection(
                 parts.hostname,
                 port,
@@ -188,13 +193,13 @@ async def post(url: str, payload: dict[str, Any], headers: dict[str, str]) -> Re
     try:
         writer.write(request.encode("latin-1") + b"\r\n" + body)
         await writer.drain()
-        status_line = await asyncio.wait_for(reader.readline(), TIMEOUT)
+        status_line = await within(reader.readline(), TIMEOUT)
         fields = status_line.decode("latin-1").split(" ", 2)
         if len(fields) < 2 or not fields[0].startswith("HTTP/") or not fields[1].isdigit():
             raise ApiError(f"{parts.netloc} did not answer with HTTP ({status_line[:80]!r})")
         response_headers: dict[str, str] = {}
         while True:
-            line = await asyncio.wait_for(reader.readline(), TIMEOUT)
+            line = await within(reader.readline(), TIMEOUT)
             if line in (b"\r\n", b"\n", b""):
                 break
             name, _, value = line.decode("latin-1").partition(":")

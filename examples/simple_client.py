@@ -45,6 +45,10 @@ async def main() -> int:
     try:
         async with open_agent(args.command, client=client):
             state = await client.new_session(os.getcwd())
+            # An agent may speak before session/new is answered: the state kept it.
+            for message in state.messages:
+                if message.role == "agent":
+                    print(message.text, end="", flush=True)
             state.subscribe(show)
             result = await client.prompt(state.session_id, args.prompt)
             print(f"\n[{result.stop_reason}]")

@@ -18,7 +18,8 @@ from schema_source import find_schema  # noqa: E402
 from acpwire.testing import SchemaValidator, load_official_schema  # noqa: E402
 from acpwire.testing.postgres import PostgresCluster, find_postgres_bin  # noqa: E402
 
-CAPTURES = ROOT.parent / "shared" / "captures"
+CAPTURES = ROOT / "tests" / "captures"
+"""Real agents' wire captures, shipped with the tests (tests/captures/README.md)."""
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +27,8 @@ def official_schema() -> dict[str, Any]:
     path = find_schema("v1/schema.json")
     if path is None:
         pytest.skip(
-            "official ACP schema not found (npm @agentclientprotocol/sdk not installed, no ../shared)"
+            "official ACP schema not found (npm @agentclientprotocol/sdk not installed: "
+            "bin/test installs it where npm is on PATH)"
         )
     return load_official_schema(path)
 
@@ -61,8 +63,7 @@ def unstable_schema_validator(official_unstable_schema: dict[str, Any]) -> Schem
 
 @pytest.fixture(scope="session")
 def captures_dir() -> Path:
-    if not CAPTURES.is_dir():
-        pytest.skip(f"wire captures not found at {CAPTURES}")
+    assert any(CAPTURES.glob("*.jsonl")), f"the wire captures are missing from {CAPTURES}"
     return CAPTURES
 
 

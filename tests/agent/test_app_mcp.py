@@ -1,4 +1,5 @@
-"""AgentApp + the client's MCP servers: lazy connection in a turn, tool calls, failures, lifetime."""
+"""AgentApp + the client's MCP servers: connected when a session opens (or on demand),
+tool calls, failures, lifetime."""
 
 from __future__ import annotations
 
@@ -112,9 +113,69 @@ async def test_tool_call_is_reported_and_server_stops_on_close(
         assert app.mcp_support.live == set()
 
 
-async def test_a_session_that_never_uses_mcp_starts_nothing(tmp_path: Path) -> None:
+async def until(condition: Any) -> None:
+    """Wait (one bound: TIMEOUT) for what only the app's state shows."""
+    deadline = asyncio.get_running_loop().time() + TIMEOUT
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def live_session(app: AgentApp, session_id: str) -> Any:
+    return next(a.sessions[session_id] for a in app.connections if session_id in a.sessions)
+
+
+async def test_a_session_s_servers_are_connected_when_it_opens(tmp_path: Path) -> None:
+    """SESS-027: the client gave the servers to be used. They are connected in the
+    background once session/new is answered, before any prompt; the first turn uses them."""
     seen = Seen()
     app = mcp_app(seen)
+    async with wired(app) as w:
+        sid = (await w.agent.new_session(str(tmp_path), [fixture_server()])).session_id
+        session = live_session(app, sid)
+        await until(lambda: session.mcp is not None)
+        servers = session.mcp
+        assert servers.failures == {} and app.mcp_support.live == {servers}
+        pid = (await asyncio.wait_for(servers.call_tool("fx", "pid", {}), TIMEOUT)).structured
+        await asyncio.wait_for(w.agent.prompt(sid, "call fx"), TIMEOUT)
+        assert seen.pids == [int(pid["result"])]  # the same process: not started twice
+        assert [u["title"] for u in w.client.tool_updates(sid) if "title" in u] == [
+            "fx: add",
+            "fx: pid",
+        ]
+
+
+async def test_servers_that_fail_are_told_as_notices_to_a_client_that_takes_them(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    """With session.notices advertised, a server that cannot be used is reported at once,
+    as a notice (no turn needed), and not again as a tool call of the next turn."""
+
+    class NoticeClient(TestClient):
+        def capabilities(self) -> s.ClientCapabilities:
+            caps = super().capabilities()
+            caps.session = s.ClientSessionCapabilities(notices=s.NoticeCapabilities())
+            return caps
+
+    missing = s.McpServerStdio(name="missing", command="/nonexistent/mcp-xyz", args=[], env=[])
+    client = NoticeClient()
+    async with wired(mcp_app(Seen()), client, validator=schema_validator) as w:
+        sid = (await w.agent.new_session(str(tmp_path), [missing])).session_id
+        await client.wait_for(lambda: "notice" in client.kinds(sid))
+        notice = s.to_json(client.updates(sid)[client.kinds(sid).index("notice")])
+        assert (
+            notice["severity"] == "error"
+            and notice["title"] == "MCP server missing could not be used"
+        )
+        assert "/nonexistent/mcp-xyz" in notice["description"]
+        await asyncio.wait_for(w.agent.prompt(sid, "hi"), TIMEOUT)
+        assert w.client.tool_updates(sid) == []
+
+
+async def test_a_session_that_never_uses_mcp_starts_nothing_on_demand(tmp_path: Path) -> None:
+    """``mcp_on_demand=True``: servers start on a session's first turn.mcp_servers()."""
+    seen = Seen()
+    app = mcp_app(seen, mcp_on_demand=True)
     async with wired(app) as w:
         sid = (await w.agent.new_session(str(tmp_path), [fixture_server()])).session_id
         await asyncio.wait_for(w.agent.prompt(sid, "hi"), TIMEOUT)

@@ -8,6 +8,7 @@ that does not opt in answers 1 to a client offering 2, as before."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -279,6 +280,44 @@ async def test_an_app_that_does_not_opt_in_answers_1_to_a_client_offering_2(
         state = await within(client.new_session("/tmp"))
         assert (await within(client.prompt(state.session_id, "echo v1"))).stop_reason == "end_turn"
     SchemaValidator(official_schema).validate_conversation(wire.sent, wire.received)
+
+
+async def initialize_raw(app: AgentApp, version: int) -> dict[str, Any]:
+    """The app's answer to a bare ``initialize`` asking for ``version``."""
+    a, b = memory_pair()
+    side = app.connect(a)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+    try:
+        await b.send(json.dumps({**request, "params": {"protocolVersion": version}}).encode())
+        reply = await within(b.receive())
+    finally:
+        await side.close()
+    assert isinstance(reply, bytes)
+    result: dict[str, Any] = json.loads(reply)["result"]
+    return result
+
+
+@pytest.mark.parametrize("asked", [3, 65535])
+async def test_a_v1_client_asking_a_later_version_of_a_v2_app_gets_v1(
+    asked: int, official_schema: dict[str, Any]
+) -> None:
+    """INIT-009: the draft goes only to a client asking for exactly 2. A v1 client may ask
+    for more than it speaks and expect the newest *supported* version: v1, in v1's shape."""
+    answer = await initialize_raw(build_app()[0], asked)
+    assert answer["protocolVersion"] == 1
+    assert "agentCapabilities" in answer and "agentInfo" in answer and "info" not in answer
+    SchemaValidator(official_schema).validate_conversation(
+        [{"jsonrpc": "2.0", "id": 1, "result": answer}],
+        [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}],
+    )
+
+
+async def test_an_app_that_made_v2_its_default_answers_2_to_a_later_version() -> None:
+    """``v2_default=True`` is the author's explicit choice (needs ``v2=True``)."""
+    answer = await initialize_raw(build_app(v2_default=True)[0], 65535)
+    assert answer["protocolVersion"] == 2 and "info" in answer
+    with pytest.raises(ValueError, match="v2_default"):
+        AgentApp("x", v2_default=True)
 
 
 def test_an_app_that_does_not_opt_in_never_loads_the_v2_models() -> None:

@@ -37,6 +37,7 @@ from acpwire.protocol.mcp_binding import (
     SERVER_UNAVAILABLE,
     McpProtocolError,
 )
+from acpwire.schema.stability import UNSTABLE_MARK
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
 
@@ -376,3 +377,65 @@ async def test_an_agent_app_that_opted_in_calls_the_tools_a_client_offers_over_a
         await side.close()
         await app.aclose()
     Pair(side, conn, client, agent_wire, client_wire).validate(unstable_schema_validator)
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "told"),
+    [
+        ({}, False),  # a stable client: nothing says it reads unstable ACP
+        ({"_meta": {"other": True}}, False),
+        ({"_meta": {UNSTABLE_MARK: True}}, True),  # what acpwire's clients that opt in send
+        ({"plan": {}}, True),  # a field only the unstable schema defines
+    ],
+)
+async def test_an_app_tells_mcp_over_acp_only_to_a_client_that_reads_unstable_acp(
+    tmp_path: Path, capabilities: dict[str, Any], told: bool
+) -> None:
+    """INIT-017, EXT-002: the stable schema's mcpCapabilities holds http and sse only, so
+    a client that never said it reads unstable ACP gets no ``acp`` in them; the session
+    capability markers stay. Such a client's acp-type MCP server is then refused."""
+    app = AgentApp("app-tools", unstable=True)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        mcp = await turn.mcp_servers()
+        await turn.say(json.dumps(mcp.failures))
+
+    a, b = memory_pair()
+    side = app.connect(a)
+    client = ToolClient()
+    conn = ClientSideConnection(client, b)
+    try:
+        raw = await asyncio.wait_for(
+            conn.connection.request(
+                "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities}
+            ),
+            TIMEOUT,
+        )
+        caps = raw["agentCapabilities"]
+        assert ("acp" in caps["mcpCapabilities"]) is told
+        assert "fork" in caps["sessionCapabilities"]
+        conn.agent.adopt_answer(raw)
+        tools = s.McpServerAcp(name="project-tools", server_id="tools-1")
+        session = (await conn.agent.new_session(str(tmp_path), [tools])).session_id
+        await asyncio.wait_for(conn.agent.prompt(session, "which failed?"), TIMEOUT)
+        failures = json.loads(client.texts[-1])
+        assert ("mcpCapabilities.acp" in failures.get("project-tools", "")) is not told
+    finally:
+        await conn.close()
+        await side.close()
+        await app.aclose()
+
+
+async def test_an_acpwire_client_that_opts_in_says_so_in_initialize() -> None:
+    """ACP does not negotiate its unstable surface: acpwire's clients mark the opt-in."""
+    a, b = memory_pair()
+    unstable, stable = ClientSideConnection(ToolClient(), b), ClientSideConnection(Client(), a)
+    try:
+        assert unstable.agent.own_capabilities(None) == s.ClientCapabilities(
+            meta={UNSTABLE_MARK: True}
+        )
+        assert stable.agent.own_capabilities(s.ClientCapabilities()) == s.ClientCapabilities()
+    finally:
+        await unstable.close()
+        await stable.close()

@@ -12,7 +12,7 @@ import pytest
 from acpwire import schema as s
 from acpwire.client.state import MessageView, SessionState, ToolCallView
 
-CAPTURES = Path(__file__).resolve().parents[2].parent / "shared" / "captures"
+CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 
 
 def text(value: str) -> s.TextContent:
@@ -222,7 +222,7 @@ def test_clear_forgets_the_transcript_so_a_replay_does_not_duplicate_it() -> Non
 
 
 def capture_files() -> list[Path]:
-    return sorted(CAPTURES.glob("*.jsonl")) if CAPTURES.is_dir() else []
+    return sorted(CAPTURES.glob("*.jsonl"))
 
 
 def replay(records: Iterable[dict[str, Any]]) -> dict[str, SessionState]:
@@ -289,8 +289,6 @@ def test_every_capture_folds_without_losing_updates(path: Path) -> None:
 
 def test_ts_sdk_capture_ends_in_a_sensible_state() -> None:
     path = CAPTURES / "ts-sdk-agent.full.jsonl"
-    if not path.is_file():
-        pytest.skip(f"wire captures not found at {CAPTURES}")
     states = replay(_records(path))
     main = states["sess_eb5b218bfcd841189b91"]
 
@@ -355,7 +353,5 @@ def replay_until(path: Path, stop_method: str) -> dict[str, SessionState]:
     return replay(kept)
 
 
-def test_captures_folder_is_present_or_the_capture_tests_say_why_not() -> None:
-    if not CAPTURES.is_dir():
-        pytest.skip(f"wire captures not found at {CAPTURES}: capture-based state tests skipped")
+def test_the_captures_ship_with_the_tests() -> None:
     assert capture_files()

@@ -123,6 +123,10 @@ def test_the_demo_agent_is_checked_all_the_way(real_agents: Corpus) -> None:
         "absolute-paths",
         "fs-roots",
         "shutdown-turn",
+        "mcp-connect",
+        "request-during-turn",
+        "version-newer",
+        "version-draft",
     ):
         assert got[key] == "pass", key
 

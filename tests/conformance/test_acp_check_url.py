@@ -88,22 +88,22 @@ async def test_a_request_cancelled_at_once_through_acp_serve_is_answered_once(
     assert result["status"] == "pass", result
 
 
-async def test_acp_serve_demo_fails_no_endpoint_check_and_only_the_demo_agents_mcp_check(
-    tmp_path: Path,
-) -> None:
+async def test_acp_serve_demo_fails_no_check(tmp_path: Path) -> None:
     report = await check_serve_demo(
         tmp_path, "--token2", TOKEN2, "--keepalive-wait", "0", "--slow-prompt", "slow 30"
     )
-    failed = {r["check"]: tuple(r["broken"]) for r in report["results"] if r["status"] == "fail"}
-    # The demo agent does not connect to the MCP servers it is given, over stdio too.
     # The failed results whole, so that a failure says what the check saw.
-    assert failed == {"mcp-connect": ("SESS-027",)}, [
-        r for r in report["results"] if r["status"] == "fail"
-    ]
-    assert report["failedMust"] == []  # mcp-connect is a SHOULD
+    assert [r for r in report["results"] if r["status"] == "fail"] == []
     assert report["exitCode"] == 0
     statuses = {r["check"]: r["status"] for r in report["results"]}
-    for key in ("principal-sessions", "principal-connections", "reattach", "cancel", "schema"):
+    for key in (
+        "principal-sessions",
+        "principal-connections",
+        "reattach",
+        "cancel",
+        "schema",
+        "mcp-connect",  # the demo connects a session's MCP servers when it opens
+    ):
         assert statuses[key] == "pass", key
     skipped = {r["check"] for r in report["results"] if r["status"] == "skip"}
     assert skipped == {

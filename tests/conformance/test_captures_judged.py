@@ -1,6 +1,6 @@
 """The checks over a recording judge the real agents' captures rightly: no MUST failure.
 
-claude-agent-acp and gemini-cli (``shared/captures``) answer unknown methods, a line that
+claude-agent-acp and gemini-cli (``tests/captures``) answer unknown methods, a line that
 is not JSON (-32700, id null) and a batch (-32600, id null) as they should; those null-id
 answers are not answers to notifications.
 """

@@ -44,9 +44,15 @@ def test_a_planted_defect_is_flagged_and_nothing_else_fails(corpus: Corpus, path
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
 def test_an_unusual_but_correct_agent_fails_nothing(corpus: Corpus, path: Path) -> None:
+    """A corpus file may also declare ``NOTES`` and ``BLOCKED``: words the report's notes,
+    and its reason for stopping at authentication, must contain."""
     report = corpus.report(path)
     assert failures(report) == expected_failures(path) == {}, report.to_json()
     assert report.exit_code == declared(path, "EXIT", 0)
+    for words in declared(path, "NOTES", ()):
+        assert any(words in note for note in report.notes), (words, report.notes)
+    for words in declared(path, "BLOCKED", ()):
+        assert words in (report.blocked or ""), (words, report.blocked)
 
 
 def test_every_requirement_the_agent_checks_cite_has_a_planted_defect() -> None:

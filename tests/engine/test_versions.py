@@ -146,11 +146,15 @@ class Pair:
 
 
 @asynccontextmanager
-async def pair(*, agent_v2: bool = True, client_v2: bool = True) -> AsyncIterator[Pair]:
+async def pair(
+    *, agent_v2: bool = True, client_v2: bool = True, v2_default: bool = False
+) -> AsyncIterator[Pair]:
     a, b = memory_pair()
     agent_wire, client_wire = WireLog(), WireLog()
     agent, av2 = V1Agent(), (V2Agent() if agent_v2 else None)
-    agent_side = AgentSideConnection(agent, RecordingTransport(a, agent_wire), v2=av2)
+    agent_side = AgentSideConnection(
+        agent, RecordingTransport(a, agent_wire), v2=av2, v2_default=v2_default
+    )
     agent_side.start()
     client, cv2 = V1Client(), (V2Client() if client_v2 else None)
     conn = ClientSideConnection(client, RecordingTransport(b, client_wire), v2=cv2)
@@ -259,8 +263,31 @@ async def test_a_malformed_version_is_invalid_params_and_the_client_may_initiali
         assert await within(p.conn.negotiate(info=INFO)) == 2
 
 
-async def test_a_client_asking_a_later_version_gets_v2_even_with_an_info_v2_cannot_read() -> None:
+@pytest.mark.parametrize("asked", [3, 65535])
+async def test_a_client_asking_a_later_version_than_2_gets_v1_in_v1s_shape(
+    asked: int, official_schema: dict[str, Any]
+) -> None:
+    """INIT-009: the draft is not a version the agent supports for anyone who did not ask
+    for it: a v1 client asking 65535 (expecting the newest supported version) gets v1."""
     async with pair() as p:
+        answer = await within(p.conn.connection.request("initialize", {"protocolVersion": asked}))
+        assert answer["protocolVersion"] == 1
+        assert "agentCapabilities" in answer and "info" not in answer
+        assert p.agent_side.version == 1
+        assert p.agent_v2 is not None and p.agent_v2.seen == []
+        p.validate(official_schema)
+
+
+async def test_v2_default_needs_a_v2_agent() -> None:
+    a, _ = memory_pair()
+    with pytest.raises(ValueError, match="v2_default"):
+        AgentSideConnection(V1Agent(), a, v2_default=True)
+
+
+async def test_an_agent_that_made_v2_its_default_answers_2_to_a_later_version() -> None:
+    """``v2_default=True``: the author's explicit choice; even an ``info`` v2 cannot read
+    is taken (a later version's initialize)."""
+    async with pair(v2_default=True) as p:
         answer = await within(
             p.conn.connection.request(
                 "initialize", {"protocolVersion": 7, "info": "a string now", "capabilities": 5}

@@ -19,18 +19,27 @@ from acpwire.protocol.version import (
     ("requested", "served", "answer"),
     [
         (1, {1, 2}, 1),  # a v1 client of an agent serving both gets v1
-        (2, {1, 2}, 2),
-        (9, {1, 2}, 2),  # a newer client gets the newest served at or below its ask
+        (2, {1, 2}, 2),  # the draft goes only to a client asking for exactly 2
+        (9, {1, 2}, 1),  # a later version than the agent knows: the newest stable one
+        (65535, {1, 2}, 1),
         (0, {1, 2}, 1),  # below everything, with v1 served: v1's own answer
         (2, {1}, 1),  # a v1-only agent answers 1 to anything
         (0, {1}, 1),
-        (5, {2}, 2),
+        (5, {2}, 2),  # a draft-only agent has nothing else to answer
     ],
 )
-def test_the_highest_version_served_at_or_below_the_request_is_chosen(
+def test_the_newest_stable_version_served_at_or_below_the_request_is_chosen(
     requested: int, served: set[int], answer: int
 ) -> None:
+    """INIT-008, INIT-009, with the draft opt-in (a v1 client asking 65535 gets 1)."""
     assert select_version(requested, served) == answer
+
+
+@pytest.mark.parametrize(("requested", "answer"), [(1, 1), (2, 2), (9, 2), (65535, 2), (0, 1)])
+def test_an_agent_that_made_the_draft_its_default_answers_it_to_later_versions(
+    requested: int, answer: int
+) -> None:
+    assert select_version(requested, {1, 2}, draft_default=True) == answer
 
 
 def test_a_v2_only_agent_refuses_a_v1_client_with_the_versions_it_serves() -> None:

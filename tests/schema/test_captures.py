@@ -1,4 +1,4 @@
-"""Real agents' messages (shared/captures) parse and re-serialize without losing anything."""
+"""Real agents' messages (tests/captures) parse and re-serialize without losing anything."""
 
 from __future__ import annotations
 

@@ -27,9 +27,11 @@ the user data folder. Any store named or passed explicitly turns on
 
 MCP (docs/mcp.md): with ``mcp=True`` (the default) a turn reaches the
 client's ``mcpServers`` through ``await turn.mcp_servers()`` and
-``await turn.call_mcp_tool(server, tool, args)``. Servers are connected lazily,
-on first use in a session, so sessions that never use them start nothing and
-the ``mcp`` package is only needed by agents that do. ``mcpCapabilities.http``
+``await turn.call_mcp_tool(server, tool, args)``. A session's servers are
+connected when it opens, in the background (the client gave them to be used;
+SESS-027), and servers that cannot be used are reported as session updates;
+``mcp_on_demand=True`` connects them on a session's first ``turn.mcp_servers()``
+instead, so sessions that never use them start nothing. ``mcpCapabilities.http``
 and ``sse`` are advertised when MCP is on and the ``mcp`` package is importable.
 
 Unstable ACP (docs/protocol-currency.md): ``unstable=True`` opts the app's
@@ -42,7 +44,9 @@ are then offered to the client for rerouting (``providers/*``,
 
 The v2 draft (docs/protocol-currency.md): ``v2=True`` serves clients that ask for
 version 2 in v2 on the same transport, from the same declarations and handlers
-(:mod:`acpwire.agent.app_v2`); v1 clients get v1 as before.
+(:mod:`acpwire.agent.app_v2`); every other client gets v1 as before, a v1 client
+asking for a later version than it speaks (65535) included. ``v2_default=True``
+makes the draft the app's default: requests above 2 are answered 2 too.
 
 Streaming: the history keeps one update per message whatever the agent sends;
 ``chunk_interval=0.05`` also merges a model's tiny chunks live, so clients
@@ -208,10 +212,12 @@ class AgentApp:
         page_size: int = 50,
         mcp: bool = True,
         mcp_startup_timeout: float = 15.0,
+        mcp_on_demand: bool = False,
         chunk_interval: float | None = None,
         write_behind: float = WRITE_BEHIND_WINDOW,
         unstable: bool = False,
         v2: bool = False,
+        v2_default: bool = False,
         providers: Sequence[Provider] = (),
     ) -> None:
         self.name = name
@@ -237,9 +243,14 @@ class AgentApp:
         self._history = HistoryWriter(self.store, window=write_behind)
         self.unstable = unstable
         """Serve unstable ACP too (see docs/protocol-currency.md)."""
+        if v2_default and not v2:
+            raise ValueError("v2_default=True needs v2=True")
         self.v2 = v2
         """Serve clients that ask for the v2 draft in v2 too (v1 clients still get v1;
         :mod:`acpwire.agent.app_v2`, docs/protocol-currency.md)."""
+        self.v2_default = v2_default
+        """Answer 2 to clients asking for versions above 2 as well (otherwise only a
+        request for exactly 2 is answered in the draft)."""
         self.providers = Providers(providers)
         """Declared LLM providers and their current routing (unstable ``providers/*``)."""
         self.mcp_support = McpSupport(
@@ -248,6 +259,7 @@ class AgentApp:
             client_name=name,
             client_version=version,
             over_acp=unstable,
+            on_demand=mcp_on_demand,
         )
         self.hooks = AppHooks()
         """The handlers and hooks the decorators below registered."""
@@ -318,13 +330,23 @@ class AgentApp:
             image=self.image, audio=self.audio, embedded_context=self.embedded_context
         )
 
-    def agent_capabilities(self) -> s.AgentCapabilities:
-        """Every capability stated explicitly (INIT-004)."""
+    def agent_capabilities(self, *, unstable_peer: bool = True) -> s.AgentCapabilities:
+        """Every capability stated explicitly (INIT-004).
+
+        ``unstable_peer=False`` (a client that does not read unstable ACP,
+        :func:`~acpwire.schema.stability.reads_unstable`) leaves out what the stable
+        schema has no room for: ``mcpCapabilities.acp`` (the MCP flags are a closed set,
+        INIT-017) and ``providers``. Session capability markers (fork, archive, ...) stay:
+        a client ignores markers it does not know, and unstable clients that never say
+        so (the TypeScript SDK's) rely on them."""
         durable = self.durable
+        mcp = self.mcp_support.capabilities
+        if not unstable_peer and mcp.acp is not UNSET:
+            mcp = s.McpCapabilities(http=mcp.http, sse=mcp.sse)
         return s.AgentCapabilities(
             load_session=durable,
             prompt_capabilities=self.prompt_capabilities(),
-            mcp_capabilities=self.mcp_support.capabilities,
+            mcp_capabilities=mcp,
             session_capabilities=s.SessionCapabilities(
                 list=s.SessionListCapabilities(),
                 delete=s.SessionDeleteCapabilities(),
@@ -339,7 +361,9 @@ class AgentApp:
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities())
             if self.hooks.logout
             else UNSET,
-            providers=s.ProvidersCapabilities() if self.unstable and self.providers else UNSET,
+            providers=s.ProvidersCapabilities()
+            if self.unstable and self.providers and unstable_peer
+            else UNSET,
         )
 
     # -- serving -------------------------------------------------------------
@@ -357,7 +381,9 @@ class AgentApp:
             return AgentSideConnection(agent, transport)
         from .app_v2 import AppAgentV2  # the v2 models load only for apps that opt in
 
-        return AgentSideConnection(agent, transport, v2=AppAgentV2(agent))
+        return AgentSideConnection(
+            agent, transport, v2=AppAgentV2(agent), v2_default=self.v2_default
+        )
 
     def connect(self, transport: Transport) -> AgentSideConnection:
         """Start serving one connection over ``transport`` (for in-process use and tests)."""

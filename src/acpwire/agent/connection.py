@@ -20,8 +20,12 @@ with ``agent`` and a client asking for version 2 with the
 :class:`~acpwire.agent.v2.AgentV2`, on one transport. Until ``initialize`` the
 connection serves v1 routes with a negotiating ``initialize``; its answer picks
 the version (:func:`~acpwire.protocol.version.select_version`) and swaps in that
-version's routes for the rest of the connection. Without ``v2`` nothing of this
-exists: the connection is the v1 one it always was.
+version's routes for the rest of the connection. The draft is answered only to a
+client that asks for exactly 2; every other request gets 1, so a v1 client that
+asks for a later version than it speaks still gets an answer it reads.
+``v2_default=True`` makes the draft the agent's default: requests above 2 get 2
+too. Without ``v2`` nothing of this exists: the connection is the v1 one it
+always was.
 
 Interrupting a stdio agent: clients such as ``acpx exec`` leave the agent in
 the terminal's process group, so Ctrl-C reaches the agent as SIGINT together
@@ -397,9 +401,15 @@ class AgentSideConnection:
         *,
         check_capabilities: bool = True,
         v2: AgentV2 | None = None,
+        v2_default: bool = False,
     ) -> None:
+        if v2_default and v2 is None:
+            raise ValueError("v2_default=True needs a v2 agent (v2=...) to answer in v2")
         self.agent = agent
         self.agent_v2 = v2
+        self.v2_default = v2_default
+        """Answer 2 to requests for versions above 2 as well (the author's explicit opt-in;
+        otherwise only a request for exactly 2 gets the draft)."""
         self.version: int | None = None
         """The protocol version ``initialize`` chose (None before it)."""
         table = v1_table(agent.unstable)
@@ -541,21 +551,31 @@ async def serve_until_interrupted(conn: AgentSideConnection) -> None:
             loop.remove_signal_handler(signal.SIGINT)
 
 
-async def serve_stdio(agent: Agent, *, v2: AgentV2 | None = None, **options: Any) -> None:
+async def serve_stdio(
+    agent: Agent, *, v2: AgentV2 | None = None, v2_default: bool = False, **options: Any
+) -> None:
     """Serve ``agent`` on this process's stdin/stdout until the client closes it or
-    SIGINT interrupts it (see the module docstring); ``v2`` serves v2 clients too."""
+    SIGINT interrupts it (see the module docstring); ``v2`` serves v2 clients too
+    (``v2_default``: see :class:`AgentSideConnection`)."""
     from ..transports.stdio import stdio_transport
 
     transport = await stdio_transport(**options)
-    await serve_until_interrupted(AgentSideConnection(agent, transport, v2=v2))
+    conn = AgentSideConnection(agent, transport, v2=v2, v2_default=v2_default)
+    await serve_until_interrupted(conn)
 
 
-def run_agent(agent: Agent | AgentFactory, *, v2: AgentV2 | None = None, **options: Any) -> None:
+def run_agent(
+    agent: Agent | AgentFactory,
+    *,
+    v2: AgentV2 | None = None,
+    v2_default: bool = False,
+    **options: Any,
+) -> None:
     """Run an agent as a stdio program: the usual body of an agent's ``main()``."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     instance = agent() if callable(agent) and not isinstance(agent, Agent) else agent
     assert isinstance(instance, Agent)
     try:
-        asyncio.run(serve_stdio(instance, v2=v2, **options))
+        asyncio.run(serve_stdio(instance, v2=v2, v2_default=v2_default, **options))
     except KeyboardInterrupt:
         pass

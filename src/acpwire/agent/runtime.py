@@ -19,10 +19,14 @@ runs per session at a time (:attr:`AppAgent.turns` holds it), and a second
 prompt while it runs is rejected with :class:`TurnInProgress`
 (docs/cancellation.md explains why not a queue).
 
-MCP servers (docs/mcp.md): a session's servers are connected lazily by its
-first ``turn.mcp_servers()``. They are stopped when the session closes, is
-deleted or is reopened by ``session/load`` / ``session/resume`` (which bring
-their own ``mcpServers``), and when the connection ends.
+MCP servers (docs/mcp.md): a session's servers are connected when it opens,
+in the background once the request that opened it is answered (or, with
+``AgentApp(mcp_on_demand=True)``, by its first ``turn.mcp_servers()``). Those
+that cannot be used are reported once: as ``notice`` updates to a client that
+advertised ``session.notices``, else as failed tool calls of the session's
+next turn. They are stopped when the session closes, is deleted or is
+reopened by ``session/load`` / ``session/resume`` (which bring their own
+``mcpServers``), and when the connection ends.
 
 Unstable ACP (the app opted in): ``session/fork`` makes a live session here
 like ``session/new``, starting from a copy of another's record and history;
@@ -53,6 +57,7 @@ from ..protocol.errors import (
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType, to_json
 from ..schema.methods import V1_UNSTABLE
+from ..schema.stability import reads_unstable
 from ..store import SessionRecord
 from ..store.base import NEW_SESSION_OWNER
 from .auth import TerminalAuth, advertised_methods
@@ -264,7 +269,28 @@ class AppAgent(Agent):
         if self.app.commands:
             commands = list(self.app.commands.values())
             self._after_response(lambda: session.publish_commands(commands))
+        support = session.mcp_support
+        if session.mcp_servers and support.enabled and not support.on_demand:
+            self._watch_connection()
+            self._after_response(lambda: self._connect_mcp(session))
         return session
+
+    async def _connect_mcp(self, session: Session) -> None:
+        """Connect a session's MCP servers as it opens; tell a client that takes notices
+        at once which could not be used (others hear it in the session's next turn)."""
+        try:
+            servers = await session.connect_mcp()
+        except RuntimeError:
+            return  # the session closed meanwhile
+        wanted = _value(self._client_caps.session)
+        notices = wanted is not None and _value(wanted.notices) is not None
+        if not (servers.failures and notices and session.take_mcp_report()):
+            return
+        for name, reason in servers.failures.items():
+            notice = s.Notice(
+                severity="error", title=f"MCP server {name} could not be used", description=reason
+            )
+            await session.client.session_update(session.id, notice)
 
     async def _end(self, session_id: str) -> Session | None:
         """Cancel the session's turn, wait for its teardown, and drop it from this connection."""
@@ -314,7 +340,9 @@ class AppAgent(Agent):
         app = self.app
         return s.InitializeResponse(
             protocol_version=negotiate(params.protocol_version),
-            agent_capabilities=app.agent_capabilities(),
+            agent_capabilities=app.agent_capabilities(
+                unstable_peer=reads_unstable(params.client_capabilities)
+            ),
             auth_methods=advertised_methods(app.auth_methods, terminal=terminal),
             agent_info=s.Implementation(
                 name=app.name, version=app.version, title=UNSET if app.title is None else app.title
@@ -593,6 +621,7 @@ class AppAgent(Agent):
             raise MethodNotFound("this agent has no prompt handler (decorate one with @app.prompt)")
         if self.app.auto_title and session.title is None and turn.text.strip():
             await session.set_title(_title_from(turn.text))
+        await turn.report_mcp_failures()
         return await turn.run_handler(handler)
 
     async def cancel(self, params: s.CancelNotification) -> None:

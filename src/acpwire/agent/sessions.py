@@ -25,9 +25,10 @@ output as text: the terminal ids belong to a client that has released them
 (TERM-007).
 
 MCP servers: the ``mcpServers`` of the request that opened the session are
-kept on :attr:`Session.mcp_servers` and connected lazily, once, by
-:meth:`Session.connect_mcp` (``turn.mcp_servers()``), so sessions that never
-use them start nothing. :meth:`Session.close_mcp` stops them; the runtime calls
+kept on :attr:`Session.mcp_servers` and connected once, by
+:meth:`Session.connect_mcp`: when the session opens, in the background (the
+runtime, unless the app connects on demand), or by the first
+``turn.mcp_servers()``. :meth:`Session.close_mcp` stops them; the runtime calls
 it when the session closes, is deleted or reopened, and when the connection
 ends (docs/mcp.md).
 """
@@ -102,6 +103,9 @@ class McpSupport:
     client_version: str = "0"
     over_acp: bool = False
     """Take servers the client offers over ACP (unstable ACP; the app opted in)."""
+    on_demand: bool = False
+    """Connect a session's servers on its first ``turn.mcp_servers()`` rather than when
+    the session opens."""
     live: set[McpServers] = field(default_factory=set["McpServers"])
 
     @property
@@ -109,7 +113,8 @@ class McpSupport:
         """What ``initialize`` advertises: HTTP and SSE (and ACP, if the app opted in to
         unstable ACP) only if enabled and the SDK is present."""
         usable = self.enabled and mcp_sdk_available()
-        return s.McpCapabilities(http=usable, sse=usable, acp=usable if self.over_acp else s.UNSET)
+        over_acp = usable and self.over_acp  # absent when false: the schema's default
+        return s.McpCapabilities(http=usable, sse=usable, acp=True if over_acp else s.UNSET)
 
     async def aclose(self) -> None:
         """Disconnect every session's servers (stdio server processes are stopped)."""
@@ -372,7 +377,8 @@ class Session:
         return self._mcp
 
     async def connect_mcp(self) -> McpServers:
-        """Connect the session's MCP servers on first use (later calls return the same set).
+        """Connect the session's MCP servers, once: later calls (and a call while the first
+        connects) return the same set.
 
         Servers that cannot be used (failed start, timeout, refused transport,
         no ``mcp`` SDK installed) are recorded in ``failures``; this never
@@ -407,7 +413,7 @@ class Session:
                 cwd = None
             servers = McpServers(
                 self.mcp_servers,
-                capabilities=support.capabilities,
+                capabilities=self.advertised_mcp(),
                 startup_timeout=support.startup_timeout,
                 cwd=cwd,
                 client_name=support.client_name,
@@ -426,6 +432,13 @@ class Session:
                 raise RuntimeError(f"session {self.id} is closed")
             self._mcp = servers
             return servers
+
+    def advertised_mcp(self) -> s.McpCapabilities:
+        """The MCP capabilities this connection's ``initialize`` advertised (they differ
+        from the app's for a client that does not read unstable ACP: no ``acp``)."""
+        own = self.client.local_capabilities
+        mcp = own.mcp_capabilities if isinstance(own, s.AgentCapabilities) else None
+        return mcp if isinstance(mcp, s.McpCapabilities) else self.mcp_support.capabilities
 
     async def close_mcp(self) -> None:
         """Disconnect the session's MCP servers, if connected. Idempotent."""

@@ -558,29 +558,35 @@ class Turn:
     # -- the client's MCP servers ----------------------------------------------
 
     async def mcp_servers(self) -> McpServers:
-        """The session's MCP servers (the client's ``mcpServers``), connected on first use.
+        """The session's MCP servers (the client's ``mcpServers``), connected.
 
-        The first call in a session starts them (concurrently, in the session's
-        cwd) and reports each one that could not be used as a ``failed`` tool
-        call naming the server and the reason; later calls return the same
-        :class:`~acpwire.agent.mcp.McpServers` at once. They stay connected
-        until the session closes, is deleted or reopened, or the connection
-        ends. Raises ``RuntimeError`` if the app was built with ``mcp=False``.
+        They were started when the session opened (or, with
+        ``AgentApp(mcp_on_demand=True)``, by the first call in the session):
+        concurrently, in the session's cwd. The call waits for them, reports
+        each one that could not be used as a ``failed`` tool call naming the
+        server and the reason (unless that was said already), and returns the
+        :class:`~acpwire.agent.mcp.McpServers`. They stay connected until the
+        session closes, is deleted or reopened, or the connection ends. Raises
+        ``RuntimeError`` if the app was built with ``mcp=False``.
         """
         self._check_open()
         servers = await self.session.connect_mcp()
-        if self.session.take_mcp_report():
-            for name, reason in servers.failures.items():
-                call = await self.start_tool(
-                    f"MCP server {name}: unavailable",
-                    kind="other",
-                    raw_input={"server": name},
-                )
-                await call.fail(
-                    f"MCP server {name!r} could not be used: {reason}",
-                    raw_output={"error": reason},
-                )
+        await self.report_mcp_failures()
         return servers
+
+    async def report_mcp_failures(self) -> None:
+        """Once per session, as ``failed`` tool calls of this turn: the MCP servers that
+        could not be used, if the session's servers are connected by now."""
+        servers = self.session.mcp
+        if servers is None or not servers.failures or not self.session.take_mcp_report():
+            return
+        for name, reason in servers.failures.items():
+            call = await self.start_tool(
+                f"MCP server {name}: unavailable", kind="other", raw_input={"server": name}
+            )
+            await call.fail(
+                f"MCP server {name!r} could not be used: {reason}", raw_output={"error": reason}
+            )
 
     async def call_mcp_tool(
         self,

@@ -3,7 +3,8 @@ method of the v2 table, and a typed peer for calling the client.
 
 Opt-in, next to a v1 agent: ``AgentSideConnection(agent, transport, v2=MyAgentV2())``
 serves a v1 client with ``agent`` and a client that asks for version 2 with the
-:class:`AgentV2` (see :mod:`acpwire.protocol.version` for the choice). The draft
+:class:`AgentV2` (see :mod:`acpwire.protocol.version` for the choice: only a request
+for exactly 2 gets v2, unless ``v2_default=True``). The draft
 may change in any release of the pinned schema (``docs/protocol-currency.md``).
 
 v2 is not v1 with a new number (schema/v2):
@@ -243,7 +244,9 @@ class V2Half:
         """``initialize`` while the version is open: pick it, answer in it, swap routes
         (before the answer goes out, so the client's next request meets them)."""
         requested = requested_version(raw)
-        version = select_version(requested, (PROTOCOL_VERSION, V2_DRAFT))
+        version = select_version(
+            requested, (PROTOCOL_VERSION, V2_DRAFT), draft_default=self.owner.v2_default
+        )
         if version == V2_DRAFT:
             params = _decode(v2_initialize_params(raw, requested), v2.InitializeRequest)
             response: Any = await self.initialize(params)

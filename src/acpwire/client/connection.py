@@ -37,7 +37,7 @@ from ..protocol.mcp_binding import SERVER_UNAVAILABLE, binding_error
 from ..protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, answered_version
 from ..schema import UNSET, UnsetType
 from ..schema.methods import V1, MethodTable, v1_table
-from ..schema.stability import without_unstable
+from ..schema.stability import UNSTABLE_MARK, without_unstable
 from ..transports.base import Transport
 from ..transports.subprocess import SubprocessTransport, spawn
 from .mcp import DEFAULT_MAX_ACTIVE, McpHandler, McpOffers
@@ -191,10 +191,18 @@ class AgentPeer(Peer):
     def own_capabilities(
         self, client_capabilities: s.ClientCapabilities | None
     ) -> s.ClientCapabilities | None:
-        """Record what this client advertises (unstable parts left out unless opted in)."""
+        """Record what this client advertises: unstable parts left out unless opted in,
+        and the opt-in said in ``_meta`` (:data:`~acpwire.schema.stability.UNSTABLE_MARK`:
+        an agent then advertises what only unstable ACP defines, such as
+        ``mcpCapabilities.acp``)."""
         if client_capabilities is not None and not self.unstable:
             # Never advertise what this connection will not route.
             client_capabilities = without_unstable(client_capabilities)
+        elif self.unstable:
+            caps = client_capabilities or s.ClientCapabilities()
+            meta = dict(caps.meta) if isinstance(caps.meta, dict) else {}
+            meta[UNSTABLE_MARK] = True
+            client_capabilities = msgspec.structs.replace(caps, meta=meta)
         self.local_capabilities = client_capabilities or s.ClientCapabilities()
         return client_capabilities
 

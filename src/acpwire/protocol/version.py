@@ -5,13 +5,17 @@ answers with the same number; otherwise it answers with the latest version it
 does support, and a client that cannot speak that version should close.
 
 A v1 agent (acpwire's default) answers every request with 1 (:func:`negotiate`).
-An agent that also serves the v2 draft picks with :func:`select_version`, as the
-TypeScript SDK's protocol router does: the highest version it serves at or below
-the requested one, so a v1 client gets v1 and a client asking 2 (or later) gets
-v2. A request below every version served is refused ``-32022`` with
-``{"requested", "supported"}`` (only a v2-only agent meets that: with v1 served,
-a request below 1 keeps v1's answer, 1). A ``protocolVersion`` that is not an
-integer of 0..65535 (schema ``ProtocolVersion``, uint16) is ``-32602``.
+An agent that also serves the v2 draft picks with :func:`select_version`. A draft is
+opt-in on both sides, so it is answered only to a client that asked for exactly its
+number: a client asking for 2 gets 2, every other request gets 1. In particular a v1
+client that asks for a later version than it speaks (65535, say), expecting the
+agent's newest *supported* version, gets 1 and an answer it can read, not a v2 one.
+An agent whose author makes the draft its default (``draft_default``; the
+applications' ``v2_default=True``) answers 2 to requests above 2 too, as the
+TypeScript SDK's protocol router does. A request below every version served is
+refused ``-32022`` with ``{"requested", "supported"}`` (only a v2-only agent meets
+that: with v1 served, a request below 1 keeps v1's answer, 1). A ``protocolVersion``
+that is not an integer of 0..65535 (schema ``ProtocolVersion``, uint16) is ``-32602``.
 
 A client offering v2 (:func:`v2_offer`) sends one ``initialize`` that reads right
 in both versions: v2's ``info`` and ``capabilities`` plus v1's ``clientInfo`` and
@@ -35,6 +39,9 @@ SUPPORTED_VERSIONS: frozenset[int] = frozenset({1})
 
 V2_DRAFT = 2
 """The v2 draft's version number; spoken only by applications that opt in."""
+
+DRAFT_VERSIONS: frozenset[int] = frozenset({V2_DRAFT})
+"""Versions that are drafts: answered only when asked for exactly (see the module text)."""
 
 MAX_VERSION = 0xFFFF
 """``ProtocolVersion`` is a uint16 in the v2 schema."""
@@ -88,12 +95,19 @@ def v1_shaped(result: object) -> bool:
     return "info" not in answer and ("agentCapabilities" in answer or "agentInfo" in answer)
 
 
-def select_version(requested: int, served: Collection[int]) -> int:
+def select_version(requested: int, served: Collection[int], *, draft_default: bool = False) -> int:
     """The version an agent serving ``served`` answers to a request for ``requested``.
 
-    Raises :class:`UnsupportedProtocolVersion` when nothing fits (see the module text).
+    A version served is answered when asked for. Otherwise the answer is the newest
+    version served below the request, drafts left out unless ``draft_default`` (or
+    unless only drafts are served: then a draft is all there is). Raises
+    :class:`UnsupportedProtocolVersion` when nothing fits (see the module text).
     """
-    fitting = [v for v in served if v <= requested]
+    if requested in served:
+        return requested
+    stable = [v for v in served if v not in DRAFT_VERSIONS]
+    answerable = served if draft_default or not stable else stable
+    fitting = [v for v in answerable if v <= requested]
     if fitting:
         return max(fitting)
     if PROTOCOL_VERSION in served:
@@ -105,7 +119,7 @@ def v2_initialize_params(params: Mapping[str, Any], requested: int) -> dict[str,
     """The params a v2 agent reads from an ``initialize`` it answers with 2.
 
     A request for exactly 2 is taken as it is (its model decides). One for a later
-    version was written for a schema this side does not know, so what does not fit
+    version (answered 2 only by an agent that made the draft its default) was written for a schema this side does not know, so what does not fit
     v2 is dropped rather than refused: a malformed ``info`` becomes
     :data:`UNKNOWN_INFO`, malformed ``capabilities`` or ``_meta`` are left out (the
     schema reads both "default on error"). ``protocolVersion`` becomes 2.

@@ -14,10 +14,16 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
-from ._base import UNSET, AcpModel
+from ._base import UNSET, AcpModel, UnsetType
+from ._generated_models import ClientCapabilities
 from ._generated_rules import UNSTABLE_FIELDS
 
-__all__ = ["without_unstable"]
+__all__ = ["UNSTABLE_MARK", "reads_unstable", "without_unstable"]
+
+UNSTABLE_MARK = "acpwire.dev/unstable"
+"""The ``clientCapabilities._meta`` key (value ``true``) by which an acpwire client that
+opted in to unstable ACP says so in ``initialize``: ACP has no negotiation of its
+unstable surface, and acpwire's clients advertise no unstable capability of their own."""
 
 T = TypeVar("T")
 
@@ -31,6 +37,20 @@ def without_unstable(value: T, *, version: int = 1) -> T:
     from .v2._generated_rules import UNSTABLE_FIELDS as V2_UNSTABLE_FIELDS
 
     return cast("T", _strip(value, V2_UNSTABLE_FIELDS))
+
+
+def reads_unstable(capabilities: ClientCapabilities | UnsetType) -> bool:
+    """Whether a client's ``initialize`` capabilities show that it reads unstable ACP: a
+    field only the unstable schema defines, or :data:`UNSTABLE_MARK` in their ``_meta``.
+
+    What an agent advertises beyond the stable schema goes only to such a client; any
+    other reads the stable schema, which has no room for it."""
+    if not isinstance(capabilities, ClientCapabilities):
+        return False
+    meta = capabilities.meta
+    if isinstance(meta, dict) and meta.get(UNSTABLE_MARK) is True:
+        return True
+    return without_unstable(capabilities) is not capabilities
 
 
 def _strip(value: object, fields: Mapping[str, frozenset[str]]) -> object:

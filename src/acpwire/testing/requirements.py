@@ -12,8 +12,11 @@ must comply, one sentence in our own words, the page it comes from and its *orig
               files and terminals to an untrusted agent (docs/security.md, "The client
               sandbox"), ids ``SANDBOX-*``; of any remote endpoint that runs an agent for
               others (docs/security.md), ids ``SEC-*``;
-``project``   acpwire's own rule for clients, tolerant in what they accept: survive any
-              agent output, never hang (docs/check.md, "Checking a client"), ids ``CLIENT-*``;
+``project``   acpwire's own rules: for clients, tolerant in what they accept: survive any
+              agent output, never hang (docs/check.md, "Checking a client"), ids
+              ``CLIENT-*``; for agents that speak the v2 draft, that it stays opt-in
+              (docs/protocol-currency.md), ids ``VERSION-*``;
+``jsonrpc``   JSON-RPC 2.0 itself, where ACP's pages say nothing more, ids ``JSONRPC-*``;
 ``web``       a web standard the endpoint relies on (``SSE-*``: the HTML Standard's
               server-sent events);
 ``draft``     the ACP v2 draft (``docs/protocol/v2/draft/``, schema ``v2/schema.json`` of
@@ -45,7 +48,7 @@ __all__ = [
 Level = Literal["MUST", "SHOULD"]
 Side = Literal["agent", "client", "both", "server"]
 """``server``: the remote endpoint that hosts an agent (the RFD's and the security rules)."""
-Origin = Literal["spec", "rfd", "security", "project", "web", "draft"]
+Origin = Literal["spec", "rfd", "security", "project", "web", "draft", "jsonrpc"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +149,21 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         "If an unparseable line is answered, the answer is error -32700 with a null id.",
         "overview.mdx",
     ),
+    Requirement(
+        "JSONRPC-001",
+        "MUST",
+        "agent",
+        "An error answer to input whose id could not be read (a parse error) has id null.",
+        "JSON-RPC 2.0 sec. 5 (Response object: id)",
+        "jsonrpc",
+    ),
+    _r(
+        "RPC-013",
+        "SHOULD",
+        "agent",
+        "The agent answers other requests while a prompt turn is running.",
+        "prompt-turn.mdx; session-modes.mdx (at any point during a session)",
+    ),
     _r(
         "SCHEMA-001",
         "MUST",
@@ -182,6 +200,15 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         "Asked for a version it does not support, the agent answers with the newest "
         "version it does support.",
         "initialization.mdx#version-negotiation",
+    ),
+    Requirement(
+        "VERSION-001",
+        "SHOULD",
+        "agent",
+        "The v2 draft is answered only to a client that asked for version 2; a later "
+        "version asked for gets the newest stable one.",
+        "docs/protocol-currency.md#opting-in",
+        "project",
     ),
     _r(
         "INIT-015",
@@ -891,12 +918,24 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     _project(
         "CLIENT-011",
         "SHOULD",
-        "Terminals the agent never released are stopped when the client ends.",
+        "Terminals the agent never released are stopped when the client ends, with the "
+        "processes their commands started.",
     ),
     _project(
         "CLIENT-012",
         "SHOULD",
         "Terminal calls naming a terminal the client does not have are answered with an error.",
+    ),
+    _project(
+        "CLIENT-014",
+        "SHOULD",
+        "terminal/kill stops the command together with the processes it started.",
+        "terminals.mdx#killing-commands",
+    ),
+    _project(
+        "CLIENT-013",
+        "MUST",
+        "Updates for a session that come before its session/new answer are kept, not dropped.",
     ),
     # The remote endpoint: the RFD's Streamable HTTP profile
     _rfd(

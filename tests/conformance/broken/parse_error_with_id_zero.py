@@ -1,10 +1,11 @@
-"""Defect: Answers a line that is not JSON with -32700 and id 0 (RPC-010), not a second initialize answer."""
+"""Defect: Answers a line that is not JSON with -32700 and id 0, where JSON-RPC requires id
+null (JSONRPC-001, a MUST); it is not judged a second answer to initialize."""
 
 from __future__ import annotations
 
 from _agent import Agent, main
 
-FAILS = {"malformed-line-error": ("RPC-010",)}
+FAILS = {"malformed-line-error": ("JSONRPC-001",)}
 
 
 class Broken(Agent):

@@ -389,15 +389,23 @@ class Client:
         return self.terminal(params).wait()
 
     def kill_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
-        self.terminal(params).process.kill()
+        self.kill(self.terminal(params).process)
         return {}
 
     def release_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
         terminal = self.terminals.pop(str(params.get("terminalId")), None)
         if terminal is None:
             raise Refused(-32002, "no such terminal")
-        terminal.process.kill()
+        self.kill(terminal.process)
         return {}
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        """Stop a terminal's command and whatever it started: its process group (each
+        command leads its own session)."""
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     # ------------------------------------------------------------ the run
 
@@ -502,7 +510,7 @@ class Client:
 
     def stop_terminals(self) -> None:
         for terminal in self.terminals.values():
-            terminal.process.kill()
+            self.kill(terminal.process)
 
 
 def main(cls: type[Client] = Client) -> None:

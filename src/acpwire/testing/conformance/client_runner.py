@@ -58,6 +58,7 @@ async def run_client_checks(options: ClientCheckOptions, wire: Wire | None = Non
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     report.results = verdicts.ordered()
+    report.notes.extend(verdicts.notes)
     report.duration = time.monotonic() - started
     return report
 

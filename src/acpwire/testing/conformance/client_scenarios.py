@@ -33,6 +33,7 @@ from typing import Any
 
 from ...protocol.errors import ErrorCode
 from .client_scene import (
+    GOES_ON,
     PLANNED_FAILURE,
     UNSUPPORTED_VERSION,
     Scenario,
@@ -391,9 +392,13 @@ async def _unknown_updates(scene: Scene) -> None:
     )
 
 
+EARLY_WORDS = "acp check said this before session/new was answered."
+"""The message chunk the agent sends before answering ``session/new`` (``early-updates``)."""
+
+
 async def _odd_order(scene: Scene) -> None:
     async def early() -> None:
-        await scene.say("an update before session/new is answered")
+        await scene.say(EARLY_WORDS)
         await scene.update(
             {
                 "sessionUpdate": "available_commands_update",
@@ -410,6 +415,7 @@ async def _odd_order(scene: Scene) -> None:
             scene.fail("odd-order", f"after {what}: {await scene.describe_gone()}")
         else:
             scene.skip("odd-order", "the client sent no session/prompt")
+        scene.skip("early-updates", "no turn (see odd-order)")
         return
     tool = scene.tool_id()
     await scene.update(
@@ -428,6 +434,31 @@ async def _odd_order(scene: Scene) -> None:
     await scene.survive(
         "odd-order", "updates before session/new's answer and before their tool call", prompt
     )
+    _judge_early_updates(scene)
+
+
+def _judge_early_updates(scene: Scene) -> None:
+    """The early message chunk is shown wherever the client shows the later ones.
+
+    The checker sees what the client kept only through what it prints: a client that
+    shows the turn's later message (:data:`GOES_ON`) and not the early one dropped it.
+    """
+    key = "early-updates"
+    survived = scene.v.results.get("odd-order")
+    if survived is not None and survived.status == "fail":
+        scene.skip(key, "the client did not get through the turn (see odd-order)")
+        return
+    shown = scene.client.output()
+    if GOES_ON not in shown:
+        scene.skip(key, "the client prints no agent message, so what it kept cannot be seen")
+    elif EARLY_WORDS not in shown:
+        scene.fail(
+            key,
+            "a message chunk sent before session/new's answer was not shown, later ones "
+            "were: the client dropped updates that came before it knew the session",
+        )
+    else:
+        scene.ok(key, "the early message chunk was shown")
 
 
 async def _late_updates(scene: Scene) -> None:
@@ -650,7 +681,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("oversize", ("oversize-line",), _oversize),
     Scenario("huge", ("huge-message",), _huge),
     Scenario("unknown-updates", ("unknown-updates",), _unknown_updates),
-    Scenario("odd-order", ("odd-order",), _odd_order),
+    Scenario("odd-order", ("odd-order", "early-updates"), _odd_order),
     Scenario("late-updates", ("late-updates",), _late_updates),
     Scenario("stderr-flood", ("stderr-flood",), _stderr_flood),
     Scenario("slow-initialize", ("slow-initialize",), _slow_initialize),
@@ -675,7 +706,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario("terminal-limit", ("terminal-output-limit",), terminal_limit),
     Scenario("terminal-flood", ("terminal-flood",), terminal_flood),
-    Scenario("terminal-orphan", ("terminal-unknown-id", "terminal-orphan"), terminal_orphan),
+    Scenario(
+        "terminal-orphan",
+        ("terminal-unknown-id", "terminal-kill", "terminal-orphan"),
+        terminal_orphan,
+    ),
     Scenario("terminal-sandbox", ("terminal-cwd-outside", "terminal-env"), terminal_sandbox),
     Scenario("permission-cancel", ("permission-cancel", "updates-after-cancel"), permission_cancel),
 )

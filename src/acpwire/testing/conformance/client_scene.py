@@ -26,6 +26,7 @@ from .wire import WireEntry, dict_of, id_key
 
 __all__ = [
     "GIT_CONFIG",
+    "GOES_ON",
     "PLANNED_FAILURE",
     "SECRET_TEXT",
     "SECRET_VARIABLE",
@@ -51,6 +52,8 @@ SECRET_VARIABLE = "ACP_CHECK_SECRET_TOKEN"
 """A variable with a random value put in the client's environment: terminals must not see it."""
 PLANNED_FAILURE = "acp check: a planned failure"
 """The message of the error answers; a client shows it to its user."""
+GOES_ON = "acp check: the turn goes on."
+"""The message chunk the survival rule sends before it ends the turn."""
 SECRET_TEXT = "acp-check secret outside the workspace\n"
 NOTES_TEXT = "line 1\nline 2\nline 3\nline 4\n"
 GIT_CONFIG = "[core]\n\tbare = false\n"
@@ -388,7 +391,7 @@ class Scene:
         if problem is not None:
             self.fail(key, f"after {what}: {problem}")
             return
-        await self.say("acp check: the turn goes on.")
+        await self.say(GOES_ON)
         await self.end_turn(prompt)
         problem = await self.ends_like_baseline()
         if problem is not None:

@@ -294,12 +294,17 @@ async def terminal_flood(scene: Scene) -> None:
     await scene.end_turn(prompt)
 
 
-_ORPHAN = (
-    "import os, sys, time\n"
-    "with open(sys.argv[1] + '.tmp', 'w') as f: f.write(str(os.getpid()))\n"
-    "os.replace(sys.argv[1] + '.tmp', sys.argv[1])\n"
-    "time.sleep(float(sys.argv[2]))\n"
+_FAMILY = (
+    "import os, subprocess, sys, time\n"
+    "marker, hold = sys.argv[1], sys.argv[2]\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import sys, time; time.sleep(float(sys.argv[1]))', hold, marker])\n"
+    "with open(marker + '.tmp', 'w') as f: f.write(f'{os.getpid()} {child.pid}')\n"
+    "os.replace(marker + '.tmp', marker)\n"
+    "time.sleep(float(hold))\n"
 )
+"""A terminal command that starts a child of its own (as a shell or a build tool does),
+writes both pids to ``argv[1]`` and waits: stopping the command must stop the child too,
+which a client that kills the command's pid alone (not its process group) leaves behind."""
 
 
 def _alive(pid: int) -> bool:
@@ -317,12 +322,51 @@ def _alive(pid: int) -> bool:
 
 
 def _ours(pid: int, marker: str) -> bool:
-    """Whether ``pid`` still runs our orphan (its command line names ``marker``)."""
+    """Whether ``pid`` still runs one of our processes (its command line names ``marker``)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             return marker.encode() in handle.read()
     except OSError:
         return False
+
+
+async def _family(
+    scene: Scene, key: str, steps: Steps, marker: Path, hold: float
+) -> tuple[str, list[int]] | None:
+    """A terminal running :data:`_FAMILY`: its id and the two pids, or None once ``key``
+    has its verdict."""
+    terminal = await _terminal_for(
+        scene, key, steps, command=sys.executable, args=["-c", _FAMILY, str(marker), str(hold)]
+    )
+    if terminal is None:
+        return None
+    if not await until(marker.exists, scene.options.quick_timeout):
+        scene.skip(
+            key, f"the terminal's command did not start within {scene.options.quick_timeout:g} s"
+        )
+        return None
+    pids = marker.read_text().split()  # noqa: ASYNC240 - two numbers, written already
+    return terminal, [int(pid) for pid in pids]
+
+
+async def _judge_stopped(scene: Scene, key: str, pids: list[int], marker: Path, when: str) -> None:
+    """``key`` passes when the command and its child are gone within ``--grace`` s."""
+    command, child = pids
+    await until(lambda: not any(map(_alive, pids)), scene.options.grace)
+    left = [pid for pid in pids if _alive(pid)]
+    for pid in left:
+        if _ours(pid, str(marker)):
+            os.kill(pid, signal.SIGKILL)
+    if command in left:
+        scene.fail(key, f"the terminal's command ({command}) still runs {when}")
+    elif child in left:
+        scene.fail(
+            key,
+            f"the terminal's command was stopped {when}, but the process it started "
+            f"({child}) still runs: only the command's pid was killed, not its process group",
+        )
+    else:
+        scene.ok(key, f"the command and the process it started were stopped {when}")
 
 
 async def terminal_orphan(scene: Scene) -> None:
@@ -339,38 +383,42 @@ async def terminal_orphan(scene: Scene) -> None:
             scene.fail(key, "terminal/output of an unknown terminal answered with a result")
         else:
             scene.ok(key, answer_text(answer))
+    hold = scene.options.timeout + 4 * scene.options.grace
+    key = "terminal-kill"
+    if scene.needs_met(key):
+        marker = scene.work.parent / "killed.pids"
+        started = await _family(scene, key, steps, marker, hold)
+        if started is not None:
+            terminal, pids = started
+            answer = await steps.call("terminal/kill", {"terminalId": terminal})
+            if answer is None:
+                steps.unanswered(key, "terminal/kill")
+            elif result_of(answer) is None:
+                scene.fail(key, f"terminal/kill {answer_text(answer)}")
+            else:
+                await _judge_stopped(scene, key, pids, marker, "after terminal/kill")
+            for pid in pids:  # whatever the verdict, nothing of ours outlives the scenario
+                if _alive(pid) and _ours(pid, str(marker)):
+                    os.kill(pid, signal.SIGKILL)
+            await _release(steps, terminal)
     key = "terminal-orphan"
     if not scene.needs_met(key):
         await scene.end_turn(prompt)
         return
-    pidfile = scene.work.parent / "orphan.pid"
-    hold = scene.options.timeout + 4 * scene.options.grace
-    terminal = await _terminal_for(
-        scene, key, steps, command=sys.executable, args=["-c", _ORPHAN, str(pidfile), str(hold)]
-    )
-    if terminal is None:
+    marker = scene.work.parent / "orphan.pids"
+    started = await _family(scene, key, steps, marker, hold)
+    if started is None:
         await scene.end_turn(prompt)
         return
-    if not await until(pidfile.exists, scene.options.quick_timeout):
-        scene.skip(
-            key, f"the terminal's command did not start within {scene.options.quick_timeout:g} s"
-        )
-        await scene.end_turn(prompt)
-        return
-    pid = int(pidfile.read_text())
+    _, pids = started
     await scene.end_turn(prompt)
     status = await scene.client.wait(scene.options.grace)
     if status is None:
         scene.client.terminate()  # the client alone: its terminals are its to stop
-        status = await scene.client.wait(scene.options.grace)
-    if not await until(lambda: not _alive(pid), scene.options.grace):
-        scene.fail(
-            key, f"the unreleased terminal's process ({pid}) still runs after the client ended"
-        )
-        if _ours(pid, str(pidfile)):
-            os.kill(pid, signal.SIGKILL)
-    else:
-        scene.ok(key, f"stopped when the client ended ({scene.client.describe_end()})")
+        await scene.client.wait(scene.options.grace)
+    await _judge_stopped(
+        scene, key, pids, marker, f"after the client ended ({scene.client.describe_end()})"
+    )
 
 
 async def terminal_sandbox(scene: Scene) -> None:

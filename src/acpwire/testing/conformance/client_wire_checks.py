@@ -147,7 +147,11 @@ class _Judge:
                 for problem in validator.validate(m):
                     if m.get("method") == "initialize" and _judged_live(problem.path):
                         continue  # client-initialize and client-info say it
-                    what = f"[{name}] {m.get('method') or answered or 'response'} {problem}"
+                    method = m.get("method") or answered or "response"
+                    if problem.newer:
+                        self.v.newer(f"{method} {problem}")
+                        continue
+                    what = f"[{name}] {method} {problem}"
                     (custom if problem.kind == "unknown-field" else schema).append(what)
         self.v.verdict("client-schema", _first(schema), f"{checked} message(s) valid")
         self.v.verdict("client-custom-fields", _first(custom))

@@ -31,6 +31,7 @@ from ... import schema as s
 from ...client.connection import Client, ClientSideConnection
 from ...client.fs import WorkspaceFiles
 from ...protocol.errors import ConnectionClosedError, ErrorCode, RequestError, ResourceNotFound
+from ...protocol.version import V2_DRAFT
 from ...transports.base import Transport
 from ...transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
 from .wire import Process, RecordingPipe, Wire, WireEntry, dict_of, id_key
@@ -269,11 +270,16 @@ class Run:
         return True
 
     async def initialize(self, version: int = 1, timeout: float = 30.0) -> Answer:
+        """``initialize`` asking for ``version``; one asking for the v2 draft carries v2's
+        ``info`` and ``capabilities`` too, so it reads right in both versions (as a
+        client offering the draft sends it: :func:`acpwire.protocol.version.v2_offer`)."""
         params: dict[str, Any] = {
             "protocolVersion": version,
             "clientCapabilities": self.capabilities,
             "clientInfo": client_info(),
         }
+        if version == V2_DRAFT:
+            params.update(info=client_info(), capabilities={})
         return await self.call("initialize", params, timeout)
 
     @property

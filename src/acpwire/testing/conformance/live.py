@@ -32,6 +32,7 @@ from typing import Any
 
 from ...agent.turn import STOP_REASONS
 from ...protocol.errors import ErrorCode
+from ...protocol.version import V2_DRAFT, answered_version, v1_shaped
 from .driver import (
     BARE_CAPABILITIES,
     FULL_CAPABILITIES,
@@ -136,6 +137,10 @@ class LiveChecks:
         """What the quick ``$/cancel_request`` probe found (None: it did not run)."""
         self.opener: Opener | None = None
         """Set when the agent is behind an endpoint: how each run connects to it."""
+        self.auth_methods: dict[str, str] = {}
+        """Auth method ids offered in any initialize answer, and their types."""
+        self.blocked_at: str | None = None
+        """The request that first answered -32000 (the main run's if it did)."""
 
     # -- plumbing
 
@@ -178,14 +183,38 @@ class LiveChecks:
             self.opener,
         )
 
-    def blocked(self, where: str, init_result: dict[str, Any] | None = None) -> str:
-        methods = [str(m.get("id")) for m in dicts((init_result or {}).get("authMethods") or ())]
-        hint = f"; offered methods: {', '.join(methods)}; pass --auth-method ID" if methods else ""
-        reason = f"blocked by authentication: {where} answered -32000{hint}"
-        earlier = self.report.blocked
-        if earlier is None or ("full run" in earlier and "full run" not in where):
-            self.report.blocked = reason  # the main run's reason says more
-        return reason
+    def note_auth_methods(self, init_result: Any) -> None:
+        """Remember the auth methods an ``initialize`` answer offers (each run's client
+        may be offered others: terminal methods go only to clients with auth.terminal)."""
+        for method in dicts(dict_of(init_result).get("authMethods") or ()):
+            kind = method.get("type")
+            self.auth_methods.setdefault(str(method.get("id")), str(kind or "agent"))
+
+    def auth_hint(self) -> str:
+        """The auth methods offered, for a report blocked by authentication."""
+        if not self.auth_methods:
+            return "the agent offers no auth methods"
+        shown = ", ".join(
+            name if kind == "agent" else f"{name} ({kind})"
+            for name, kind in self.auth_methods.items()
+        )
+        how = "; pass --auth-method ID" if "agent" in self.auth_methods.values() else ""
+        return f"offered methods: {shown}{how}"
+
+    def blocked(self, where: str) -> str:
+        """Record that ``where`` answered -32000; the reason to skip what needs it."""
+        if self.blocked_at is None or ("full run" in self.blocked_at and "full run" not in where):
+            self.blocked_at = where  # the main run's says more
+        self.report.blocked = self.blocked_reason()
+        return self.report.blocked
+
+    def blocked_reason(self) -> str:
+        return f"blocked by authentication: {self.blocked_at} answered -32000; {self.auth_hint()}"
+
+    def finish(self) -> None:
+        """Once every run is over: the report's blocked reason names every method offered."""
+        if self.blocked_at is not None:
+            self.report.blocked = self.blocked_reason()
 
     async def ready(self, run: Run) -> str | None:
         """The session the main steps work in, after reviving a dead process; None if none."""
@@ -246,7 +275,9 @@ class LiveChecks:
 
     async def probes(self) -> None:
         """Version negotiation and ``_meta`` in capabilities, each in a process of its own."""
-        if not self.verdicts.wants("version-newer", "version-unknown", "shutdown", "meta-accepted"):
+        if not self.verdicts.wants(
+            "version-newer", "version-unknown", "version-draft", "shutdown", "meta-accepted"
+        ):
             return
         await asyncio.gather(self._probe(2), self._probe(65535), self._probe(1, meta=True))
 
@@ -261,6 +292,7 @@ class LiveChecks:
         if not self.initialize_answered:
             probes = (
                 ("version-unknown", unknown),
+                ("version-draft", unknown),
                 ("version-newer", newer),
                 ("meta-accepted", meta),
             )
@@ -315,7 +347,17 @@ class LiveChecks:
         key = "version-unknown"
         if not answer.ok:
             self.fail(key, f"initialize(protocolVersion=65535): {answer.describe()}")
+            self.record("version-draft", "skip", "no answer to judge (see version-unknown)")
             return
+        if answered_version(answer.result) == V2_DRAFT and not v1_shaped(answer.result):
+            self.fail(
+                "version-draft",
+                "asked 65535, answered 2 in the v2 draft's shape (info, capabilities): a v1 "
+                "client asking for a later version than it speaks cannot read that; the draft "
+                "is for clients that ask for 2",
+            )
+        else:
+            self.record("version-draft", "pass", "not the v2 draft")
         got = dict_of(answer.result).get("protocolVersion")
         if not isinstance(got, int) or isinstance(got, bool):
             self.record(key, "skip", f"protocolVersion {got!r} is not an integer (see initialize)")
@@ -391,22 +433,24 @@ class LiveChecks:
             self.verdicts.skip_stage("main", "initialize failed")
             return
         result = dict_of(init.result)
+        self.note_auth_methods(result)
         self._judge_initialize(result)
         caps = dict_of(result.get("agentCapabilities"))
         await self._json_rpc(run)
         await self._unknown_session(run)
-        session_id = await self._first_session(run, result)
+        session_id = await self._first_session(run)
         if session_id is None:
             return
         await self._session_probes(run)
         await self._second_session(run, session_id)
-        turn = await self._prompt(run, session_id, result)
-        if turn:
+        prompted = await self._prompt(run, session_id)
+        if prompted is not None:
             await self._turn_followups(run, caps)
         await self._cancel(run)
+        await self._request_during_turn(run)
         await self._cancel_request_turn(run)
-        await self._load(run, caps, session_id if turn else None)
-        await self._list(run, caps, session_id if turn else None)
+        await self._load(run, caps, prompted)
+        await self._list(run, caps, prompted)
         await self._unadvertised(run, caps)
         if run.alive and not run.remote:
             code = await run.close_stdin_and_wait(self.grace)
@@ -539,13 +583,14 @@ class LiveChecks:
             return
         first = replies[0].message or {}
         code = dict_of(first.get("error")).get("code")
-        if code == ErrorCode.PARSE_ERROR and "id" in first and first["id"] is None:
-            self.record("malformed-line-error", "pass", "answered -32700 with id null")
+        shown = f"answered {short(replies[0].raw.decode('utf-8', 'replace'), 120)}"
+        if "id" not in first or first["id"] is not None:
+            # JSON-RPC: an id that could not be read is answered with id null, never a guess.
+            self.fail("malformed-line-error", f"{shown}: the id must be null", "JSONRPC-001")
+        elif code != ErrorCode.PARSE_ERROR:
+            self.fail("malformed-line-error", f"{shown}: the code should be -32700", "RPC-010")
         else:
-            self.fail(
-                "malformed-line-error",
-                f"answered {short(replies[0].raw.decode('utf-8', 'replace'), 120)}",
-            )
+            self.record("malformed-line-error", "pass", "answered -32700 with id null")
 
     async def _invalid_params(self, run: Run) -> None:
         if not run.alive and not await self.ready(run):
@@ -616,6 +661,7 @@ class LiveChecks:
     async def _unknown_session(self, run: Run) -> None:
         if not run.alive and not await run.revive("it had died", self.timeout):
             return
+        run.process.provoked.add(NO_SESSION)
         answer = await run.call(
             "session/prompt",
             self.text_prompt(NO_SESSION, self.options.prompt),
@@ -627,14 +673,14 @@ class LiveChecks:
         else:
             self.fail("unknown-session", f"a prompt for {NO_SESSION!r}: {answer.describe()}")
 
-    async def _first_session(self, run: Run, init_result: dict[str, Any]) -> str | None:
+    async def _first_session(self, run: Run) -> str | None:
         if not run.alive and not await run.revive("it had died", self.timeout):
             self.verdicts.skip_stage("main", "the agent could not be started again")
             return None
         params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
         answer = await self.call_authenticated(run, "session/new", params)
         if answer.needs_auth:
-            reason = self.blocked("session/new", init_result)
+            reason = self.blocked("session/new")
             self.verdicts.skip_stage("main", reason)
             return None
         session_id = dict_of(answer.result).get("sessionId") if answer.ok else None
@@ -776,26 +822,47 @@ class LiveChecks:
         else:
             self.fail("unknown-config", f"set {UNKNOWN_ID}: {answer.describe()}")
 
-    async def _prompt(self, run: Run, session_id: str, init_result: dict[str, Any]) -> bool:
-        """The first turn: its result and its updates; True when it ended normally."""
+    async def _prompt(self, run: Run, session_id: str) -> str | None:
+        """The first turn: its result and its updates; the session it ran in when it
+        ended normally, else None.
+
+        A refused prompt is tried once more in a fresh session: a prompt the agent does
+        not take is no failure (the checker just has no turn to judge), but one it
+        refuses once and completes the next time is refused for no reason of its own.
+        """
         mark = run.mark()
         answer = await self.prompt(run, session_id)
+        refused: Answer | None = None
+        if answer.error is not None and not answer.needs_auth:
+            retry = await self.fresh_session(run)
+            if retry is not None:
+                refused, session_id = answer, retry
+                mark = run.mark()
+                answer = await self.prompt(run, session_id)
         if answer.needs_auth:
-            why = self.blocked("session/prompt", init_result)
+            why = self.blocked("session/prompt")
             self.record("prompt", "skip", why)
             self.skip(TURN_CHECKS, why)
-            return False
+            return None
         if answer.error is not None:
             # Refusing a request is always allowed: the checker just has no turn to judge.
             why = f"the prompt was refused ({answer.describe()}); give one it completes: --prompt"
             self.record("prompt", "skip", why)
             self.skip(TURN_CHECKS, why)
             self.prompt_refused = True
-            return False
+            return None
+        if refused is not None:
+            self.working_session[run.label] = session_id
+            self.fail(
+                "prompt",
+                f"the prompt was refused ({refused.describe()}), then completed when sent "
+                "again: a turn the agent can take ends with a stopReason",
+                "PROMPT-003",
+            )
         if not answer.ok:
             self.fail("prompt", f"session/prompt: {answer.describe()}", "PROMPT-003")
             self.skip(TURN_CHECKS, "the first prompt failed")
-            return False
+            return None
         reason = dict_of(answer.result).get("stopReason")
         if reason in STOP_REASONS:
             self.record("prompt", "pass", f"stopReason {reason}, {answer.seconds:.1f} s")
@@ -816,7 +883,7 @@ class LiveChecks:
             else:
                 before = run.updates(session_id, mark, index)
                 self.record("turn-order", "pass", f"{len(before)} update(s) before the response")
-        return True
+        return session_id
 
     async def _turn_followups(self, run: Run, caps: dict[str, Any]) -> None:
         """More turns: a second one in the first session, then each content check in its own."""
@@ -893,28 +960,44 @@ class LiveChecks:
         entries = self.wire.entries
         return entries.index(response) < entries.index(proof)
 
+    async def _slow_turn(
+        self, run: Run
+    ) -> tuple[str, int, asyncio.Future[Answer], WireEntry | None, float] | str:
+        """A ``--slow-prompt`` turn running in a fresh session: (session, wire mark, the
+        prompt's answer to come, its first update if any, when it was sent); or why there
+        is none. A prompt refused outright is sent once more, in another fresh session: an
+        agent that refuses now and then does not skip the checks that need a turn."""
+        slow = self.options.slow_prompt
+        if not slow:
+            return "needs --slow-prompt TEXT (a prompt that takes a while)"
+        retried = False
+        while True:
+            session_id = await self.fresh_session(run)
+            if session_id is None:
+                return "no session"
+            mark = run.mark()
+            turn = asyncio.ensure_future(
+                run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
+            )
+            sent_at = time.monotonic()
+            shown = await run.wait_update(
+                session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES
+            )
+            if self._prompt_response(run, mark) is None and not turn.done():
+                return session_id, mark, turn, shown, sent_at
+            answer = await turn
+            if answer.error is None or answer.needs_auth or retried:
+                return f"the slow prompt was over before the checker could act: {answer.describe()}"
+            retried = True
+
     async def _cancel(self, run: Run) -> None:
         keys = ("cancel", "cancel-prompt", "after-cancel")
         if not self.verdicts.wants(*keys):
             return
-        slow = self.options.slow_prompt
-        if not slow:
-            return self.skip(keys, "needs --slow-prompt TEXT (a prompt that takes a while)")
-        session_id = await self.fresh_session(run)
-        if session_id is None:
-            return self.skip(keys, "no session")
-        mark = run.mark()
-        turn = asyncio.ensure_future(
-            run.call("session/prompt", self.text_prompt(session_id, slow), self.timeout)
-        )
-        sent_at = time.monotonic()
-        shown = await run.wait_update(session_id, mark, self.turn_start_wait, TURN_CONTENT_UPDATES)
-        over = self._prompt_response(run, mark)
-        if over is not None or turn.done():
-            answer = await turn
-            return self.skip(
-                keys, f"the slow prompt ended before it could be cancelled: {answer.describe()}"
-            )
+        slow = await self._slow_turn(run)
+        if isinstance(slow, str):
+            return self.skip(keys, slow)
+        session_id, mark, turn, shown, sent_at = slow
         cancelled_at = time.monotonic()
         when = f"sent {cancelled_at - sent_at:.2f} s into the turn, " + (
             "at its first update" if shown is not None else "with no update seen yet"
@@ -971,6 +1054,44 @@ class LiveChecks:
                 ("after-cancel",), "--prompt is refused" if run.alive else "the agent died"
             )
         self._judge_turn("after-cancel", await self.prompt(run, session_id))
+
+    async def _request_during_turn(self, run: Run) -> None:
+        """``session/new`` while a slow turn runs: answered before the turn ends (RPC-013).
+
+        The turn is cancelled afterwards; an agent that takes requests one at a time
+        answers only once the turn is over, which is what this check is about.
+        """
+        key = "request-during-turn"
+        if not self.verdicts.wants(key):
+            return
+        slow = await self._slow_turn(run)
+        if isinstance(slow, str):
+            return self.skip((key,), slow)
+        session_id, mark, turn, _, _ = slow
+        params = {"cwd": self.cwd, "mcpServers": []}
+        during = await run.call("session/new", params, self.quick)
+        ended = self._prompt_response(run, mark)
+        await run.notify("session/cancel", {"sessionId": session_id})
+        await turn
+        response = run.response_to(during.request_id, mark)
+        sid = dict_of((response.message or {}).get("result")).get("sessionId") if response else None
+        if isinstance(sid, str):
+            run.sessions.add(sid)  # it may have come late, after the turn
+        entries = self.wire.entries
+        if (
+            during.answered
+            and response is not None
+            and (ended is None or entries.index(response) < entries.index(ended))
+        ):
+            self.record(key, "pass", f"session/new answered in {during.seconds:.2f} s")
+        elif ended is not None:
+            self.record(key, "skip", "the slow prompt ended before session/new was answered")
+        else:
+            self.fail(
+                key,
+                f"session/new sent while a turn ran: {during.describe()} (the agent answers "
+                "other requests only once the turn is over?)",
+            )
 
     def _prompt_response(self, run: Run, since: int) -> Any:
         """The response to the first session/prompt sent from ``since`` on, if it came."""
@@ -1136,6 +1257,7 @@ class LiveChecks:
         for method, params in probes:
             if not run.alive and not await self.ready(run):
                 break
+            run.process.provoked.add(NO_SESSION)
             answer = await run.call(method, params, self.quick, owner="unadvertised-methods")
             if answer.ok:
                 problems.append(f"{method} succeeded without being advertised")
@@ -1166,6 +1288,7 @@ class LiveChecks:
             return self.verdicts.skip_stage(
                 "full", f"initialize with every client capability: {init.describe()}"
             )
+        self.note_auth_methods(init.result)
         run.process.roots.append(self.full_cwd)
         server = listener.server_entry()
         params: dict[str, Any] = {"cwd": self.full_cwd, "mcpServers": [server]}
@@ -1188,6 +1311,7 @@ class LiveChecks:
             self.record("mcp-servers", "pass", "session/new with one stdio MCP server")
         run.sessions.add(session_id)
         prompts = list(self.options.tool_prompts) or [self.options.prompt]
+        turns, locked_out = 0, ""  # turns run; why the first refused one was refused
         for text in prompts:
             if not run.alive:
                 break
@@ -1196,18 +1320,22 @@ class LiveChecks:
                 "session/prompt", self.text_prompt(session_id, text), self.timeout
             )
             if answer.needs_auth:
-                self.blocked("session/prompt (full run)")
+                locked_out = self.blocked("session/prompt (full run)")
                 break
+            turns += 1
             response = run.response_to(answer.request_id, mark)
             if response is not None:
                 await asyncio.sleep(LATE_WATCH)
         if self.verdicts.wants("mcp-connect") and not self.verdicts.done("mcp-connect"):
-            if await listener.wait(self.grace):
+            if await listener.wait(self.timeout):
                 self.record("mcp-connect", "pass", "the agent connected to the MCP server")
+            elif locked_out and not turns:
+                # An agent may connect its servers on the first turn; there was none.
+                self.record("mcp-connect", "skip", f"no turn ran: {locked_out}")
             else:
                 self.fail(
                     "mcp-connect",
-                    f"no MCP initialize from the agent within {self.grace:g} s of its turns",
+                    f"no MCP initialize from the agent within {self.timeout:g} s of its turns",
                 )
         if not self.options.tool_prompts:
             self.skip(("tool-progress",), "needs --tool-prompt TEXT (a prompt that uses tools)")

@@ -123,6 +123,12 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "probe",
     ),
     _c(
+        "version-draft",
+        "asked for version 65535, the agent does not answer in the v2 draft's shape",
+        ("VERSION-001",),
+        "probe",
+    ),
+    _c(
         "shutdown",
         "the agent exits when its stdin closes (after initialize, and with sessions open)",
         ("SHUT-001",),
@@ -157,7 +163,7 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
     _c(
         "malformed-line-error",
         "a line that is not JSON is answered -32700 with id null, or not at all",
-        ("RPC-010",),
+        ("JSONRPC-001", "RPC-010"),
         "main",
     ),
     _c(
@@ -241,6 +247,13 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "cancel-prompt",
         "a cancelled turn ends within a few seconds",
         ("CANCEL-003",),
+        "main",
+        "slow-prompt",
+    ),
+    _c(
+        "request-during-turn",
+        "a request sent while a turn runs is answered before the turn ends",
+        ("RPC-013",),
         "main",
         "slow-prompt",
     ),
@@ -493,6 +506,13 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "client-prompt",
     ),
     _k(
+        "early-updates",
+        "a message chunk sent before session/new's answer is shown like the later ones",
+        ("CLIENT-013",),
+        "scenario",
+        "client-prompt",
+    ),
+    _k(
         "late-updates",
         "updates after the turn's answer do not upset the client",
         ("CLIENT-002",),
@@ -645,8 +665,16 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         "client-terminal",
     ),
     _k(
+        "terminal-kill",
+        "terminal/kill stops the command and the process it started (its process group)",
+        ("CLIENT-014",),
+        "scenario",
+        "client-prompt",
+        "client-terminal",
+    ),
+    _k(
         "terminal-orphan",
-        "a terminal never released is stopped when the client ends",
+        "a terminal never released is stopped when the client ends, its command's child too",
         ("CLIENT-011",),
         "scenario",
         "client-prompt",

@@ -166,6 +166,19 @@ class Verdicts:
         of_targets = frozenset(c.key for c in CHECKS if c.target in targets)
         self.selected = of_targets if selected is None else selected & of_targets
         self.results: dict[str, CheckResult] = {}
+        self.notes: list[str] = []
+        """What the checks saw that is no failure but worth saying (the report's notes)."""
+
+    def note(self, text: str) -> None:
+        """Add a note once (the same thing seen in several processes is said once)."""
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def newer(self, what: str) -> None:
+        """Note a union member the checker's schema does not list (an auth method type, an
+        update kind, a content kind): newer ACP schemas add members to these unions, so
+        the peer may be newer than the checker. Never a failure."""
+        self.note(f"newer than this checker's schema (not judged): {what}")
 
     def record(
         self, key: str, status: Status, detail: str = "", broken: Iterable[str] = ()

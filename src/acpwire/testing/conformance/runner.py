@@ -68,6 +68,7 @@ async def run_checks(options: CheckOptions) -> Report:
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     report.results = verdicts.ordered()
+    report.notes.extend(verdicts.notes)
     report.duration = time.monotonic() - started
     return report
 
@@ -79,6 +80,7 @@ async def _agent(live: LiveChecks) -> None:
     await asyncio.gather(*runs)
     live.judge_probes()
     live.judge_shutdown()
+    live.finish()
 
 
 async def _endpoint(

@@ -122,6 +122,7 @@ async def run_v2_checks(options: CheckOptions) -> Report:
     if report.protocol_version == 2:
         _judge_schema(wire, verdicts)
     report.results = verdicts.ordered()
+    report.notes.extend(verdicts.notes)
     report.duration = time.monotonic() - started
     return report
 
@@ -272,5 +273,9 @@ def _judge_schema(wire: WireLog, verdicts: Verdicts) -> None:
             continue
         m = cast("dict[str, Any]", message)
         label = m.get("method") or f"answer to {validator.method_of(m)}"
-        problems += [f"{label}: {p}" for p in validator.validate(m)]
+        for problem in validator.validate(m):
+            if problem.newer:
+                verdicts.newer(f"{label}: {problem}")
+            else:
+                problems.append(f"{label}: {problem}")
     verdicts.verdict("v2-schema", problems, f"{len(wire.received)} message(s) valid")

@@ -110,6 +110,10 @@ class Process:
     sessions: set[str] = field(default_factory=set[str])
     roots: list[str] = field(default_factory=list[str])
     """Folders the sessions were opened in (for the fs checks)."""
+    provoked: set[str] = field(default_factory=set[str])
+    """Session ids a check named on purpose though no session has them (the unknown
+    session): updates an agent sends for them are that check's business, not a second
+    failure of ``update-sessions``."""
 
 
 class Wire:

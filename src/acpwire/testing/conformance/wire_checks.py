@@ -205,7 +205,9 @@ class _WireChecks:
                     if _judged_elsewhere(method, problem):
                         continue
                     what = f"[{proc.label}] {method or 'response'} {problem}"
-                    if method == "initialize" and problem.path.startswith(
+                    if problem.newer:
+                        self.v.newer(f"{method or 'response'} {problem}")
+                    elif method == "initialize" and problem.path.startswith(
                         "$.result.agentCapabilities"
                     ):
                         caps.append(what)
@@ -340,7 +342,7 @@ class _WireChecks:
         for proc in self.processes():
             for e in self.from_agent(proc.label):
                 su = e.session_update()
-                if su is not None and su[0] not in proc.sessions:
+                if su is not None and su[0] not in proc.sessions | proc.provoked:
                     problems.append(f"[{proc.label}] session/update for unknown session {su[0]!r}")
         self.v.verdict("update-sessions", _dedupe(problems))
 
