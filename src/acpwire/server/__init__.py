@@ -9,7 +9,7 @@ docs/security.md.
 
 from .asgi import AcpAsgiApp, Auth, NoAuthenticationWarning, asgi_app
 from .bridge import StdioBridge
-from .core import CONNECTION_HEADER, SESSION_HEADER, RemoteConnection, RemoteHost
+from .connection import CONNECTION_HEADER, SESSION_HEADER, RemoteConnection, RemoteHost
 from .limits import Limits
 from .owners import SessionOwners
 from .runner import ServedApp, serve, serve_in_background

@@ -21,7 +21,7 @@ from .._waits import within
 from ..protocol.errors import ConnectionClosedError
 from ..store.base import OwnerLedger
 from .admission import ClientMessage, Unreadable, read_client_message
-from .core import (
+from .connection import (
     CONNECTION_HEADER,
     RETRY_HEADER,
     SESSION_HEADER,
