@@ -6,7 +6,7 @@ later, on ``initialize``). A WebSocket connection whose client can resume it
 :attr:`State.LINGERING` for ``Limits.resume_timeout`` seconds: a client that
 comes back makes it open again; otherwise it ends. Ending is
 :attr:`State.ENDING` while the agent is being stopped (teardown, in
-:meth:`~.connection.RemoteConnection.end`), then :attr:`State.ENDED`. The
+:meth:`~.connection.RemoteConnection.terminate`), then :attr:`State.ENDED`. The
 legal moves are :data:`MOVES`, and :meth:`Lifecycle.move` is the only way
 the state changes.
 
