@@ -397,18 +397,8 @@ class AcpAsgiApp:
                 for _ in events:
                     box.mark_written()
 
-        watcher = asyncio.ensure_future(client_gone())
-        writer = asyncio.ensure_future(write())
-        taken = asyncio.ensure_future(box.taken_over())
-        tasks = (watcher, writer, taken)
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(BaseException):
-                    await task
+        async with box.writing(client_gone(), write()) as (_, writer, _):
+            pass
         if writer.done() and not writer.cancelled() and writer.exception() is None:
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})

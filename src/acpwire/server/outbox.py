@@ -28,8 +28,10 @@ session stream) and behind a connection's WebSocket. What it keeps:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
 
 from ..transports.queue import MessageQueue
 from .limits import Limits
@@ -156,6 +158,29 @@ class Outbox:
     def detach(self) -> None:
         self.attached = False
         self._released.set()
+
+    @contextlib.asynccontextmanager
+    async def writing(
+        self, client: Coroutine[Any, Any, None], writer: Coroutine[Any, Any, None]
+    ) -> AsyncIterator[tuple[asyncio.Task[None], asyncio.Task[None], asyncio.Task[None]]]:
+        """Run ``client`` (it reads or watches the stream's client) and ``writer`` (it
+        writes this stream) until one of them ends or another client takes the stream over
+        (:meth:`taken_over`). Yields the three tasks, so that the caller sees which ended;
+        on the way out all three are cancelled and waited for."""
+        tasks = (
+            asyncio.ensure_future(client),
+            asyncio.ensure_future(writer),
+            asyncio.ensure_future(self.taken_over()),
+        )
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            yield tasks
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(BaseException):
+                    await task
 
     async def taken_over(self) -> None:
         """Returns when another client has claimed the stream (the writer must stop)."""

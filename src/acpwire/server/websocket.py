@@ -175,33 +175,25 @@ class ClientSocket:
 
     async def run(self) -> None:
         conn = self._conn
-        reader = asyncio.ensure_future(self._from_client())
-        writer = asyncio.ensure_future(self._to_client())
-        taken = asyncio.ensure_future(conn.stream.taken_over())
-        tasks = (reader, writer, taken)
         lingering = False
         try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            if taken.done():
-                lingering = True  # another socket resumed this connection
-            elif reader.done() and self._refused is None and conn.resumable and not conn.ended:
-                # The socket dropped: keep the connection for the client to resume.
-                lingering = True
-                conn.linger()
-            else:
-                # The client left or was refused, or the connection ended on the server's
-                # side (then this keeps the reason it ended with).
-                await conn.terminate("client gone" if self._refused is None else "closed")
-                # Let the writer flush what is left (the last answers), if the client reads.
-                with contextlib.suppress(Exception):
-                    limit = self._host.limits.close_timeout
-                    await asyncio.wait_for(asyncio.shield(writer), limit)
+            async with conn.stream.writing(self._from_client(), self._to_client()) as tasks:
+                reader, writer, taken = tasks
+                if taken.done():
+                    lingering = True  # another socket resumed this connection
+                elif reader.done() and self._refused is None and conn.resumable and not conn.ended:
+                    # The socket dropped: keep the connection for the client to resume.
+                    lingering = True
+                    conn.linger()
+                else:
+                    # The client left or was refused, or the connection ended on the
+                    # server's side (then this keeps the reason it ended with).
+                    await conn.terminate("client gone" if self._refused is None else "closed")
+                    # Let the writer flush the last answers, if the client reads.
+                    with contextlib.suppress(Exception):
+                        limit = self._host.limits.close_timeout
+                        await asyncio.wait_for(asyncio.shield(writer), limit)
         finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(BaseException):
-                    await task
             if self._direct is not None:
                 self._direct.deliver_to(None)
             if conn.stream.write_now is self._write_now:
