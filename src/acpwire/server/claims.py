@@ -9,7 +9,9 @@ are read before they reach the client.
   ``session/fork`` names becomes the caller's; if another principal owns that
   id already, the answer is replaced by an error (the agent reused an id). A
   session the caller loaded or resumed becomes its own (the admission let it
-  through, so it was allowed to). ``session/delete`` forgets the owner.
+  through, so it was allowed to). A session is its principal's, not its
+  connection's: the same principal may attach it from any of its connections
+  (``session/load``, ``session/resume``). ``session/delete`` forgets the owner.
 * **Lists.** A ``session/list`` answer is filtered to the caller's sessions;
   one that cannot be read so is not forwarded (fail closed).
 * Answers that are errors record nothing.
