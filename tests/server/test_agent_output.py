@@ -1,5 +1,5 @@
 """What the agent sends on a remote connection goes to the client's stream from the
-agent's own task (server/core.py, ``_AgentSide``): in order, and bounded when the
+agent's own task (server/agent_side.py, ``AgentSide``): in order, and bounded when the
 client stops reading."""
 
 from __future__ import annotations

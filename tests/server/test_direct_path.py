@@ -25,8 +25,8 @@ from acpwire.client.connection import ClientSideConnection
 from acpwire.engine.connection import INBOX_HIGH_WATER, Connection
 from acpwire.protocol.framing import Oversize
 from acpwire.server import Limits, asgi_app, serve_in_background
-from acpwire.server.core import Outbox, ReplayBudget
 from acpwire.server.front import WebSocket
+from acpwire.server.outbox import Outbox, ReplayBudget
 from acpwire.transports.base import PushesMessages, Transport
 from acpwire.transports.websocket import connect_websocket
 

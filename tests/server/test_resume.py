@@ -14,7 +14,7 @@ from engine.test_behaviour import RecordingClient
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
-from acpwire.server.core import Outbox
+from acpwire.server.outbox import Outbox
 from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
@@ -165,7 +165,7 @@ async def test_resuming_past_what_the_server_still_keeps_is_refused_with_410() -
 
 
 def test_the_event_log_keeps_the_last_messages_within_its_bounds() -> None:
-    from acpwire.server.core import Outbox, ReplayBudget
+    from acpwire.server.outbox import Outbox, ReplayBudget
 
     budget = ReplayBudget(limit=25)
     box = Outbox(Limits(resume_messages=3), budget)

@@ -9,7 +9,9 @@ docs/security.md.
 
 from .asgi import AcpAsgiApp, Auth, NoAuthenticationWarning, asgi_app
 from .bridge import StdioBridge
-from .core import CONNECTION_HEADER, SESSION_HEADER, RemoteConnection, RemoteHost
+from .connection import RemoteConnection
+from .headers import CONNECTION_HEADER, SESSION_HEADER
+from .host import RemoteHost
 from .limits import Limits
 from .owners import SessionOwners
 from .runner import ServedApp, serve, serve_in_background

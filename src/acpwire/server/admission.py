@@ -7,7 +7,7 @@ the agent: a frame the endpoint could not parse used to reach the agent without
 the ownership check, and a lenient agent (Python's ``json`` reads ``NaN``,
 ``Infinity``, ``1e400`` and lone surrogate escapes) then served another
 principal's session. So a client message is read here, and only what is read
-here is ever handed on (:class:`~.core.Admitted`):
+here is ever handed on (:class:`Admitted`):
 
 * **Strict JSON** (RFC 8259): ``NaN``, ``Infinity``, numbers out of a double's
   range, lone surrogate escapes, invalid UTF-8, control characters in strings,
@@ -28,10 +28,30 @@ here is ever handed on (:class:`~.core.Admitted`):
   than the endpoint did); escapes are resolved; and the message is one line,
   so a stdio agent cannot be handed two messages where the endpoint saw one
   (raw newlines between tokens are legal JSON).
+
+A message read is then judged, once, by the connection's :class:`Admission`,
+on every lane: a POST, a WebSocket frame, and the socket's direct path all go
+through :meth:`~.connection.RemoteConnection.admit` (try now, else wait: its
+:meth:`~.connection.RemoteConnection.try_admit` when nothing has to wait):
+
+* **Sessions belong to principals** (:mod:`.owners`). A request or
+  notification naming a session its principal may not use never reaches the
+  agent: a request is answered by the endpoint with "resource not found"
+  (-32002), a notification is dropped.
+* **Each request once.** A request whose id is still in flight is a repeat
+  (a retry after a network failure), and a retry (:data:`~.headers.RETRY_HEADER`)
+  of a request answered a moment ago ran already: both are dropped, not run
+  twice. An answer to no request the agent asked on this connection is dropped.
+* **Bounded.** Beyond ``Limits.max_pending_requests`` requests in flight, a
+  request is answered by the endpoint with an internal error.
+* **Only what was admitted reaches the agent.** The agent's side of a
+  connection takes only an :class:`Admitted` message, which only
+  :meth:`Admission.admitted` makes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import msgspec
@@ -150,3 +170,105 @@ def read_client_message(body: bytes) -> ClientMessage:
     if rid is None and "result" in message:
         raise _invalid("an answer must carry the id of a request")
     return ClientMessage("response", rid, None, None, _encode(message))
+
+
+RequestId = str | int
+NOT_FOUND = (ErrorCode.RESOURCE_NOT_FOUND, "Resource not found")
+ANSWERED_KEPT = 1024
+"""Ids of answered client requests a connection remembers, to recognise retries."""
+
+Verdict = tuple[int, str] | str | None
+"""Of :meth:`Admission.judge`: ``None`` admits; a string drops (why, for the log);
+``(code, text)`` is answered by the endpoint."""
+
+
+@dataclass(slots=True)
+class Pending:
+    """A client request the agent has not answered yet."""
+
+    session: str | None
+    """Its ``params.sessionId``: where its answer goes (HTTP), what it concerns."""
+    method: str
+
+
+_KEY = object()
+"""Held by :meth:`Admission.admitted` alone: no other code can make an :class:`Admitted`."""
+
+
+class Admitted:
+    """A client message the admission let through: the only kind of message the agent's
+    side of a connection takes, so a message that was not read strictly and checked
+    cannot reach the agent by any path."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, message: ClientMessage, key: object) -> None:
+        if key is not _KEY:
+            raise TypeError("only the admission of a client message makes an Admitted")
+        self.body = message.body
+        """What the agent receives: the message as the endpoint read it."""
+
+
+class Admission:
+    """One connection's admission: the rules every client message is judged by, and the
+    requests in flight, both ways, that they are judged against."""
+
+    def __init__(self, max_pending: int) -> None:
+        self.pending: dict[RequestId, Pending] = {}
+        """Client requests the agent has not answered yet."""
+        self.asked: dict[RequestId, str | None] = {}
+        """Agent requests the client has not answered yet, with the session each names."""
+        self._answered: dict[RequestId, None] = {}
+        """The last :data:`ANSWERED_KEPT` client requests answered (ordered, oldest first)."""
+        self._max_pending = max_pending
+
+    def judge(self, m: ClientMessage, allowed: bool, *, retry: bool) -> Verdict:
+        """What becomes of client message ``m`` (``allowed``: its principal may use the
+        session it names). The one place these rules are written; it changes nothing."""
+        if m.kind == "response":
+            if m.id is None or m.id not in self.asked:
+                # Not an answer to anything the agent asked on this connection: most
+                # likely a client's retry of an answer that did arrive (a POST whose
+                # 202 was lost with the network).
+                return "an answer to an unknown request"
+            return None
+        if m.kind == "request":
+            if retry and m.id in self._answered:
+                # Its first copy arrived and was answered (the answer is on its stream,
+                # resumable); running it again would repeat its effects.
+                return "a retry of an answered request"
+            if m.id in self.pending:
+                # The same id while the first is still in flight: a retry after a network
+                # failure (ids of pending requests are unique, JSON-RPC), not a new request.
+                return "a repeated request"
+        if not allowed:
+            return NOT_FOUND
+        if m.kind == "request" and len(self.pending) >= self._max_pending:
+            return (ErrorCode.INTERNAL_ERROR, "too many requests in flight on this connection")
+        return None
+
+    def admitted(self, m: ClientMessage) -> Admitted:
+        """Record what admitting ``m`` changes, and make the message the agent may take."""
+        if m.id is not None:
+            if m.kind == "response":
+                self.asked.pop(m.id, None)
+            elif m.kind == "request":
+                self.pending[m.id] = Pending(m.session_id, m.method or "")
+        return Admitted(m, _KEY)
+
+    def answered(self, request_id: RequestId) -> Pending | None:
+        """The agent answered client request ``request_id``: what it was (``None`` if no
+        such request is in flight), remembered a while for :meth:`judge`."""
+        pending = self.pending.pop(request_id, None)
+        if pending is not None:
+            answered = self._answered
+            answered[request_id] = None
+            if len(answered) > ANSWERED_KEPT:
+                del answered[next(iter(answered))]
+        return pending
+
+    def unanswered(self) -> list[RequestId]:
+        """The client requests still in flight, forgotten (the agent will answer none)."""
+        ids = list(self.pending)
+        self.pending.clear()
+        return ids

@@ -1,10 +1,10 @@
 """The ``/acp`` endpoint as an ASGI 3 application: Streamable HTTP and WebSocket.
 
 Only the HTTP surface lives here (methods, headers, content negotiation, body
-reading, SSE framing, the ASGI websocket protocol); who may call is decided
-by :mod:`.security` before a request gets here, and every decision about
-connections, sessions and routing by :class:`~.core.RemoteHost`. Any ASGI
-server can run it; :mod:`.runner` uses hypercorn.
+reading, SSE framing; a WebSocket upgrade goes to :mod:`.websocket`); who may
+call is decided by :mod:`.security` before a request gets here, and every
+decision about connections, sessions and routing by :class:`~.host.RemoteHost`
+and its connections. Any ASGI server can run it; :mod:`.runner` uses hypercorn.
 """
 
 from __future__ import annotations
@@ -14,27 +14,25 @@ import contextlib
 import logging
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol, cast, runtime_checkable
+from collections.abc import Iterable, Mapping
+from typing import cast
 
 from .._waits import within
-from ..protocol.errors import ConnectionClosedError
 from ..store.base import OwnerLedger
-from .admission import ClientMessage, Unreadable, read_client_message
-from .core import (
+from .agent_side import AgentTarget
+from .headers import (
     CONNECTION_HEADER,
     RETRY_HEADER,
     SESSION_HEADER,
-    AgentTarget,
-    Outbox,
-    RemoteConnection,
-    RemoteHost,
-    Reply,
-    busy_reply,
+    header,
+    last_event_id,
+    peer,
 )
-from .front import DIRECT
+from .host import RemoteHost
 from .limits import Limits
+from .outbox import Outbox
 from .owners import SessionOwners
+from .replies import Reply, busy_reply
 from .security import (
     ANONYMOUS,
     PRINCIPAL_KEY,
@@ -48,18 +46,12 @@ from .security import (
     Send,
     refuse,
 )
+from .websocket import serve_websocket
 
 log = logging.getLogger("acpwire.server")
 
 Auth = Authenticator | Iterable[str] | Mapping[str, str] | None
 """``asgi_app(auth=...)``: a hook, bearer tokens (or token -> principal), or ``None``."""
-
-# WebSocket close codes (RFC 6455 section 7.4.1).
-WS_NORMAL = 1000
-WS_GOING_AWAY = 1001
-WS_POLICY = 1008
-WS_INTERNAL_ERROR = 1011
-WS_TRY_AGAIN_LATER = 1013
 
 _SSE_BROKEN = (
     b'event: error\ndata: {"message":"the agent ended unexpectedly; the connection is closed"}\n\n'
@@ -84,20 +76,6 @@ _SSE_BATCH_BYTES = 64 * 1024
 
 class NoAuthenticationWarning(UserWarning):
     """``asgi_app(auth=None)``: anyone who can reach the endpoint runs the agent."""
-
-
-def _header(scope: Scope, name: str) -> str | None:
-    key = name.encode("latin-1")
-    for k, v in scope.get("headers", ()):
-        if k.lower() == key:
-            text: str = v.decode("latin-1").strip()
-            return text or None
-    return None
-
-
-def _peer(scope: Scope) -> str:
-    client = scope.get("client")
-    return f"{client[0]}:{client[1]}" if client else ""
 
 
 def _media_type(value: str | None) -> str:
@@ -132,25 +110,6 @@ def _sse_event(message: bytes, event_id: int) -> bytes:
     lines = message.split(b"\n")
     data = b"".join(b"data: " + line + b"\n" for line in lines)
     return b"id: %d\nevent: message\n%s\n" % (event_id, data)
-
-
-def _last_event_id(scope: Scope) -> int | None:
-    """The ``Last-Event-ID`` header as an event id; ``-1`` when it is not one."""
-    value = _header(scope, "last-event-id")
-    if value is None:
-        return None
-    return int(value) if value.isdigit() and len(value) < 19 else -1
-
-
-@runtime_checkable
-class DirectSocket(Protocol):
-    """What the endpoint uses of a socket offered in the :data:`~.front.DIRECT` scope
-    extension (front.py's ``WebSocket``): messages taken in the socket's callback, and
-    written without waiting. Anything else in that place is ignored."""
-
-    def deliver_to(self, sink: Callable[[bytes], bool] | None) -> None: ...
-
-    def send_text_now(self, data: bytes) -> bool: ...
 
 
 class _ClientGone(Exception):
@@ -217,7 +176,7 @@ class AcpAsgiApp:
             return
         send = self._with_cookie(scope, send)
         if scope["type"] == "websocket":
-            await self._websocket(scope, receive, send, principal)
+            await serve_websocket(self.host, scope, receive, send, principal)
             return
         method = scope.get("method", "GET")
         if method == "POST":
@@ -225,7 +184,7 @@ class AcpAsgiApp:
         elif method == "GET":
             await self._get(scope, receive, send, principal)
         elif method == "DELETE":
-            reply = await self.host.delete(_header(scope, CONNECTION_HEADER), principal)
+            reply = await self.host.delete(header(scope, CONNECTION_HEADER), principal)
             await _respond(send, reply)
         else:
             reply = _text(405, "method not allowed")
@@ -245,7 +204,7 @@ class AcpAsgiApp:
     # -- POST --------------------------------------------------------------------------
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
-        if _media_type(_header(scope, "content-type")) != "application/json":
+        if _media_type(header(scope, "content-type")) != "application/json":
             await _respond(send, _text(415, "Content-Type must be application/json"))
             return
         host = self.host
@@ -255,11 +214,11 @@ class AcpAsgiApp:
             held = len(body)
             reply = await host.post(
                 body,
-                _header(scope, CONNECTION_HEADER),
-                _header(scope, SESSION_HEADER),
+                header(scope, CONNECTION_HEADER),
+                header(scope, SESSION_HEADER),
                 principal,
-                _peer(scope),
-                retry=_header(scope, RETRY_HEADER) is not None,
+                peer(scope),
+                retry=header(scope, RETRY_HEADER) is not None,
             )
         except _BodyRefused as refused:
             reply = refused.reply
@@ -304,7 +263,7 @@ class AcpAsgiApp:
         releases them (after the agent has taken the message).
         """
         host, limits = self.host, self.host.limits
-        declared = _header(scope, "content-length")
+        declared = header(scope, "content-length")
         if declared is not None and declared.isdigit() and int(declared) > limits.max_message_size:
             raise _BodyRefused(_text(413, "message too large"))
         loop = asyncio.get_running_loop()
@@ -335,14 +294,14 @@ class AcpAsgiApp:
     # -- GET (SSE) ---------------------------------------------------------------------
 
     async def _get(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
-        if not _accepts_event_stream(_header(scope, "accept")):
+        if not _accepts_event_stream(header(scope, "accept")):
             await _respond(send, _text(406, "Accept must include text/event-stream"))
             return
-        connection_id = _header(scope, CONNECTION_HEADER)
+        connection_id = header(scope, CONNECTION_HEADER)
         if connection_id is None:
             await _respond(send, _text(400, "Acp-Connection-Id header required"))
             return
-        last = _last_event_id(scope)
+        last = last_event_id(scope)
         if last == -1:
             await _respond(send, _text(400, "Last-Event-ID must be an event id of this stream"))
             return
@@ -350,7 +309,7 @@ class AcpAsgiApp:
         if conn is None or conn.mode != "http":
             await _respond(send, _text(404, "unknown connection"))
             return
-        box = await conn.outbox_for(_header(scope, SESSION_HEADER))
+        box = await conn.outbox_for(header(scope, SESSION_HEADER))
         if box is None:
             await _respond(send, _text(404, "unknown session"))
             return
@@ -436,248 +395,13 @@ class AcpAsgiApp:
                 body = b"".join(events)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 for _ in events:
-                    box.sent()
+                    box.mark_written()
 
-        watcher = asyncio.ensure_future(client_gone())
-        writer = asyncio.ensure_future(write())
-        taken = asyncio.ensure_future(box.taken_over())
-        tasks = (watcher, writer, taken)
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(BaseException):
-                    await task
+        async with box.writing(client_gone(), write()) as (_, writer, _):
+            pass
         if writer.done() and not writer.cancelled() and writer.exception() is None:
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    # -- WebSocket ---------------------------------------------------------------------
-
-    async def _websocket(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
-        peer = _peer(scope)
-        last = _last_event_id(scope)
-        resume_id = _header(scope, CONNECTION_HEADER)
-        if resume_id is not None:
-            await self._resume_websocket(scope, receive, send, principal, resume_id, last)
-            return
-        first = await receive()
-        if first["type"] != "websocket.connect":
-            return
-        host = self.host
-        refusal = host.refusal(principal, agent=False)
-        if refusal is not None:
-            log.info("refused a WebSocket from %s: %s", peer, refusal)
-            await send({"type": "websocket.accept"})
-            await send({"type": "websocket.close", "code": WS_TRY_AGAIN_LATER, "reason": refusal})
-            return
-        conn = host.open("websocket", principal, peer)
-        # A client that sends Last-Event-ID (0 on a new connection) keeps count of what it
-        # received and can resume: its connection outlives a dropped socket for a while.
-        conn.resumable = last is not None
-        await conn.stream.attach(take_over=False, timeout=0)
-        await send(
-            {
-                "type": "websocket.accept",
-                "headers": [(CONNECTION_HEADER.encode(), conn.id.encode())],
-            }
-        )
-        await self._socket(scope, conn, receive, send, fresh=True, replay=[])
-
-    async def _resume_websocket(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        principal: str,
-        connection_id: str,
-        last: int | None,
-    ) -> None:
-        """A client re-attaching a dropped WebSocket to its connection (docs/remote.md)."""
-        conn = self.host.lookup(connection_id, principal)
-        if conn is None or conn.mode != "websocket" or not conn.resumable or conn.ended:
-            await refuse(scope, receive, send, 404, "unknown connection")
-            return
-        if last is None or last < 0 or conn.stream.replay_after(last) is None:
-            await refuse(scope, receive, send, 410, "this connection can no longer be resumed")
-            return
-        if not await conn.stream.attach(take_over=True, timeout=self.host.limits.close_timeout):
-            await refuse(scope, receive, send, 409, "the connection is still in use")
-            return
-        # Read once the old socket has let go (its writer may have sent more meanwhile).
-        replay = conn.stream.replay_after(last)
-        if replay is None:
-            conn.stream.detach()
-            await refuse(scope, receive, send, 410, "this connection can no longer be resumed")
-            return
-        if (await receive())["type"] != "websocket.connect":
-            conn.stream.detach()
-            return
-        conn.resumed()
-        log.info("connection %s resumed after event %d (%d to replay)", conn.id, last, len(replay))
-        await send(
-            {
-                "type": "websocket.accept",
-                "headers": [
-                    (CONNECTION_HEADER.encode(), conn.id.encode()),
-                    (b"last-event-id", str(conn.frames_in).encode()),
-                ],
-            }
-        )
-        await self._socket(scope, conn, receive, send, fresh=False, replay=replay)
-
-    async def _socket(
-        self,
-        scope: Scope,
-        conn: RemoteConnection,
-        receive: Receive,
-        send: Send,
-        *,
-        fresh: bool,
-        replay: list[tuple[int, bytes]],
-    ) -> None:
-        """Pump one accepted socket of ``conn`` until the client leaves, the connection
-        ends, or a resuming socket takes over."""
-        host = self.host
-        principal = conn.principal
-        refused: list[tuple[int, str]] = []
-
-        async def frames() -> ClientMessage | Unreadable | None:
-            """The next text frame, read; ``None`` when the client has gone."""
-            while True:
-                message = await receive()
-                if message["type"] == "websocket.disconnect":
-                    return None
-                text = message.get("text") if message["type"] == "websocket.receive" else None
-                if text is None:
-                    continue  # binary frames are ignored (RFD)
-                try:
-                    return read_client_message(text.encode("utf-8"))
-                except Unreadable as exc:
-                    return exc
-
-        async def from_client() -> None:
-            if fresh:
-                try:
-                    frame = await asyncio.wait_for(frames(), host.limits.handshake_timeout)
-                except asyncio.TimeoutError:
-                    refused.append((WS_POLICY, "initialize expected"))
-                    return
-                if frame is None:
-                    return
-                if (
-                    not isinstance(frame, ClientMessage)
-                    or frame.kind != "request"
-                    or frame.method != "initialize"
-                ):
-                    refused.append((WS_POLICY, "initialize must be the first message"))
-                    return
-                why = host.refusal(principal, agent=True)
-                if why is not None:
-                    refused.append((WS_TRY_AGAIN_LATER, why))
-                    return
-                conn.start_agent()
-            else:
-                frame = await frames()
-            while frame is not None:
-                try:
-                    if isinstance(frame, Unreadable):
-                        await conn.refuse(frame)
-                    else:
-                        await conn.admit(frame)
-                except ConnectionClosedError:
-                    return
-                conn.frames_in += 1
-                if direct is not None:
-                    direct.deliver_to(take_now)
-                frame = await frames()
-
-        async def to_client() -> None:
-            for _, old in replay:
-                await send({"type": "websocket.send", "text": old.decode("utf-8", "replace")})
-            box = conn.stream
-            if direct is not None:
-                box.write_now = write_now
-            while True:
-                message = await box.queue.get()
-                if message is None:
-                    return
-                box.take(message)
-                await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
-                box.sent()
-
-        offered: object = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
-        direct = offered if isinstance(offered, DirectSocket) else None
-
-        def take_now(body: bytes) -> bool:
-            # What from_client does for a frame, when nothing in it has to wait; what it
-            # cannot read is left to from_client, which answers it.
-            try:
-                m = read_client_message(body)
-            except Unreadable:
-                return False
-            if not conn.try_admit(m):
-                return False
-            conn.frames_in += 1
-            return True
-
-        def write_now(message: bytes) -> bool:
-            # What to_client does for a message, when the socket takes it at once.
-            if direct is None or not direct.send_text_now(message):
-                return False
-            conn.stream.take(message)
-            return True
-
-        reader = asyncio.ensure_future(from_client())
-        writer = asyncio.ensure_future(to_client())
-        taken = asyncio.ensure_future(conn.stream.taken_over())
-        tasks = (reader, writer, taken)
-        lingering = False
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            if taken.done():
-                lingering = True  # another socket resumed this connection
-            elif reader.done() and not refused and conn.resumable and not conn.ended:
-                # The socket dropped: keep the connection for the client to resume.
-                lingering = True
-                conn.linger()
-            else:
-                # The client left or was refused, or the connection ended on the server's
-                # side (then this keeps the reason it ended with).
-                await conn.terminate("closed" if refused else "client gone")
-                # Let the writer flush what is left (the last answers), if the client reads.
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(writer), host.limits.close_timeout)
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(BaseException):
-                    await task
-            if direct is not None:
-                direct.deliver_to(None)
-            if conn.stream.write_now is write_now:
-                conn.stream.write_now = None
-            conn.stream.detach()
-            if not lingering:
-                await conn.terminate()
-        if lingering:
-            with contextlib.suppress(Exception):
-                await send({"type": "websocket.close", "code": WS_NORMAL, "reason": "resumed"})
-            return
-        code, reason = refused[0] if refused else self._close_code(conn)
-        with contextlib.suppress(Exception):
-            await send({"type": "websocket.close", "code": code, "reason": reason})
-
-    @staticmethod
-    def _close_code(conn: RemoteConnection) -> tuple[int, str]:
-        if conn.failed:
-            return WS_INTERNAL_ERROR, "the agent ended unexpectedly"
-        if conn.end_reason == "shutdown":
-            return WS_GOING_AWAY, "server shutting down"
-        return WS_NORMAL, ""
 
 
 def _authenticator(auth: Auth) -> Authenticator | None:

@@ -6,7 +6,7 @@ messages both ways without decoding them; when either side ends, the other is
 closed (the agent is stopped the polite way first, then terminated, then
 killed; cancelling the bridge still waits for that bounded sequence, so no
 agent process outlives its connection). What the agent prints that is not
-JSON-RPC is dropped by the endpoint (:mod:`.core`), never forwarded.
+JSON-RPC is dropped by the endpoint (:mod:`.connection`), never forwarded.
 """
 
 from __future__ import annotations

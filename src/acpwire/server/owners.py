@@ -7,7 +7,7 @@ session belongs to the principal whose connection created it (the agent's
 answer to ``session/new`` or ``session/fork`` named it), or that loaded or
 resumed it while allowed to. Another principal's requests for it are
 answered by the endpoint itself with "resource not found" and never reach the
-agent, and ``session/list`` answers are filtered (see :mod:`.core`).
+agent, and ``session/list`` answers are filtered (see :mod:`.claims`).
 
 A session nobody has claimed (created before this map existed, or forgotten)
 belongs to ``default_owner``: the only principal of a single-token or

@@ -18,6 +18,9 @@ dispatch: a request's handler task is created, nothing awaits); the transport
 may call it instead of queueing while nothing is queued, and queues the message
 if it returns ``False`` (the engine is behind or closed). It saves the reader
 task's event-loop turn.
+
+Optional (:class:`NamesConnection`): a transport to a remote endpoint knows the
+``Acp-Connection-Id`` its server gave the connection (``None`` before it has one).
 """
 
 from __future__ import annotations
@@ -59,4 +62,15 @@ class PushesMessages(Protocol):
 
     def push_to(self, sink: Callable[[bytes], bool]) -> None:
         """From now on, offer each message to ``sink`` first while nothing is queued."""
+        ...
+
+
+@runtime_checkable
+class NamesConnection(Protocol):
+    """A transport to a remote endpoint, which knows its server connection's id (see the
+    module docstring)."""
+
+    @property
+    def connection_id(self) -> str | None:
+        """The server's ``Acp-Connection-Id`` for this connection, if it sent one."""
         ...

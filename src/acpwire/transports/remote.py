@@ -45,7 +45,7 @@ import msgspec
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from ..protocol.peek import SESSION_OPENING, NotAMessage, Peeked, peek
-from .base import Transport
+from .base import NamesConnection, Transport
 
 log = logging.getLogger("acpwire.transports.remote")
 
@@ -211,8 +211,8 @@ class ReconnectingTransport:
     @property
     def connection_id(self) -> str | None:
         """The current server connection's ``Acp-Connection-Id``."""
-        value = getattr(self._transport, "connection_id", None)
-        return value if isinstance(value, str) else None
+        transport = self._transport
+        return transport.connection_id if isinstance(transport, NamesConnection) else None
 
     # -- bookkeeping -------------------------------------------------------------------
 

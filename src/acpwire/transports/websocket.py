@@ -72,6 +72,12 @@ def _pushing_connection() -> Any:
     return _PUSHING
 
 
+def _is_pushing(ws: object) -> bool:
+    """Whether ``ws`` is a :func:`_pushing_connection` (a socket made by another client
+    library, or before the class was, is not)."""
+    return _PUSHING is not None and isinstance(ws, _PUSHING)
+
+
 Opener = Callable[[Mapping[str, str]], Awaitable[Any]]
 """Opens a new socket to the same endpoint with these extra headers (raises on failure)."""
 
@@ -124,7 +130,7 @@ class WebSocketTransport:
         self._hook(self._ws)
 
     def _hook(self, ws: Any) -> None:
-        if self._sink is not None and hasattr(ws, "queued"):
+        if self._sink is not None and _is_pushing(ws):
             ws.push = self._push
 
     def _push(self, message: bytes) -> bool:
@@ -182,7 +188,7 @@ class WebSocketTransport:
                 if error is None:
                     return None
                 raise error from exc
-            if hasattr(ws, "queued"):
+            if _is_pushing(ws):
                 ws.queued -= 1
             if isinstance(frame, str):
                 self._received += 1
