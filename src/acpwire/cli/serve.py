@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..agent.app import AgentApp
-    from ..server.core import AgentTarget
+    from ..server.agent_side import AgentTarget
     from ..server.runner import Tls
 
 __all__ = ["add_arguments", "run"]

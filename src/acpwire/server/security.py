@@ -32,7 +32,7 @@ among the unauthenticated ones it may shed.
 
 The principal is stored in the ASGI scope under :data:`PRINCIPAL_KEY`; the
 endpoint records it on each connection it opens and refuses the connection's
-id to any other principal (see :mod:`.core`). The endpoint refuses requests
+id to any other principal (see :mod:`.host`). The endpoint refuses requests
 that did not pass through this middleware (no principal in the scope), so
 the checks cannot be skipped by mistake.
 """
