@@ -36,8 +36,9 @@ LAYERS: dict[str, int] = {
     "client": 5,
     "server": 6,
     "testing": 7,
-    "demo": 8,
-    "cli": 9,
+    "conformance": 8,
+    "demo": 9,
+    "cli": 10,
 }
 # Same layer, still apart: the two roles mirror each other and never import each other.
 APART = {frozenset({"agent", "client"})}

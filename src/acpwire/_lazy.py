@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any
@@ -17,5 +18,27 @@ def lazy_getattr(package: str, names: Mapping[str, str]) -> Callable[[str], Any]
         value = getattr(import_module(f".{module}", package), name)
         vars(import_module(package))[name] = value
         return value
+
+    return __getattr__
+
+
+def moved_getattr(old: str, new: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for a module that moved: ``old.NAME`` still gives
+    ``new.names[NAME]``, with a ``DeprecationWarning`` naming the new import.
+
+    The import is made on use, so the old module costs nothing and imports nothing from
+    the layer the code moved to until someone still uses it.
+    """
+
+    def __getattr__(name: str) -> Any:
+        target = names.get(name)
+        if target is None:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{old}.{name} moved: import {target} from {new} (the old path goes in 0.2)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(import_module(new), target)
 
     return __getattr__

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from acpwire.testing.conformance import CheckOptions, Report, run_checks
+from acpwire.conformance import CheckOptions, Report, run_checks
 
 HERE = Path(__file__).resolve().parent
 BROKEN = sorted(p for p in (HERE / "broken").glob("*.py") if not p.name.startswith("_"))

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from _corpus import TEST_OPTIONS, Corpus
 
-from acpwire.testing.conformance import CHECKS, CheckOptions, Report, run_checks
+from acpwire.conformance import CHECKS, CheckOptions, Report, run_checks
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent

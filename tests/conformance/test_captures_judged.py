@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.testing.conformance import judge_wire, load_capture
-from acpwire.testing.conformance.report import Verdicts
+from acpwire.conformance import judge_wire, load_capture
+from acpwire.conformance.report import Verdicts
 
 CAPTURES = [
     "claude-agent-acp",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from acpwire.testing.conformance import CHECKS, NEEDS
+from acpwire.conformance import CHECKS, NEEDS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "check.md"
 ROW = re.compile(r"^\| `([a-z0-9-]+)` \| (MUST|SHOULD) \| ([A-Z0-9, -]+) \| ([^|]+) \| [^|]+ \|$")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.testing.conformance import CHECKS, select_checks
-from acpwire.testing.requirements import BY_ID, REQUIREMENTS, V2_REQUIREMENTS, requirement
+from acpwire.conformance import CHECKS, select_checks
+from acpwire.conformance.requirements import BY_ID, REQUIREMENTS, V2_REQUIREMENTS, requirement
 
 ALL = (*REQUIREMENTS, *V2_REQUIREMENTS)
 

@@ -2,16 +2,16 @@
 
 ``acp check [--json] [--junit FILE] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT]
 [--tool-prompt TEXT]... [--protocol 2] -- AGENT ARGS...`` checks a stdio agent (with
-``--protocol 2`` over the ACP v2 draft: :mod:`acpwire.testing.conformance.v2_checks`); ``acp check --client
+``--protocol 2`` over the ACP v2 draft: :mod:`acpwire.conformance.v2_checks`); ``acp check --client
 'COMMAND {agent}' [--client-prompt TEXT]`` checks a client, playing a scripted agent in
 its place; ``acp check --url URL [--header K:V]... [--token T] [--token2 T] [--origin O]
 [--via websocket|http]`` checks a remote endpoint (the Streamable HTTP and WebSocket RFD,
 docs/security.md) and the agent behind it. Each prints a table (or, with ``--json``, one
 JSON document) of check results, each citing requirement ids of
-:mod:`acpwire.testing.requirements`; ``--junit FILE`` also writes JUnit XML for CI. Exit
+:mod:`acpwire.conformance.requirements`; ``--junit FILE`` also writes JUnit XML for CI. Exit
 status: 0 when no check failed at MUST level, 1 when one did, 3 when the target could not
 be checked past authentication (a client: past its start or its prompt), 2 for usage
-errors. The checks themselves live in :mod:`acpwire.testing.conformance`; this module
+errors. The checks themselves live in :mod:`acpwire.conformance`; this module
 only parses options and renders.
 """
 
@@ -26,7 +26,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from acpwire.testing.conformance import Report
+    from acpwire.conformance import Report
 
 __all__ = ["add_check_parser", "render_report", "run_check"]
 
@@ -172,8 +172,8 @@ def add_check_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _list_checks(out: TextIO) -> int:
-    from acpwire.testing.conformance import CHECKS
-    from acpwire.testing.requirements import BY_ID
+    from acpwire.conformance import CHECKS
+    from acpwire.conformance.requirements import BY_ID
 
     for check in CHECKS:
         out.write(f"{check.key:<24} {check.target:<9} {check.level:<6} {', '.join(check.ids)}\n")
@@ -203,7 +203,7 @@ def _headers(values: list[str]) -> dict[str, str]:
 
 def _endpoint(args: argparse.Namespace) -> Any:
     """The ``--url`` target; ``ValueError`` for bad options."""
-    from acpwire.testing.conformance.endpoint import EndpointTarget
+    from acpwire.conformance.endpoint import EndpointTarget
 
     if args.cafile is not None and not os.path.isfile(args.cafile):
         raise ValueError(f"--cafile {args.cafile!r} is not a file")
@@ -223,7 +223,7 @@ def _endpoint(args: argparse.Namespace) -> Any:
 
 def run_check(args: argparse.Namespace) -> int:
     """The ``acp check`` command; returns the exit status."""
-    from acpwire.testing.conformance import CheckOptions, run_checks, select_checks
+    from acpwire.conformance import CheckOptions, run_checks, select_checks
 
     if args.list:
         return _list_checks(sys.stdout)
@@ -275,7 +275,7 @@ def run_check(args: argparse.Namespace) -> int:
     # already says what matters, so keep the terminal clean.
     logging.getLogger("acpwire").addHandler(logging.NullHandler())
     if args.protocol == 2:
-        from acpwire.testing.conformance.v2_checks import run_v2_checks
+        from acpwire.conformance.v2_checks import run_v2_checks
 
         return _emit(asyncio.run(run_v2_checks(options)), args)
     return _emit(asyncio.run(run_checks(options)), args)
@@ -326,9 +326,9 @@ def _option_problem(args: argparse.Namespace) -> str | None:
 
 def _run_client_check(args: argparse.Namespace) -> int:
     """``acp check --client COMMAND``: the client checks of docs/check.md."""
-    from acpwire.testing.conformance import ClientCheckOptions, run_client_checks, select_checks
-    from acpwire.testing.conformance.client_driver import client_argv
-    from acpwire.testing.conformance.registry import checks_for
+    from acpwire.conformance import ClientCheckOptions, run_client_checks, select_checks
+    from acpwire.conformance.client_driver import client_argv
+    from acpwire.conformance.registry import checks_for
 
     try:
         only = select_checks(args.only.split(",")) if args.only else None
@@ -356,7 +356,7 @@ def _run_client_check(args: argparse.Namespace) -> int:
 
 
 def render_report(report: Any) -> Any:
-    """A Rich renderable of a :class:`~acpwire.testing.conformance.Report`."""
+    """A Rich renderable of a :class:`~acpwire.conformance.Report`."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
-from ..strict import StrictValidator
+from ..testing.strict import StrictValidator
 from .client_driver import ScriptedAgent
 from .report import Verdicts
 from .wire import UNDECODABLE, Wire, WireEntry, as_list, dict_of, dicts, id_key, short

@@ -24,8 +24,8 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-from ...protocol.framing import Oversize
-from ...transports.base import Transport
+from ..protocol.framing import Oversize
+from ..transports.base import Transport
 
 __all__ = [
     "Direction",

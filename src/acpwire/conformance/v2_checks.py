@@ -23,14 +23,14 @@ import tempfile
 import time
 from typing import Any, cast
 
-from ... import schema as s
-from ...client.connection import Client, ClientSideConnection
-from ...client.v2 import ClientV2
-from ...protocol.errors import AuthRequired, RequestError
-from ...schema import v2
-from ...transports.subprocess import spawn
-from ..recording import RecordingTransport, WireLog
-from ..strict import StrictValidator
+from .. import schema as s
+from ..client.connection import Client, ClientSideConnection
+from ..client.v2 import ClientV2
+from ..protocol.errors import AuthRequired, RequestError
+from ..schema import v2
+from ..testing.recording import RecordingTransport, WireLog
+from ..testing.strict import StrictValidator
+from ..transports.subprocess import spawn
 from .options import CheckOptions
 from .report import Report, Verdicts
 

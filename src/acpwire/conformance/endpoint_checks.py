@@ -16,7 +16,7 @@ Each group runs on connections of its own, side by side:
   binary frame that must be ignored.
 
 Failures name what the endpoint answered. The RFD is a draft; each rule cites its section
-(:mod:`acpwire.testing.requirements`, ids ``RFD-*``).
+(:mod:`acpwire.conformance.requirements`, ids ``RFD-*``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ...protocol.errors import ErrorCode
+from ..protocol.errors import ErrorCode
 from .driver import PING_METHOD
 from .endpoint import (
     EVENT_STREAM,

@@ -30,9 +30,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ...agent.turn import STOP_REASONS
-from ...protocol.errors import ErrorCode
-from ...protocol.version import V2_DRAFT, answered_version, v1_shaped
+from ..agent.turn import STOP_REASONS
+from ..protocol.errors import ErrorCode
+from ..protocol.version import V2_DRAFT, answered_version, v1_shaped
 from .driver import (
     BARE_CAPABILITIES,
     FULL_CAPABILITIES,

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..requirements import BY_ID, Level
+from .requirements import BY_ID, Level
 
 __all__ = [
     "CHECKS",

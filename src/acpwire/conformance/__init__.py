@@ -27,7 +27,7 @@ ways to reach it), :mod:`.endpoint_checks` (the RFD's Streamable HTTP and WebSoc
 rules) and :mod:`.security_checks` (authentication, browsers, principals, limits); the
 agent checks then run through the endpoint.
 
-Each check cites rule ids of :mod:`acpwire.testing.requirements`. A failure names the
+Each check cites rule ids of :mod:`acpwire.conformance.requirements`. A failure names the
 rules it broke and takes the strongest level among them; the run fails
 (:attr:`Report.exit_code` 1) when a check fails at level MUST, and ends with 3 when the
 agent could not be checked past authentication. Checks that cannot run say why

@@ -19,12 +19,12 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ... import schema as s
-from ...engine.roles import gate_allows
-from ...protocol.errors import ErrorCode
-from ...protocol.version import V2_DRAFT, answered_version, v1_shaped
-from ...schema.methods import BY_NAME
-from ..strict import Problem, StrictValidator
+from .. import schema as s
+from ..engine.roles import gate_allows
+from ..protocol.errors import ErrorCode
+from ..protocol.version import V2_DRAFT, answered_version, v1_shaped
+from ..schema.methods import BY_NAME
+from ..testing.strict import Problem, StrictValidator
 from .report import Verdicts
 from .wire import (
     UNDECODABLE,

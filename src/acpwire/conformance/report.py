@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..requirements import Level
 from .registry import CHECKS, CHECKS_BY_KEY, CheckSpec, Stage, Status, Target, strongest
+from .requirements import Level
 
 __all__ = ["EXIT_AUTH", "EXIT_FAILED", "EXIT_OK", "CheckResult", "Report", "Verdicts"]
 

@@ -31,7 +31,7 @@ import json
 import time
 from typing import Any
 
-from ...protocol.errors import ErrorCode
+from ..protocol.errors import ErrorCode
 from .client_scene import (
     GOES_ON,
     PLANNED_FAILURE,

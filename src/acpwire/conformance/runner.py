@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ...protocol.errors import ConnectionClosedError
+from ..protocol.errors import ConnectionClosedError
 from .driver import Opener
 from .endpoint import EndpointTarget, initialize_request
 from .endpoint_checks import TransportChecks
