@@ -6,10 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from acpwire.conformance import CHECKS, select_checks
-from acpwire.conformance.requirements import BY_ID, REQUIREMENTS, V2_REQUIREMENTS, requirement
+from acpwire.conformance.requirements import (
+    BY_ID,
+    REQUIREMENTS,
+    V2_REQUIREMENTS,
+    parse_requirements,
+    requirement,
+)
 
 ALL = (*REQUIREMENTS, *V2_REQUIREMENTS)
 
@@ -82,3 +89,16 @@ def test_only_accepts_check_names_and_requirement_ids() -> None:
 def test_only_selects_client_checks_by_name_id_or_kind() -> None:
     assert select_checks(["SANDBOX-001", "client-order"]) == {"fs-dotdot", "client-order"}
     assert select_checks(["client"]) == {c.key for c in CHECKS if c.target == "client"}
+
+
+def test_the_rules_file_is_checked_as_it_is_read() -> None:
+    """requirements.json is data: a level, side or origin nobody knows, or an id listed
+    twice, stops the checker from starting rather than becoming a rule."""
+    rule = {"id": "X-1", "level": "MUST", "side": "agent", "source": "s", "text": "t."}
+    assert parse_requirements(msgspec.json.encode([rule]))[0].origin == "spec"
+    with pytest.raises(msgspec.ValidationError, match="level"):
+        parse_requirements(msgspec.json.encode([{**rule, "level": "MAY"}]))
+    with pytest.raises(msgspec.ValidationError, match="origin"):
+        parse_requirements(msgspec.json.encode([{**rule, "origin": "rumour"}]))
+    with pytest.raises(ValueError, match="X-1 twice"):
+        parse_requirements(msgspec.json.encode([rule, rule]))

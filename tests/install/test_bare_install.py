@@ -32,6 +32,7 @@ PUBLIC_PACKAGES = [
     "acpwire",
     "acpwire.agent",
     "acpwire.client",
+    "acpwire.conformance",
     "acpwire.demo",
     "acpwire.engine",
     "acpwire.protocol",
