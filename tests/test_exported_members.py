@@ -12,6 +12,7 @@ PUBLIC = [
     "acpwire",
     "acpwire.agent",
     "acpwire.client",
+    "acpwire.conformance",
     "acpwire.schema",
     "acpwire.store",
     "acpwire.transports",

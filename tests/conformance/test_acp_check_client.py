@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from acpwire.cli.main import main
-from acpwire.conformance.client_driver import scripted_agent_command
-from acpwire.conformance.registry import checks_for
+from acpwire.conformance import checks_for
+from acpwire.conformance.clients.driver import scripted_agent_command
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent

@@ -23,8 +23,7 @@ import pytest
 from server._serve import acp_serve
 from server.test_serve_command import self_signed
 
-from acpwire.conformance import CheckOptions, Report, run_checks
-from acpwire.conformance.endpoint import EndpointTarget
+from acpwire.conformance import CheckOptions, EndpointTarget, Report, run_checks
 from acpwire.demo import build_app
 from acpwire.server import asgi_app, serve_in_background
 from acpwire.server.asgi import AcpAsgiApp
@@ -276,7 +275,7 @@ def test_header_values_and_credentials_are_kept_apart() -> None:
 
 
 def test_connection_ids_are_judged_by_length_and_alphabet() -> None:
-    from acpwire.conformance.security_checks import id_bits
+    from acpwire.conformance.endpoints.security import id_bits
 
     assert id_bits("1") < 4
     assert id_bits("550e8400-e29b-41d4-a716-446655440000") == 128  # a UUID's 32 hex digits

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.conformance import CheckOptions
-from acpwire.conformance.v2_checks import run_v2_checks
+from acpwire.conformance import CheckOptions, run_v2_checks
 
 TESTS = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent

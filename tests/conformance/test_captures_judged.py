@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.conformance import judge_wire, load_capture
+from acpwire.conformance import checks_for, judge_wire, load_capture
 from acpwire.conformance.report import Verdicts
 
 CAPTURES = [
@@ -26,7 +26,7 @@ CAPTURES = [
 
 
 def judged(path: Path) -> dict[str, tuple[str, str, str]]:
-    verdicts = Verdicts(None)
+    verdicts = Verdicts(checks_for("agent"))
     judge_wire(load_capture(path), verdicts)
     return {
         r.check.key: (r.status, r.level, r.detail)

@@ -39,3 +39,9 @@ def test_every_need_is_explained() -> None:
     assert used <= set(NEEDS)
     for need in NEEDS:
         assert f"| `{need}` |" in text, need
+
+
+def test_reports_list_the_checks_in_the_order_of_the_docs() -> None:
+    """A report lists results in catalogue order (the groups in turn, each check where it
+    is declared); the tables read in the same order, so a report reads like the docs."""
+    assert list(documented()) == [c.key for c in CHECKS]

@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 from _corpus import Corpus, Job, declared, expected_failures, failures
 
-from acpwire.conformance import ClientCheckOptions, Wire, run_client_checks
-from acpwire.conformance.registry import checks_for
+from acpwire.conformance import ClientCheckOptions, Wire, checks_for, run_client_checks
 from acpwire.testing.strict import StrictValidator
 
 CLIENTS = Path(__file__).resolve().parent / "clients"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from _corpus import BASE, BROKEN, CORRECT, Corpus, declared, expected_failures, failures
 
-from acpwire.conformance.registry import checks_for
+from acpwire.conformance import checks_for
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,7 @@ import pytest
 from _corpus import Corpus, Job, failures
 from _standin import DEFECTS, TOKEN, TOKEN2, StandIn, serve_asgi
 
-from acpwire.conformance import CheckOptions, Report, run_checks
-from acpwire.conformance.endpoint import EndpointTarget
-from acpwire.conformance.registry import checks_for
+from acpwire.conformance import CheckOptions, EndpointTarget, Report, checks_for, run_checks
 
 ENDPOINT_CHECKS = frozenset(c.key for c in checks_for("endpoint"))
 UVICORN = {"http2": ("RFD-HTTP-012",)}

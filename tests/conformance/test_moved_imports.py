@@ -15,6 +15,7 @@ import acpwire.conformance.requirements
 MOVED = [
     ("acpwire.testing.conformance", "run_checks", acpwire.conformance, "run_checks"),
     ("acpwire.testing.conformance", "CHECKS", acpwire.conformance, "CHECKS"),
+    ("acpwire.testing.conformance", "CheckSpec", acpwire.conformance, "Check"),
     ("acpwire.testing.requirements", "BY_ID", acpwire.conformance.requirements, "BY_ID"),
 ]
 

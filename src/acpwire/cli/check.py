@@ -2,7 +2,7 @@
 
 ``acp check [--json] [--junit FILE] [--only ID,...] [--prompt TEXT] [--slow-prompt TEXT]
 [--tool-prompt TEXT]... [--protocol 2] -- AGENT ARGS...`` checks a stdio agent (with
-``--protocol 2`` over the ACP v2 draft: :mod:`acpwire.conformance.v2_checks`); ``acp check --client
+``--protocol 2`` over the ACP v2 draft: :mod:`acpwire.conformance.v2`); ``acp check --client
 'COMMAND {agent}' [--client-prompt TEXT]`` checks a client, playing a scripted agent in
 its place; ``acp check --url URL [--header K:V]... [--token T] [--token2 T] [--origin O]
 [--via websocket|http]`` checks a remote endpoint (the Streamable HTTP and WebSocket RFD,
@@ -203,7 +203,7 @@ def _headers(values: list[str]) -> dict[str, str]:
 
 def _endpoint(args: argparse.Namespace) -> Any:
     """The ``--url`` target; ``ValueError`` for bad options."""
-    from acpwire.conformance.endpoint import EndpointTarget
+    from acpwire.conformance import EndpointTarget
 
     if args.cafile is not None and not os.path.isfile(args.cafile):
         raise ValueError(f"--cafile {args.cafile!r} is not a file")
@@ -275,7 +275,7 @@ def run_check(args: argparse.Namespace) -> int:
     # already says what matters, so keep the terminal clean.
     logging.getLogger("acpwire").addHandler(logging.NullHandler())
     if args.protocol == 2:
-        from acpwire.conformance.v2_checks import run_v2_checks
+        from acpwire.conformance import run_v2_checks
 
         return _emit(asyncio.run(run_v2_checks(options)), args)
     return _emit(asyncio.run(run_checks(options)), args)
@@ -326,9 +326,13 @@ def _option_problem(args: argparse.Namespace) -> str | None:
 
 def _run_client_check(args: argparse.Namespace) -> int:
     """``acp check --client COMMAND``: the client checks of docs/check.md."""
-    from acpwire.conformance import ClientCheckOptions, run_client_checks, select_checks
-    from acpwire.conformance.client_driver import client_argv
-    from acpwire.conformance.registry import checks_for
+    from acpwire.conformance import (
+        ClientCheckOptions,
+        checks_for,
+        run_client_checks,
+        select_checks,
+    )
+    from acpwire.conformance.clients.driver import client_argv
 
     try:
         only = select_checks(args.only.split(",")) if args.only else None

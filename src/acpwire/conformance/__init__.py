@@ -1,61 +1,65 @@
-"""A black-box conformance checker for ACP agents and remote endpoints (``acp check``).
+"""``acp check``: a black-box conformance checker for ACP agents, clients and endpoints.
 
-The checker starts the agent as a child process, several times side by side, and talks
-to it the way an editor would, through acpwire's client connection over real pipes,
-while recording every line that crosses the pipes. Some checks judge answers as they
-arrive (version negotiation, stop reasons, error codes, cancellation); the others read
-the recording afterwards (nothing but JSON-RPC on stdout, every payload strictly valid
-against the schema acpwire carries, one response per request, capability gates, tool
-calls, paths and terminals). No npm and no ``jsonschema`` are needed.
+Against an agent the checker starts it as a child process, several times side by side,
+and talks to it the way an editor would, through acpwire's client connection over real
+pipes, while recording every line that crosses the pipes. Some checks judge answers as
+they arrive (version negotiation, stop reasons, error codes, cancellation); the others
+read the recording afterwards (nothing but JSON-RPC on stdout, every payload strictly
+valid against the schema acpwire carries, one response per request, capability gates,
+tool calls, paths and terminals). No npm and no ``jsonschema`` are needed. A client is
+checked the other way round (:func:`run_client_checks`): the checker plays the agent. A
+remote endpoint (:class:`EndpointTarget` in :attr:`CheckOptions.endpoint`) gets the
+Streamable HTTP, WebSocket and security checks, then the agent checks through it.
 
-The package is split by what each part holds: :mod:`.registry` (every check, its
-requirement ids, its stage and what it needs), :mod:`.wire` (the recording),
-:mod:`.driver` (driving one agent process), :mod:`.live` (checks that drive agents),
-:mod:`.wire_checks` (checks over a recording or a capture), :mod:`.report` (results,
-JSON and JUnit XML, exit status) and :mod:`.runner` (:func:`run_checks`).
+The package is laid out by what each part holds:
 
-Clients are checked the other way round (``acp check --client``, :func:`run_client_checks`):
-the checker plays the agent. :mod:`.scripted_agent` is the relay the client starts in
-the agent's place, :mod:`.client_driver` drives the client and the relay,
-:mod:`.client_scene`, :mod:`.client_scenarios` and :mod:`.client_tool_scenarios` hold the
-scenarios and their pass rules, :mod:`.client_wire_checks` the checks over everything the
-client wrote, and :mod:`.client_runner` runs them all.
+``requirements``  the rules (``requirements.json``) with their ids, levels and sources;
+``registry``      what a check is, and :class:`~.registry.Group`, on which each module
+                  declares its checks beside the code that judges them, citing the ids
+                  of the rules they prove;
+``catalogue``     every group in report order (:data:`CHECKS`), and :func:`select_checks`;
+``wire``          the recording of a run; ``report``: verdicts, results, JSON and JUnit
+                  XML, the exit status; ``runner``: :func:`run_checks`;
+``agents/``       the checks of an agent, by group: handshake, JSON-RPC, sessions, turns,
+                  cancellation, optional features, tools, the recording;
+``clients/``      the scenarios a client is put through, and its recording;
+``endpoints/``    Streamable HTTP, WebSocket and security;
+``v2``            the v2 draft's checks (``acp check --protocol 2``).
 
-Remote endpoints (``acp check --url``, :class:`EndpointTarget` in
-:attr:`CheckOptions.endpoint`) get their own checks: :mod:`.endpoint` (the target and the
-ways to reach it), :mod:`.endpoint_checks` (the RFD's Streamable HTTP and WebSocket
-rules) and :mod:`.security_checks` (authentication, browsers, principals, limits); the
-agent checks then run through the endpoint.
-
-Each check cites rule ids of :mod:`acpwire.conformance.requirements`. A failure names the
-rules it broke and takes the strongest level among them; the run fails
-(:attr:`Report.exit_code` 1) when a check fails at level MUST, and ends with 3 when the
-agent could not be checked past authentication. Checks that cannot run say why
-(``skip``); checks of features the agent does not offer are ``n/a``.
+A failure names the rules it broke and takes the strongest level among them; the run
+fails (:attr:`Report.exit_code` 1) when a check fails at level MUST, and ends with 3 when
+the target could not be checked past authentication. Checks that cannot run say why
+(``skip``); checks of features the target does not offer are ``n/a``.
 """
 
-from .client_runner import ClientCheckOptions, run_client_checks
-from .endpoint import EndpointTarget
-from .registry import CHECKS, NEEDS, CheckSpec, Status, select_checks
+from .agents.wire_checks import judge_wire
+from .catalogue import CHECKS, checks_for, select_checks
+from .clients.runner import run_client_checks
+from .clients.scene import ClientCheckOptions
+from .endpoints.target import EndpointTarget
+from .options import CheckOptions
+from .registry import NEEDS, Check, Status
 from .report import CheckResult, Report
-from .runner import CheckOptions, run_checks
+from .runner import run_checks
+from .v2 import run_v2_checks
 from .wire import Wire, load_capture
-from .wire_checks import judge_wire
 
 __all__ = [
     "CHECKS",
     "NEEDS",
+    "Check",
     "CheckOptions",
     "CheckResult",
-    "CheckSpec",
     "ClientCheckOptions",
     "EndpointTarget",
     "Report",
     "Status",
     "Wire",
+    "checks_for",
     "judge_wire",
     "load_capture",
     "run_checks",
     "run_client_checks",
+    "run_v2_checks",
     "select_checks",
 ]

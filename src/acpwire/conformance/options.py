@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .endpoint import EndpointTarget
+from .endpoints.target import EndpointTarget
 
 __all__ = ["CheckOptions"]
 
@@ -29,7 +29,7 @@ class CheckOptions:
     tool_prompts: Sequence[str] = field(default_factory=tuple[str, ...])
     """Prompts that make the agent use tools, run with every capability and permissions granted."""
     only: frozenset[str] | None = None
-    """Check keys to run and report (see :func:`~.registry.select_checks`); None means all."""
+    """Check keys to run and report (see :func:`~.catalogue.select_checks`); None means all."""
     timeout: float = 30.0
     """Seconds to wait for an answer that may take work (initialize, session/new, a turn)."""
     quick_timeout: float = 5.0

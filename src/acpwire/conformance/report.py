@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .registry import CHECKS, CHECKS_BY_KEY, CheckSpec, Stage, Status, Target, strongest
+from .registry import Check, Stage, Status, Target, strongest
 from .requirements import Level
 
 __all__ = ["EXIT_AUTH", "EXIT_FAILED", "EXIT_OK", "CheckResult", "Report", "Verdicts"]
@@ -29,7 +29,7 @@ EXIT_AUTH = 3
 class CheckResult:
     """A check's verdict; a failure names the requirement ids it broke (``broken``)."""
 
-    check: CheckSpec
+    check: Check
     status: Status
     detail: str = ""
     broken: tuple[str, ...] = ()
@@ -55,7 +55,8 @@ class CheckResult:
 
 @dataclass
 class Report:
-    """Results in :data:`CHECKS` order, plus what the agent said about itself."""
+    """Results in report order (:data:`~.catalogue.CHECKS`), plus what the checked program
+    said about itself."""
 
     command: list[str]
     """The agent's command, or ``[URL]`` for an endpoint."""
@@ -149,22 +150,22 @@ class Report:
         return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, "unicode") + "\n"
 
 
-def _case_name(check: CheckSpec) -> str:
+def _case_name(check: Check) -> str:
     return f"{check.key} [{', '.join(check.ids)}]"
 
 
 class Verdicts:
     """The results of one run as the checks give them (first verdict per check wins).
 
-    Only checks of the run's ``targets`` are reported: an agent run says nothing about
-    client checks, nor about endpoint checks.
+    Only ``checks`` (those of the run's target kinds, in report order) are reported: an
+    agent run says nothing about client checks, nor about endpoint checks.
     """
 
-    def __init__(
-        self, selected: frozenset[str] | None, targets: tuple[Target, ...] = ("agent",)
-    ) -> None:
-        of_targets = frozenset(c.key for c in CHECKS if c.target in targets)
-        self.selected = of_targets if selected is None else selected & of_targets
+    def __init__(self, checks: Sequence[Check], selected: frozenset[str] | None = None) -> None:
+        self.checks = tuple(checks)
+        keys = frozenset(c.key for c in self.checks)
+        self.selected = keys if selected is None else selected & keys
+        """The keys of the checks to run and report (``--only``)."""
         self.results: dict[str, CheckResult] = {}
         self.notes: list[str] = []
         """What the checks saw that is no failure but worth saying (the report's notes)."""
@@ -181,39 +182,38 @@ class Verdicts:
         self.note(f"newer than this checker's schema (not judged): {what}")
 
     def record(
-        self, key: str, status: Status, detail: str = "", broken: Iterable[str] = ()
+        self, check: Check, status: Status, detail: str = "", broken: Iterable[str] = ()
     ) -> None:
-        spec = CHECKS_BY_KEY[key]
-        if key in self.selected and key not in self.results:
+        if check.key in self.selected and check.key not in self.results:
             ids = tuple(dict.fromkeys(broken)) if status == "fail" else ()
-            unknown = set(ids) - set(spec.ids)
+            unknown = set(ids) - set(check.ids)
             if unknown:
-                raise ValueError(f"check {key} does not cite {sorted(unknown)}")
-            self.results[key] = CheckResult(
-                spec, status, detail, ids or (spec.ids if status == "fail" else ())
+                raise ValueError(f"check {check.key} does not cite {sorted(unknown)}")
+            self.results[check.key] = CheckResult(
+                check, status, detail, ids or (check.ids if status == "fail" else ())
             )
 
-    def fail(self, key: str, detail: str, *broken: str) -> None:
-        """Fail ``key`` for breaking ``broken`` (all its rules when none are named)."""
-        self.record(key, "fail", detail, broken)
+    def fail(self, check: Check, detail: str, *broken: str) -> None:
+        """Fail ``check`` for breaking ``broken`` (all its rules when none are named)."""
+        self.record(check, "fail", detail, broken)
 
-    def overrule(self, key: str, detail: str, *broken: str) -> None:
-        """Fail ``key`` even if it was judged already: later evidence outweighs a pass."""
-        self.results.pop(key, None)
-        self.fail(key, detail, *broken)
+    def overrule(self, check: Check, detail: str, *broken: str) -> None:
+        """Fail ``check`` even if it was judged already: later evidence outweighs a pass."""
+        self.results.pop(check.key, None)
+        self.fail(check, detail, *broken)
 
     def verdict(
         self,
-        key: str,
+        check: Check,
         problems: Sequence[str] | Sequence[tuple[str, str]],
         ok_detail: str = "",
     ) -> None:
-        """Fail ``key`` with the first few problems, or pass it when there are none.
+        """Fail ``check`` with the first few problems, or pass it when there are none.
 
         A problem is a sentence, or a (requirement id, sentence) pair naming the rule broken.
         """
         if not problems:
-            self.record(key, "pass", ok_detail)
+            self.record(check, "pass", ok_detail)
             return
         texts: list[str] = []
         broken: list[str] = []
@@ -224,30 +224,41 @@ class Verdicts:
             else:
                 texts.append(problem)
         detail = "; ".join(texts[:3]) + (f" (+{len(texts) - 3} more)" if len(texts) > 3 else "")
-        self.record(key, "fail", detail, broken)
+        self.record(check, "fail", detail, broken)
+
+    def skip(self, checks: Iterable[Check], reason: str, status: Status = "skip") -> None:
+        """Give every check of ``checks`` without a verdict ``status`` (skip or n/a)."""
+        for check in checks:
+            self.record(check, status, reason)
 
     def skip_stage(self, stage: Stage, reason: str) -> None:
         """Skip every check of ``stage`` that has no verdict yet."""
-        for spec in CHECKS:
-            if spec.stage == stage:
-                self.record(spec.key, "skip", reason)
+        self.skip((c for c in self.checks if c.stage == stage), reason)
 
-    def wants(self, *keys: str) -> bool:
-        return any(k in self.selected for k in keys)
+    def skip_needing(self, need: str, stage: Stage, reason: str) -> None:
+        """Skip every check of ``stage`` that needs ``need`` (e.g. a finished turn)."""
+        self.skip((c for c in self.checks if c.stage == stage and need in c.needs), reason)
+
+    def wants(self, *checks: Check) -> bool:
+        return any(c.key in self.selected for c in checks)
 
     def wants_stage(self, *stages: Stage) -> bool:
-        return any(CHECKS_BY_KEY[k].stage in stages for k in self.selected)
+        return any(c.stage in stages for c in self.checks if c.key in self.selected)
 
-    def done(self, key: str) -> bool:
-        return key in self.results or key not in self.selected
+    def done(self, check: Check) -> bool:
+        return check.key in self.results or check.key not in self.selected
+
+    def result(self, check: Check) -> CheckResult | None:
+        """``check``'s verdict so far, if it has one."""
+        return self.results.get(check.key)
 
     def ordered(self) -> list[CheckResult]:
-        """Every selected check in :data:`CHECKS` order; one never reached is a skip."""
+        """Every selected check in report order; one never reached is a skip."""
         out: list[CheckResult] = []
-        for spec in CHECKS:
-            if spec.key in self.selected:
+        for check in self.checks:
+            if check.key in self.selected:
                 out.append(
-                    self.results.get(spec.key)
-                    or CheckResult(spec, "skip", "not reached: an earlier step could not run")
+                    self.results.get(check.key)
+                    or CheckResult(check, "skip", "not reached: an earlier step could not run")
                 )
         return out

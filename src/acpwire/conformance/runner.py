@@ -15,17 +15,25 @@ import tempfile
 import time
 from pathlib import Path
 
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError
-from .driver import Opener
-from .endpoint import EndpointTarget, initialize_request
-from .endpoint_checks import TransportChecks
-from .live import LiveChecks
+from .agents.driver import Opener
+from .agents.handshake import SHUTDOWN, SHUTDOWN_TURN
+from .agents.jsonrpc import MALFORMED_LINE, MALFORMED_LINE_ERROR
+from .agents.live import Live
+from .agents.runs import run_agent_checks
+from .agents.tools import MCP_CONNECT
+from .agents.wire_checks import STDOUT_CLEAN, judge_wire
+from .catalogue import checks_for
+from .endpoints.http import HttpChecks
+from .endpoints.security import SecurityChecks
+from .endpoints.stage import Reach
+from .endpoints.target import EndpointTarget, initialize_request
+from .endpoints.websocket import WebSocketChecks
 from .options import CheckOptions
-from .registry import CHECKS_BY_KEY, Stage
+from .registry import Stage
 from .report import Report, Verdicts
-from .security_checks import SecurityChecks
 from .wire import Wire
-from .wire_checks import judge_wire
 
 __all__ = ["CheckOptions", "run_checks"]
 
@@ -55,12 +63,12 @@ async def run_checks(options: CheckOptions) -> Report:
     temp, cwd, full_cwd = _folders(options.cwd)
     try:
         if options.endpoint is None:
-            verdicts = Verdicts(options.only)
+            verdicts = Verdicts(checks_for("agent"), options.only)
             report = Report(command=list(options.command))
             wire = Wire()
-            await _agent(LiveChecks(options, verdicts, report, wire, cwd, full_cwd))
+            await run_agent_checks(Live(options, verdicts, report, wire, cwd, full_cwd))
         else:
-            verdicts = Verdicts(options.only, ("endpoint", "agent"))
+            verdicts = Verdicts(checks_for("endpoint", "agent"), options.only)
             report = Report(command=[options.endpoint.url])
             wire = Wire()
             await _endpoint(options, options.endpoint, verdicts, report, wire, (cwd, full_cwd))
@@ -73,16 +81,6 @@ async def run_checks(options: CheckOptions) -> Report:
     return report
 
 
-async def _agent(live: LiveChecks) -> None:
-    runs = [live.main(), live.probes()]
-    if any(CHECKS_BY_KEY[key].stage in ("full", "wire") for key in live.verdicts.selected):
-        runs.append(live.full())
-    await asyncio.gather(*runs)
-    live.judge_probes()
-    live.judge_shutdown()
-    live.finish()
-
-
 async def _endpoint(
     options: CheckOptions,
     target: EndpointTarget,
@@ -92,9 +90,11 @@ async def _endpoint(
     folders: tuple[str, str],
 ) -> None:
     cwd, full_cwd = folders
-    transport = TransportChecks(options, verdicts, report, cwd)
-    security = SecurityChecks(options, verdicts, report, transport, cwd)
-    live = LiveChecks(options, verdicts, report, wire, cwd, full_cwd)
+    reach = Reach()
+    http = HttpChecks(options, verdicts, report, reach, cwd)
+    websocket = WebSocketChecks(options, verdicts, report, reach, cwd)
+    security = SecurityChecks(options, verdicts, report, reach, cwd)
+    live = Live(options, verdicts, report, wire, cwd, full_cwd)
     live.opener = target.opener(timeout=options.quick_timeout)
     _skip_stdio_checks(verdicts, target)
 
@@ -107,25 +107,24 @@ async def _endpoint(
             for stage in AGENT_STAGES:
                 verdicts.skip_stage(stage, reason)
             return
-        await _agent(live)
+        await run_agent_checks(live)
 
-    await asyncio.gather(transport.run(), security.run(), agent())
+    await asyncio.gather(http.run(), websocket.run(), security.run(), agent())
     security.judge_connection_ids()
 
 
 def _skip_stdio_checks(verdicts: Verdicts, target: EndpointTarget) -> None:
     """Agent checks that make no sense through an endpoint, skipped with the reason."""
     behind = "the agent is behind an endpoint"
-    verdicts.record("shutdown", "skip", f"{behind}: no stdin to close (see http-delete)")
-    verdicts.record("shutdown-turn", "skip", f"{behind}: no stdin to close")
-    verdicts.record("stdout-clean", "skip", f"{behind}: no stdout (TRANS-003/004 are stdio rules)")
+    verdicts.record(SHUTDOWN, "skip", f"{behind}: no stdin to close (see http-delete)")
+    verdicts.record(SHUTDOWN_TURN, "skip", f"{behind}: no stdin to close")
+    verdicts.record(STDOUT_CLEAN, "skip", f"{behind}: no stdout (TRANS-003/004 are stdio rules)")
     if target.via == "http":
         why = "over Streamable HTTP a body that is not JSON never reaches the agent"
-        verdicts.record("malformed-line", "skip", why)
-        verdicts.record("malformed-line-error", "skip", why)
+        verdicts.skip((MALFORMED_LINE, MALFORMED_LINE_ERROR), why)
     if not target.loopback:
         verdicts.record(
-            "mcp-connect",
+            MCP_CONNECT,
             "skip",
             f"{behind} on another machine; the stand-in MCP server listens on this one",
         )
@@ -140,7 +139,7 @@ async def _reach_agent(opener: Opener | None, timeout: float) -> str | None:
         return str(exc)
     try:
         await transport.send(initialize_request("acp-check-reach"))
-        if await asyncio.wait_for(transport.receive(), timeout) is None:
+        if await within(transport.receive(), timeout) is None:
             return "the connection ended before initialize was answered"
     except ConnectionClosedError as exc:
         return str(exc)

@@ -1,4 +1,4 @@
-"""``acp check --protocol 2``: the v2 draft's checks of an agent (:data:`~.registry.V2_CHECKS`).
+"""``acp check --protocol 2``: the v2 draft's checks of an agent (:data:`GROUP`).
 
 One agent process, driven by acpwire's client offering version 2 (one ``initialize`` a v1
 agent reads too): the answer must choose 2 and name the agent (``info``); a session, the
@@ -32,9 +32,55 @@ from ..testing.recording import RecordingTransport, WireLog
 from ..testing.strict import StrictValidator
 from ..transports.subprocess import spawn
 from .options import CheckOptions
+from .registry import Group
 from .report import Report, Verdicts
 
-__all__ = ["run_v2_checks"]
+__all__ = [
+    "GROUP",
+    "V2_CANCEL",
+    "V2_MESSAGE_IDS",
+    "V2_NEGOTIATION",
+    "V2_PROMPT_ACCEPTED",
+    "V2_SCHEMA",
+    "V2_TURN_STATES",
+    "run_v2_checks",
+]
+
+GROUP = Group("agent-v2", stage="v2")
+V2_NEGOTIATION = GROUP.check(
+    "v2-negotiation",
+    "offered version 2, the agent answers 2 with its info",
+    proves=("V2-INIT-001",),
+)
+V2_PROMPT_ACCEPTED = GROUP.check(
+    "v2-prompt-accepted",
+    "session/prompt is answered with a messageId, then the user message is reported",
+    proves=("V2-PROMPT-001", "V2-PROMPT-002"),
+    needs=("turn",),
+)
+V2_TURN_STATES = GROUP.check(
+    "v2-turn-states",
+    "the turn runs between a running and an idle state_update with the stop reason",
+    proves=("V2-PROMPT-003", "V2-PROMPT-004"),
+    needs=("turn",),
+)
+V2_MESSAGE_IDS = GROUP.check(
+    "v2-message-ids",
+    "message updates and chunks carry a messageId",
+    proves=("V2-MSG-001",),
+    needs=("turn",),
+)
+V2_CANCEL = GROUP.check(
+    "v2-cancel",
+    "session/cancel ends a slow prompt's work idle with stop reason cancelled",
+    proves=("V2-CANCEL-001",),
+    needs=("slow-prompt",),
+)
+V2_SCHEMA = GROUP.check(
+    "v2-schema",
+    "every message the agent sent is valid against the v2 draft's schema",
+    proves=("V2-SCHEMA-001",),
+)
 
 INFO = v2.Implementation(name="acp-check", version="1")
 
@@ -109,7 +155,7 @@ async def run_v2_checks(options: CheckOptions) -> Report:
     if not options.command:
         raise ValueError("the v2 checks need an agent command")
     started = time.monotonic()
-    verdicts = Verdicts(options.only, ("agent-v2",))
+    verdicts = Verdicts(GROUP.checks, options.only)
     report = Report(command=list(options.command), target="agent-v2")
     temp, cwd = _folder(options.cwd)
     wire = WireLog()
@@ -145,15 +191,14 @@ async def _run(
         report.protocol_version = version
         if version != 2 or conn.agent_v2 is None:
             reason = f"the agent answered version {version}: it does not serve the v2 draft"
-            for key in [c for c in verdicts.selected]:
-                verdicts.record(key, "n/a", reason)
+            verdicts.skip(verdicts.checks, reason, "n/a")
             return
         agent = conn.agent_v2
         answer = agent.initialize_response
         assert answer is not None
         report.agent_info = s.to_json(answer.info)
         verdicts.record(
-            "v2-negotiation", "pass", f"{answer.info.name} {answer.info.version} answered 2"
+            V2_NEGOTIATION, "pass", f"{answer.info.name} {answer.info.version} answered 2"
         )
         try:
             session = await asyncio.wait_for(agent.new_session(cwd), options.timeout)
@@ -166,7 +211,7 @@ async def _run(
         sid = session.session_id
         await _turn(options, verdicts, observer, conn, sid)
         if options.slow_prompt is None:
-            verdicts.record("v2-cancel", "skip", "needs --slow-prompt")
+            verdicts.record(V2_CANCEL, "skip", "needs --slow-prompt")
         else:
             await _cancel(options, verdicts, observer, conn, sid, options.slow_prompt)
         with contextlib.suppress(RequestError, asyncio.TimeoutError):
@@ -185,11 +230,11 @@ async def _turn(
     try:
         answer = await asyncio.wait_for(conn.agent_v2.prompt(sid, options.prompt), options.timeout)
     except RequestError as exc:
-        verdicts.fail("v2-prompt-accepted", f"session/prompt was refused: {exc}", "V2-PROMPT-001")
+        verdicts.fail(V2_PROMPT_ACCEPTED, f"session/prompt was refused: {exc}", "V2-PROMPT-001")
         return
     except asyncio.TimeoutError:
         verdicts.fail(
-            "v2-prompt-accepted",
+            V2_PROMPT_ACCEPTED,
             f"no answer to session/prompt in {options.timeout:g} s",
             "V2-PROMPT-001",
         )
@@ -203,7 +248,7 @@ async def _turn(
         and u.get("messageId") == answer.message_id
     ]
     verdicts.verdict(
-        "v2-prompt-accepted",
+        V2_PROMPT_ACCEPTED,
         []
         if inserted
         else [("V2-PROMPT-002", f"no user message with messageId {answer.message_id!r}")],
@@ -218,14 +263,14 @@ async def _turn(
             ("V2-PROMPT-004", f"no idle state with a stop reason in {options.timeout:g} s")
         )
     verdicts.verdict(
-        "v2-turn-states",
+        V2_TURN_STATES,
         problems,
         f"states {', '.join(map(str, states))}; stop reason {idle and idle.get('stopReason')}",
     )
     messages = [u for u in seen if u.get("sessionUpdate") in _MESSAGE_KINDS]
     missing = [u["sessionUpdate"] for u in messages if not u.get("messageId")]
     verdicts.verdict(
-        "v2-message-ids",
+        V2_MESSAGE_IDS,
         [f"{kind} without a messageId" for kind in missing],
         f"{len(messages)} message update(s), each with a messageId",
     )
@@ -244,7 +289,7 @@ async def _cancel(
     try:
         await asyncio.wait_for(conn.agent_v2.prompt(sid, prompt), options.timeout)
     except (RequestError, asyncio.TimeoutError) as exc:
-        verdicts.record("v2-cancel", "skip", f"the slow prompt was not accepted: {exc!r}")
+        verdicts.record(V2_CANCEL, "skip", f"the slow prompt was not accepted: {exc!r}")
         return
 
     def running(update: dict[str, Any]) -> bool:
@@ -254,11 +299,11 @@ async def _cancel(
     await conn.agent_v2.cancel(sid)
     idle = await observer.wait_for(start, options.grace, _idle_with_reason)
     if idle is None:
-        verdicts.fail("v2-cancel", f"no idle state {options.grace:g} s after session/cancel")
+        verdicts.fail(V2_CANCEL, f"no idle state {options.grace:g} s after session/cancel")
     elif idle.get("stopReason") != "cancelled":
-        verdicts.fail("v2-cancel", f"the work ended with {idle.get('stopReason')!r}")
+        verdicts.fail(V2_CANCEL, f"the work ended with {idle.get('stopReason')!r}")
     else:
-        verdicts.record("v2-cancel", "pass", "idle, cancelled")
+        verdicts.record(V2_CANCEL, "pass", "idle, cancelled")
 
 
 def _judge_schema(wire: WireLog, verdicts: Verdicts) -> None:
@@ -278,4 +323,4 @@ def _judge_schema(wire: WireLog, verdicts: Verdicts) -> None:
                 verdicts.newer(f"{label}: {problem}")
             else:
                 problems.append(f"{label}: {problem}")
-    verdicts.verdict("v2-schema", problems, f"{len(wire.received)} message(s) valid")
+    verdicts.verdict(V2_SCHEMA, problems, f"{len(wire.received)} message(s) valid")

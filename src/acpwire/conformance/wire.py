@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 
@@ -37,6 +38,7 @@ __all__ = [
     "as_list",
     "dict_of",
     "dicts",
+    "distinct",
     "id_key",
     "load_capture",
     "short",
@@ -280,6 +282,24 @@ def dict_of(value: object) -> dict[str, Any]:
 def dicts(items: Iterable[object]) -> list[dict[str, Any]]:
     """The JSON objects among ``items``, in order (other values are skipped)."""
     return [obj for obj in map(as_dict, items) if obj is not None]
+
+
+Found = TypeVar("Found", str, tuple[str, str])
+
+
+def distinct(problems: list[Found]) -> list[Found]:
+    """Problems in order, each distinct one once: a problem is a sentence or a (requirement
+    id, sentence) pair, and sentences that differ only in their ``[process]`` prefix are
+    the same defect seen in several processes or scenarios."""
+    seen: set[str] = set()
+    out: list[Found] = []
+    for p in problems:
+        text: str = p[1] if isinstance(p, tuple) else p
+        bare = re.sub(r"^\[[^\]]*\] ", "", text)
+        if bare not in seen:
+            seen.add(bare)
+            out.append(p)
+    return out
 
 
 def short(value: Any, limit: int = 80) -> str:

@@ -24,4 +24,4 @@ _NAMES = {
         "select_checks",
     )
 }
-__getattr__ = moved_getattr(__name__, "acpwire.conformance", {**_NAMES, "CheckSpec": "CheckSpec"})
+__getattr__ = moved_getattr(__name__, "acpwire.conformance", {**_NAMES, "CheckSpec": "Check"})

@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from .. import schema as s
-from ..client.connection import Client, ClientSideConnection
-from ..client.fs import WorkspaceFiles
-from ..protocol.errors import ConnectionClosedError, ErrorCode, RequestError, ResourceNotFound
-from ..protocol.version import V2_DRAFT
-from ..transports.base import Transport
-from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
-from .wire import Process, RecordingPipe, Wire, WireEntry, dict_of, id_key
+from ... import schema as s
+from ...client.connection import Client, ClientSideConnection
+from ...client.fs import WorkspaceFiles
+from ...protocol.errors import ConnectionClosedError, ErrorCode, RequestError, ResourceNotFound
+from ...protocol.version import V2_DRAFT
+from ...transports.base import Transport
+from ...transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
+from ..wire import Process, RecordingPipe, Wire, WireEntry, dict_of, id_key
 
 __all__ = [
     "BARE_CAPABILITIES",

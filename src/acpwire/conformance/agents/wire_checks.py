@@ -1,7 +1,7 @@
 """Checks over the recording of a whole run (every process, every line), or over a capture.
 
-They need no agent: :func:`judge_wire` reads a :class:`~.wire.Wire`, so the same judgement
-applies to a live run and to a capture of a real agent (:func:`~.wire.load_capture`).
+They need no agent: :func:`judge_wire` reads a :class:`~..wire.Wire`, so the same judgement
+applies to a live run and to a capture of a real agent (:func:`~..wire.load_capture`).
 Messages a live check provoked on purpose (``owner`` set) are left to that check, and a
 payload field a live check judges (the stopReason of a prompt, the protocol version) is
 not judged again here: one defect, one failure.
@@ -15,18 +15,19 @@ import json
 import posixpath
 import re
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
-from .. import schema as s
-from ..engine.roles import gate_allows
-from ..protocol.errors import ErrorCode
-from ..protocol.version import V2_DRAFT, answered_version, v1_shaped
-from ..schema.methods import BY_NAME
-from ..testing.strict import Problem, StrictValidator
-from .report import Verdicts
-from .wire import (
+from ... import schema as s
+from ...engine.roles import gate_allows
+from ...protocol.version import V2_DRAFT, answered_version, v1_shaped
+from ...schema.methods import BY_NAME
+from ...testing.strict import Problem, StrictValidator
+from ..envelope import BAD_INPUT_CODES, Answers, envelope_problem
+from ..registry import Group
+from ..report import Verdicts
+from ..wire import (
     UNDECODABLE,
     Process,
     Wire,
@@ -34,12 +35,104 @@ from .wire import (
     as_list,
     dict_of,
     dicts,
+    distinct,
     id_key,
     short,
     walk_config_options,
 )
+from .handshake import SHUTDOWN_TURN
+from .jsonrpc import CANCEL_REQUEST, MALFORMED_LINE_ERROR, STRING_IDS
+from .tools import judge_tool_progress
 
-__all__ = ["judge_wire"]
+__all__ = [
+    "ABSOLUTE_PATHS",
+    "AGENT_REQUEST_IDS",
+    "CAPABILITIES",
+    "CAPABILITY_GATES",
+    "CUSTOM_FIELDS",
+    "ENVELOPE",
+    "FS_ROOTS",
+    "GROUP",
+    "LINE_NUMBERS",
+    "NOTIFICATION_UNANSWERED",
+    "PERMISSION_OPTIONS",
+    "RESPONSES",
+    "SCHEMA",
+    "STDOUT_CLEAN",
+    "TERMINALS_RELEASED",
+    "TERMINAL_IDS",
+    "TOOL_CALL_IDS",
+    "TOOL_CALL_UPDATES",
+    "UPDATE_SESSIONS",
+    "is_absolute",
+    "judge_wire",
+]
+
+GROUP = Group("agent", stage="wire")
+ABSOLUTE_PATHS = GROUP.check(
+    "absolute-paths",
+    "paths in fs calls, terminals and tool-call locations are absolute",
+    proves=("OVR-001",),
+)
+FS_ROOTS = GROUP.check(
+    "fs-roots", "fs calls stay inside the session's folder", proves=("SESS-023",)
+)
+TERMINALS_RELEASED = GROUP.check(
+    "terminals-released",
+    "every terminal created is released, killed ones too",
+    proves=("TERM-004", "TERM-005"),
+)
+TERMINAL_IDS = GROUP.check(
+    "terminal-ids",
+    "terminal calls use only ids the client issued and not yet released",
+    proves=("TERM-007",),
+)
+STDOUT_CLEAN = GROUP.check(
+    "stdout-clean",
+    "stdout carries only UTF-8 JSON messages, one per line",
+    proves=("TRANS-001", "TRANS-003", "TRANS-004"),
+)
+ENVELOPE = GROUP.check("envelope", "every message is a JSON-RPC 2.0 object", proves=("RPC-011",))
+SCHEMA = GROUP.check("schema", "every payload matches the ACP v1 schema", proves=("SCHEMA-001",))
+CAPABILITIES = GROUP.check(
+    "capabilities", "agentCapabilities has the documented shape", proves=("INIT-017",)
+)
+CUSTOM_FIELDS = GROUP.check(
+    "custom-fields", "no fields the schema does not define outside _meta", proves=("EXT-002",)
+)
+RESPONSES = GROUP.check(
+    "responses",
+    "every request gets exactly one well-formed response with its id",
+    proves=("RPC-001", "RPC-003", "RPC-005"),
+)
+NOTIFICATION_UNANSWERED = GROUP.check(
+    "notification-unanswered", "notifications get no response", proves=("RPC-002",)
+)
+AGENT_REQUEST_IDS = GROUP.check(
+    "agent-request-ids",
+    "the agent's own requests have unique, non-null integer or string ids",
+    proves=("RPC-004", "RPC-012"),
+)
+UPDATE_SESSIONS = GROUP.check(
+    "update-sessions", "session/update names only known sessions", proves=("PROMPT-006",)
+)
+CAPABILITY_GATES = GROUP.check(
+    "capability-gates",
+    "no fs/terminal/elicitation calls, boolean options or compaction updates not advertised",
+    proves=("FS-002", "TERM-002", "ELIC-005", "CFG-003", "UNST-001"),
+)
+TOOL_CALL_IDS = GROUP.check(
+    "tool-call-ids", "a toolCallId is used by one tool call per session", proves=("TOOL-004",)
+)
+TOOL_CALL_UPDATES = GROUP.check(
+    "tool-call-updates", "tool_call_update names a tool call announced before", proves=("TOOL-002",)
+)
+PERMISSION_OPTIONS = GROUP.check(
+    "permission-options",
+    "the options of a permission request have distinct ids",
+    proves=("TOOL-005",),
+)
+LINE_NUMBERS = GROUP.check("line-numbers", "line numbers are 1-based", proves=("OVR-002",))
 
 JUDGED_ELSEWHERE: tuple[tuple[str, str, bool], ...] = (
     ("initialize", "$.result.protocolVersion", False),
@@ -51,12 +144,9 @@ JUDGED_ELSEWHERE: tuple[tuple[str, str, bool], ...] = (
 )
 """(method, path, exact): payload problems a live check reports under its own rule."""
 
-SELF_JUDGED = frozenset({"malformed-line-error", "string-ids", "cancel-request", "shutdown-turn"})
-"""Owners that judge the ids and the number of the answers they provoke (the rest get
-their answers' shape judged by ``responses`` too)."""
-
-BAD_INPUT_CODES = frozenset({ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST})
-"""Errors JSON-RPC answers with id null: input whose id could not be read."""
+SELF_JUDGED = (MALFORMED_LINE_ERROR, STRING_IDS, CANCEL_REQUEST, SHUTDOWN_TURN)
+"""Checks that judge the ids and the number of the answers they provoke (the answers to
+what the other checks provoke get their shape judged by ``responses`` too)."""
 
 _ENVELOPE_KEYS = frozenset({"id", "method", "result", "error"})
 _WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
@@ -81,8 +171,9 @@ def judge_wire(wire: Wire, verdicts: Verdicts) -> None:
     checks.tool_calls()
     checks.permission_options()
     checks.paths()
+    checks.line_numbers()
     checks.terminals()
-    checks.tool_progress()
+    judge_tool_progress(wire, verdicts)
 
 
 def _broken_json_runs(lines: list[WireEntry]) -> set[int]:
@@ -136,20 +227,18 @@ class _WireChecks:
                     problems.append(("TRANS-001", f"[{proc.label}] not UTF-8: {short(e.raw)}"))
                     continue
                 if n in pieces:
+                    text = short(e.raw.decode())
                     problems.append(
-                        (
-                            "TRANS-003",
-                            f"[{proc.label}] a message spread over lines: {short(e.raw.decode())!r}",
-                        )
+                        ("TRANS-003", f"[{proc.label}] a message spread over lines: {text!r}")
                     )
                     continue
                 m = e.message
                 if e.value is UNDECODABLE or m is None or not (_ENVELOPE_KEYS & m.keys()):
-                    text = e.raw.decode("utf-8", "replace")
+                    text = short(e.raw.decode("utf-8", "replace"), 60)
                     problems.append(
-                        ("TRANS-004", f"[{proc.label}] not a JSON-RPC message: {short(text, 60)!r}")
+                        ("TRANS-004", f"[{proc.label}] not a JSON-RPC message: {text!r}")
                     )
-        self.v.verdict("stdout-clean", _dedupe(problems), f"{count} line(s), all JSON-RPC")
+        self.v.verdict(STDOUT_CLEAN, distinct(problems), f"{count} line(s), all JSON-RPC")
 
     def messages(self, process: str) -> Iterator[WireEntry]:
         """The agent's lines that are JSON objects shaped like messages."""
@@ -162,17 +251,10 @@ class _WireChecks:
         problems: list[str] = []
         for proc in self.processes():
             for e in self.messages(proc.label):
-                m = e.message or {}
-                what = m.get("method") or f"response {m.get('id')!r}"
-                if m.get("jsonrpc") != "2.0":
-                    problems.append(f"[{proc.label}] {what}: jsonrpc is {m.get('jsonrpc')!r}")
-                elif "method" in m and not isinstance(m["method"], str):
-                    problems.append(f"[{proc.label}] method is {m['method']!r}")
-                elif "method" in m and ("result" in m or "error" in m):
-                    problems.append(f"[{proc.label}] {what} is both a request and a response")
-                elif "params" in m and not isinstance(m["params"], (dict, list)):
-                    problems.append(f"[{proc.label}] {what}: params is {short(m['params'])}")
-        self.v.verdict("envelope", _dedupe(problems))
+                problem = envelope_problem(e)
+                if problem is not None:
+                    problems.append(f"[{proc.label}] {problem}")
+        self.v.verdict(ENVELOPE, distinct(problems))
 
     # -- payloads against the schema
 
@@ -215,80 +297,35 @@ class _WireChecks:
                         custom.append(what)
                     else:
                         schema.append(what)
-        self.v.verdict("schema", _dedupe(schema), f"{checked} message(s) valid")
-        self.v.verdict("capabilities", _dedupe(caps))
-        self.v.verdict("custom-fields", _dedupe(custom))
+        self.v.verdict(SCHEMA, distinct(schema), f"{checked} message(s) valid")
+        self.v.verdict(CAPABILITIES, distinct(caps))
+        self.v.verdict(CUSTOM_FIELDS, distinct(custom))
 
     # -- JSON-RPC bookkeeping
 
     def responses(self) -> None:
+        self_judged = {c.key for c in SELF_JUDGED}
         problems: list[tuple[str, str]] = []
         for proc in self.processes():
-            requests: dict[Any, str] = {}
-            by_value: dict[str, Any] = {}
-            answers: dict[Any, int] = {}
+            answers = Answers(proc.label)
             for e in self.wire.of(proc.label):
                 m = e.message
                 if m is None:
                     continue
                 if e.direction == "to_agent" and e.is_request:
-                    requests[id_key(m["id"])] = str(m["method"])
-                    by_value[str(m["id"])] = m["id"]
+                    answers.ask(e)
                     continue
                 if e.direction != "from_agent" or "method" in m:
                     continue
-                if self.wire.owner(e) in SELF_JUDGED:
+                if self.wire.owner(e) in self_judged:
                     continue
                 if "result" not in m and "error" not in m:
                     if "id" in m:
-                        problems.append(
-                            (
-                                "RPC-001",
-                                f"[{proc.label}] response {m['id']!r} has neither result nor error",
-                            )
-                        )
+                        problems += answers.answer(m)
                     continue
-                rid = m.get("id")
-                if rid is None:
-                    continue  # see notification-unanswered
-                key = id_key(rid)
-                if key not in requests:
-                    if str(rid) in by_value:
-                        problems.append(
-                            (
-                                "RPC-003",
-                                f"[{proc.label}] request id {by_value[str(rid)]!r} answered with id {rid!r}",
-                            )
-                        )
-                    else:
-                        problems.append(
-                            ("RPC-003", f"[{proc.label}] response to unknown id {rid!r}")
-                        )
-                    continue
-                answers[key] = answers.get(key, 0) + 1
-                if answers[key] == 2:
-                    problems.append(
-                        ("RPC-005", f"[{proc.label}] {requests[key]} (id {rid!r}) answered twice")
-                    )
-                if "result" in m and "error" in m:
-                    problems.append(
-                        ("RPC-001", f"[{proc.label}] response {rid!r} has both result and error")
-                    )
-                elif "error" in m:
-                    err = dict_of(m["error"])
-                    code = err.get("code")
-                    if (
-                        not isinstance(code, int)
-                        or isinstance(code, bool)
-                        or not isinstance(err.get("message"), str)
-                    ):
-                        problems.append(
-                            (
-                                "RPC-001",
-                                f"[{proc.label}] malformed error in response {rid!r}: {short(m['error'])}",
-                            )
-                        )
-        self.v.verdict("responses", _dedupe(problems))
+                if m.get("id") is not None:  # an id of null: see notification-unanswered
+                    problems += answers.answer(m)
+        self.v.verdict(RESPONSES, distinct(problems))
 
     def notifications_unanswered(self) -> None:
         problems: list[str] = []
@@ -300,10 +337,10 @@ class _WireChecks:
                 if ("result" in m or "error" in m) and m.get("id") is None:
                     if dict_of(m.get("error")).get("code") in BAD_INPUT_CODES:
                         continue  # the answer to a line with no usable id (not a notification)
-                    problems.append(
-                        f"[{proc.label}] a response with id {'null' if 'id' in m else 'missing'}: {short(e.raw.decode('utf-8', 'replace'), 100)}"
-                    )
-        self.v.verdict("notification-unanswered", _dedupe(problems))
+                    which = "null" if "id" in m else "missing"
+                    text = short(e.raw.decode("utf-8", "replace"), 100)
+                    problems.append(f"[{proc.label}] a response with id {which}: {text}")
+        self.v.verdict(NOTIFICATION_UNANSWERED, distinct(problems))
 
     def agent_request_ids(self) -> None:
         problems: list[tuple[str, str]] = []
@@ -323,19 +360,15 @@ class _WireChecks:
                         )
                     key = id_key(rid)
                     if key in pending:
-                        problems.append(
-                            (
-                                "RPC-012",
-                                f"[{proc.label}] {m['method']} reuses id {rid!r} of a request still open",
-                            )
-                        )
+                        what = f"{m['method']} reuses id {rid!r} of a request still open"
+                        problems.append(("RPC-012", f"[{proc.label}] {what}"))
                     pending.add(key)
                 elif e.direction == "to_agent" and e.is_response:
                     pending.discard(id_key(m.get("id")))
         if not seen and not problems:
-            self.v.record("agent-request-ids", "n/a", "the agent sent no requests")
+            self.v.record(AGENT_REQUEST_IDS, "n/a", "the agent sent no requests")
         else:
-            self.v.verdict("agent-request-ids", _dedupe(problems))
+            self.v.verdict(AGENT_REQUEST_IDS, distinct(problems))
 
     def update_sessions(self) -> None:
         problems: list[str] = []
@@ -344,7 +377,7 @@ class _WireChecks:
                 su = e.session_update()
                 if su is not None and su[0] not in proc.sessions | proc.provoked:
                     problems.append(f"[{proc.label}] session/update for unknown session {su[0]!r}")
-        self.v.verdict("update-sessions", _dedupe(problems))
+        self.v.verdict(UPDATE_SESSIONS, distinct(problems))
 
     # -- capabilities
 
@@ -379,10 +412,12 @@ class _WireChecks:
                 if not boolean_ok and e.message is not None:
                     for option in walk_config_options(e.message):
                         if dict_of(option).get("type") == "boolean":
+                            what = f"boolean config option {dict_of(option).get('id')!r}"
                             problems.append(
                                 (
                                     "CFG-003",
-                                    f"[{proc.label}] boolean config option {dict_of(option).get('id')!r} offered without session.configOptions.boolean",
+                                    f"[{proc.label}] {what} offered without "
+                                    "session.configOptions.boolean",
                                 )
                             )
                             break
@@ -391,7 +426,7 @@ class _WireChecks:
                     problems.append(
                         ("UNST-001", f"[{proc.label}] {su[1]} without session.compaction")
                     )
-        self.v.verdict("capability-gates", _dedupe(problems))
+        self.v.verdict(CAPABILITY_GATES, distinct(problems))
 
     # -- tool calls
 
@@ -428,11 +463,10 @@ class _WireChecks:
                         f"[{proc.label}] tool_call_update for {tool_id!r} never announced"
                     )
         if not any_call:
-            self.v.record("tool-call-ids", "n/a", "no tool calls seen")
-            self.v.record("tool-call-updates", "n/a", "no tool calls seen")
+            self.v.skip((TOOL_CALL_IDS, TOOL_CALL_UPDATES), "no tool calls seen", "n/a")
             return
-        self.v.verdict("tool-call-ids", _dedupe(duplicates))
-        self.v.verdict("tool-call-updates", _dedupe(unannounced))
+        self.v.verdict(TOOL_CALL_IDS, distinct(duplicates))
+        self.v.verdict(TOOL_CALL_UPDATES, distinct(unannounced))
 
     def permission_options(self) -> None:
         problems: list[str] = []
@@ -447,62 +481,16 @@ class _WireChecks:
                 if repeated:
                     problems.append(f"[{proc.label}] option ids repeated: {', '.join(repeated)}")
         if not seen:
-            self.v.record("permission-options", "n/a", "no permission requests seen")
+            self.v.record(PERMISSION_OPTIONS, "n/a", "no permission requests seen")
         else:
-            self.v.verdict("permission-options", _dedupe(problems))
+            self.v.verdict(PERMISSION_OPTIONS, distinct(problems))
 
-    def tool_progress(self) -> None:
-        if self.v.done("tool-progress"):
-            return
-        granted: list[tuple[str, str, str, int]] = []  # process, session, tool call, index
-        problems: list[str] = []
-        for proc in self.processes():
-            asked: dict[Any, tuple[str, str, dict[str, str]]] = {}
-            for n, e in enumerate(self.wire.entries):
-                if e.process != proc.label or e.message is None:
-                    continue
-                if e.direction == "from_agent" and e.method == "session/request_permission":
-                    kinds = {
-                        str(o.get("optionId")): str(o.get("kind"))
-                        for o in dicts(as_list(e.params.get("options")) or ())
-                    }
-                    tool = str(dict_of(e.params.get("toolCall")).get("toolCallId"))
-                    asked[id_key(e.message["id"])] = (str(e.params.get("sessionId")), tool, kinds)
-                elif e.direction == "to_agent" and e.is_response:
-                    request = asked.get(id_key(e.message.get("id")))
-                    outcome = dict_of(dict_of(e.message.get("result")).get("outcome"))
-                    if request is not None and outcome.get("outcome") == "selected":
-                        kind = request[2].get(str(outcome.get("optionId")), "")
-                        if kind.startswith("allow"):
-                            granted.append((proc.label, request[0], request[1], n))
-        for process, session, tool, index in granted:
-            statuses = [
-                su[2].get("status")
-                for e in self.wire.entries[index:]
-                if e.process == process
-                for su in [e.session_update()]
-                if su is not None and su[0] == session and su[2].get("toolCallId") == tool
-            ]
-            if "in_progress" not in statuses:
-                problems.append(
-                    f"[{process}] tool call {tool!r} granted, then {statuses or 'nothing'}"
-                )
-        if not granted:
-            self.v.record("tool-progress", "n/a", "no permission was granted")
-        else:
-            self.v.verdict(
-                "tool-progress",
-                _dedupe(problems),
-                f"{len(granted)} granted call(s) reported in_progress",
-            )
-
-    # -- paths and terminals
+    # -- paths, line numbers and terminals
 
     def paths(self) -> None:
         relative: list[str] = []
         outside: list[str] = []
-        lines: list[str] = []
-        seen_fs = seen_paths = seen_lines = False
+        seen_fs = seen_paths = False
         for proc in self.processes():
             roots = [posixpath.normpath(r) for r in proc.roots]
             for e in self.from_agent(proc.label):
@@ -517,22 +505,28 @@ class _WireChecks:
                             norm == r or norm.startswith(r.rstrip("/") + "/") for r in roots
                         ):
                             outside.append(f"[{proc.label}] {what}: {path!r}")
+        if seen_paths:
+            self.v.verdict(ABSOLUTE_PATHS, distinct(relative))
+        else:
+            self.v.record(ABSOLUTE_PATHS, "n/a", "no paths seen")
+        if seen_fs:
+            self.v.verdict(FS_ROOTS, distinct(outside))
+        else:
+            self.v.record(FS_ROOTS, "n/a", "no file-system calls seen")
+
+    def line_numbers(self) -> None:
+        lines: list[str] = []
+        seen = False
+        for proc in self.processes():
+            for e in self.from_agent(proc.label):
                 for what, line in _lines_in(e):
-                    seen_lines = True
+                    seen = True
                     if not isinstance(line, int) or isinstance(line, bool) or line < 1:
                         lines.append(f"[{proc.label}] {what}: line {line!r}")
-        if seen_paths:
-            self.v.verdict("absolute-paths", _dedupe(relative))
+        if seen:
+            self.v.verdict(LINE_NUMBERS, distinct(lines))
         else:
-            self.v.record("absolute-paths", "n/a", "no paths seen")
-        if seen_fs:
-            self.v.verdict("fs-roots", _dedupe(outside))
-        else:
-            self.v.record("fs-roots", "n/a", "no file-system calls seen")
-        if seen_lines:
-            self.v.verdict("line-numbers", _dedupe(lines))
-        else:
-            self.v.record("line-numbers", "n/a", "no line numbers seen")
+            self.v.record(LINE_NUMBERS, "n/a", "no line numbers seen")
 
     def terminals(self) -> None:
         unreleased: list[tuple[str, str]] = []
@@ -574,23 +568,20 @@ class _WireChecks:
                             and tid not in released
                         ):
                             bad_ids.append(
-                                f"[{proc.label}] tool call content names terminal {tid!r}, never created"
+                                f"[{proc.label}] tool call content names terminal {tid!r}, "
+                                "never created"
                             )
             for tid in sorted(live):
                 rule = "TERM-005" if tid in killed else "TERM-004"
-                unreleased.append(
-                    (
-                        rule,
-                        f"[{proc.label}] terminal {tid} {'killed but ' if tid in killed else ''}never released",
-                    )
-                )
+                how = "killed but never released" if tid in killed else "never released"
+                unreleased.append((rule, f"[{proc.label}] terminal {tid} {how}"))
         if not created_any:
-            self.v.record("terminals-released", "n/a", "no terminal was created")
+            self.v.record(TERMINALS_RELEASED, "n/a", "no terminal was created")
             if not bad_ids:
-                self.v.record("terminal-ids", "n/a", "no terminal was created")
+                self.v.record(TERMINAL_IDS, "n/a", "no terminal was created")
         else:
-            self.v.verdict("terminals-released", _dedupe(unreleased))
-        self.v.verdict("terminal-ids", _dedupe(bad_ids))
+            self.v.verdict(TERMINALS_RELEASED, distinct(unreleased))
+        self.v.verdict(TERMINAL_IDS, distinct(bad_ids))
 
 
 def _paths_in(e: WireEntry) -> Iterator[tuple[str, str]]:
@@ -603,11 +594,7 @@ def _paths_in(e: WireEntry) -> Iterator[tuple[str, str]]:
         yield method, params["path"]
     if method == "terminal/create" and isinstance(params.get("cwd"), str):
         yield "terminal/create cwd", params["cwd"]
-    su = e.session_update()
-    updates = [su[2]] if su is not None else []
-    if method == "session/request_permission":
-        updates.append(dict_of(params.get("toolCall")))
-    for update in updates:
+    for update in _updates_in(e):
         for loc in dicts(as_list(update.get("locations")) or ()):
             if isinstance(loc.get("path"), str):
                 yield "tool call location", loc["path"]
@@ -619,14 +606,19 @@ def _paths_in(e: WireEntry) -> Iterator[tuple[str, str]]:
 def _lines_in(e: WireEntry) -> Iterator[tuple[str, Any]]:
     if e.method == "fs/read_text_file" and "line" in e.params and e.params["line"] is not None:
         yield "fs/read_text_file", e.params["line"]
+    for update in _updates_in(e):
+        for loc in dicts(as_list(update.get("locations")) or ()):
+            if "line" in loc and loc["line"] is not None:
+                yield "tool call location", loc["line"]
+
+
+def _updates_in(e: WireEntry) -> list[dict[str, Any]]:
+    """The tool-call-shaped objects of a message: a session update, a permission's call."""
     su = e.session_update()
     updates = [su[2]] if su is not None else []
     if e.method == "session/request_permission":
         updates.append(dict_of(e.params.get("toolCall")))
-    for update in updates:
-        for loc in dicts(as_list(update.get("locations")) or ()):
-            if "line" in loc and loc["line"] is not None:
-                yield "tool call location", loc["line"]
+    return updates
 
 
 def _chose_v2(answer: dict[str, Any]) -> bool:
@@ -644,19 +636,3 @@ def _judged_elsewhere(method: str | None, problem: Problem) -> bool:
         ):
             return True
     return False
-
-
-Found = TypeVar("Found", str, tuple[str, str])
-
-
-def _dedupe(problems: list[Found]) -> list[Found]:
-    """Problems in order, each distinct one once (the same defect repeats across processes)."""
-    seen: set[str] = set()
-    out: list[Found] = []
-    for p in problems:
-        text: str = p[1] if isinstance(p, tuple) else p
-        bare = re.sub(r"^\[[^\]]*\] ", "", text)
-        if bare not in seen:
-            seen.add(bare)
-            out.append(p)
-    return out

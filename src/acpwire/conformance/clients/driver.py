@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..wire import Wire, WireEntry, dict_of, id_key
 from . import scripted_agent
-from .wire import Wire, WireEntry, dict_of, id_key
 
 __all__ = [
     "ClientProcess",

@@ -1,27 +1,11 @@
-"""The scenarios ``acp check --client`` plays against a client, each with its pass rules.
+"""Odd and hostile agents, each in a scenario of its own: lines that are not JSON-RPC, a
+40 MB line, a 20 MB request, updates of kinds nobody knows or in an odd order, a flood on
+stderr, a slow ``initialize``, a version the client does not speak, error answers, and an
+agent that dies during the turn.
 
-Each scenario is one run of the client command against the scripted agent
-(:mod:`.scripted_agent`) following one script: a normal handshake and turn (the
-*baseline*), or a turn in which the agent does something odd or hostile. A scenario judges
-the checks it owns (:data:`SCENARIOS` maps them); the JSON-RPC manners of every run are
-judged afterwards from the recording (:mod:`.client_wire_checks`).
-
-**Driving the client.** The client must start the agent by itself and send one prompt
-by itself: ``acp chat --prompt {prompt} -- {agent}`` does, an editor waiting for a user
-does not. The baseline runs first; if the client never starts the agent, nothing else
-runs (the report says why, exit status 3); if it never prompts, only the scenarios that
-need no turn run.
-
-**Survival.** Many rules are "the client survives X". After X the agent sends a
-permission request (every client answers those, with no capability needed): an answer
-proves the client still reads and serves. Then the turn ends ``end_turn`` and a client
-that ended on its own after the baseline's normal turn must end the same way, with the
-same status, within ``grace`` seconds. A client that does not end by itself (an
-interactive one) is stopped by the checker, and only the permission probe counts.
-
-**No cascades.** A step that finds the client gone skips the scenario's remaining checks
-with that reason; a request that is never answered is reported once, by the check that
-owns it or by ``client-responses``, not by every check after it.
+Most of them are judged by the survival rule (:mod:`.scene`): after the odd thing the
+client still answers a permission request and ends its turn the way it ended the
+baseline's.
 """
 
 from __future__ import annotations
@@ -31,234 +15,116 @@ import json
 import time
 from typing import Any
 
-from ..protocol.errors import ErrorCode
-from .client_scene import (
-    GOES_ON,
-    PLANNED_FAILURE,
-    UNSUPPORTED_VERSION,
-    Scenario,
-    Scene,
-    answer_text,
-    is_answer,
+from ...protocol.errors import ErrorCode
+from ..registry import Check, Group
+from ..wire import WireEntry
+from .scene import GOES_ON, PLANNED_FAILURE, UNSPOKEN_VERSION, Playbook, Scene, is_answer
+
+__all__ = [
+    "AGENT_EXIT",
+    "AGENT_EXIT_GRANDCHILD",
+    "EARLY_UPDATES",
+    "GARBAGE_LINES",
+    "GROUP",
+    "HUGE_MESSAGE",
+    "LATE_UPDATES",
+    "ODD_ORDER",
+    "OVERSIZE_LINE",
+    "PLAYS",
+    "PROMPT_ERROR",
+    "SESSION_NEW_ERROR",
+    "SLOW_INITIALIZE",
+    "STDERR_FLOOD",
+    "UNKNOWN_UPDATES",
+    "UNSUPPORTED_VERSION",
+]
+
+GROUP = Group("client", stage="scenario")
+_TURN = ("client-prompt",)
+GARBAGE_LINES = GROUP.check(
+    "garbage-lines",
+    "lines that are not JSON, not UTF-8 or not objects do not end the turn",
+    proves=("CLIENT-001",),
+    needs=_TURN,
 )
-from .client_tool_scenarios import (
-    files,
-    permission_cancel,
-    terminal_flood,
-    terminal_limit,
-    terminal_orphan,
-    terminal_sandbox,
+OVERSIZE_LINE = GROUP.check(
+    "oversize-line", "a line of 40 MB does not end the turn", proves=("CLIENT-003",), needs=_TURN
 )
-from .registry import NEEDS
-from .wire import WireEntry, as_dict, dict_of, short
+HUGE_MESSAGE = GROUP.check(
+    "huge-message",
+    "a 20 MB permission request is read and answered, and the turn completes",
+    proves=("CLIENT-004",),
+    needs=_TURN,
+)
+UNKNOWN_UPDATES = GROUP.check(
+    "unknown-updates",
+    "updates of unknown kinds, sessions, content and tool calls do not end the turn",
+    proves=("CLIENT-002",),
+    needs=_TURN,
+)
+ODD_ORDER = GROUP.check(
+    "odd-order",
+    "updates before session/new's answer and a tool call's update before the call are taken",
+    proves=("CLIENT-002",),
+    needs=_TURN,
+)
+EARLY_UPDATES = GROUP.check(
+    "early-updates",
+    "a message chunk sent before session/new's answer is shown like the later ones",
+    proves=("CLIENT-013",),
+    needs=_TURN,
+)
+LATE_UPDATES = GROUP.check(
+    "late-updates",
+    "updates after the turn's answer do not upset the client",
+    proves=("CLIENT-002",),
+    needs=_TURN,
+)
+STDERR_FLOOD = GROUP.check(
+    "stderr-flood",
+    "10 MB on the agent's stderr do not block the agent or the client",
+    proves=("CLIENT-006",),
+    needs=_TURN,
+)
+SLOW_INITIALIZE = GROUP.check(
+    "slow-initialize", "an initialize answered after 3 s is waited for", proves=("CLIENT-007",)
+)
+UNSUPPORTED_VERSION = GROUP.check(
+    "unsupported-version",
+    "an agent answering a version the client does not speak gets no session; the client "
+    "closes and says why",
+    proves=("INIT-006", "INIT-010"),
+)
+PROMPT_ERROR = GROUP.check(
+    "prompt-error",
+    "an error answer to session/prompt is shown and the run fails",
+    proves=("CLIENT-008",),
+    needs=_TURN,
+)
+SESSION_NEW_ERROR = GROUP.check(
+    "session-new-error",
+    "an error answer to session/new is shown and the run fails",
+    proves=("CLIENT-008",),
+)
+AGENT_EXIT = GROUP.check(
+    "agent-exit",
+    "the agent exiting during a turn ends the client's run with an error within seconds",
+    proves=("CLIENT-005",),
+    needs=_TURN,
+)
+AGENT_EXIT_GRANDCHILD = GROUP.check(
+    "agent-exit-grandchild",
+    "the same while a grandchild process holds the agent's stdout open",
+    proves=("CLIENT-005",),
+    needs=_TURN,
+)
 
-__all__ = ["BASELINE", "SCENARIOS"]
-
-# ---------------------------------------------------------------------- the baseline
-
-
-async def _baseline(scene: Scene) -> None:
-    init = await scene.wait_initialize()
-    if init is None:
-        scene.baseline.problem = "the client started the agent but sent no initialize"
-        return
-    params = init.params
-    problems: list[tuple[str, str]] = []
-    version = params.get("protocolVersion")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        problems.append(("INIT-007", f"protocolVersion is {short(version)}"))
-    caps = params.get("clientCapabilities")
-    if as_dict(caps) is None:
-        problems.append(("INIT-013", f"clientCapabilities is {short(caps)}"))
-    scene.v.verdict("client-initialize", problems, f"protocolVersion {version}")
-    info = dict_of(params.get("clientInfo"))
-    if isinstance(info.get("name"), str) and isinstance(info.get("version"), str):
-        scene.ok("client-info", f"{info['name']} {info['version']}")
-    else:
-        scene.fail("client-info", f"clientInfo is {short(params.get('clientInfo'))}")
-    scene.baseline.capabilities = dict_of(caps)
-    prompt = await scene.handshake()
-    scene.baseline.in_workspace = scene.in_workspace()
-    if prompt is None:
-        scene.baseline.problem = (
-            "the client sent no session/prompt within "
-            f"{scene.options.timeout:g} s: {NEEDS['client-prompt']}"
-        )
-        return
-    scene.baseline.prompted = True
-    await scene.say("Hello from acp check's scripted agent.")
-    await scene.end_turn(prompt)
-    scene.baseline.exit_status = await scene.client.wait(scene.options.grace)
-
-
-# ---------------------------------------------------------------------- JSON-RPC manners
-
-
-async def _extensions(scene: Scene) -> None:
-    prompt = await scene.handshake()
-    if prompt is None:
-        return
-    agent, quick = scene.agent, scene.options.quick_timeout
-    answer = await agent.request(
-        "_acp_check/ask", {"question": "answered?"}, quick, owner="client-ext-request"
-    )
-    if answer is None:
-        if scene.gone():
-            scene.fail("client-ext-request", f"after the request: {await scene.describe_gone()}")
-            scene.skip_rest("the client went away at an unknown _ request")
-            return
-        scene.fail("client-ext-request", f"no answer within {quick:g} s")
-        scene.skip("client-ext-request-code", "the _ request was not answered")
-    else:
-        scene.ok("client-ext-request", "answered")
-        error = dict_of((answer.message or {}).get("error"))
-        if error.get("code") == ErrorCode.METHOD_NOT_FOUND:
-            scene.ok("client-ext-request-code", "answered -32601")
-        elif error:
-            scene.fail("client-ext-request-code", f"answered {error.get('code')!r}")
-        else:
-            scene.fail("client-ext-request-code", "answered with a result")
-
-    answer = await agent.request(
-        "acp_check/no_such_method", {}, quick, owner="client-unknown-request"
-    )
-    if answer is None:
-        if scene.gone():
-            scene.fail("client-unknown-request", f"after it: {await scene.describe_gone()}")
-            scene.skip_rest("the client went away at an unknown method")
-            return
-        scene.fail("client-unknown-request", f"no answer within {quick:g} s")
-    else:
-        scene.ok("client-unknown-request", answer_text(answer))
-
-    for key, method in (
-        ("client-ext-notification", "_acp_check/note"),
-        ("client-protocol-notification", "$/acp_check_note"),
-    ):
-        since = len(agent.wire.entries)
-        await agent.notify(method, {"note": "ignore me"})
-        problem = await scene.probe(key, announce=False)
-        answered = [
-            e
-            for e in agent.wire.of(scene.scenario.name, since)
-            if e.direction == "to_agent" and e.is_response and (e.message or {}).get("id") is None
-        ]
-        for e in answered:
-            e.owner = key
-        if problem is not None:
-            scene.fail(key, f"after {method}: {problem}")
-            if scene.gone():
-                scene.skip_rest(f"the client went away at {method}")
-                return
-        elif answered:
-            scene.fail(key, f"answered: {short(answered[0].raw.decode('utf-8', 'replace'))}")
-        else:
-            scene.ok(key, "ignored")
-
-    tool = await scene.tool_call("acp check: a request with a string id")
-    rid = "900001"
-    agent.wire.claim(scene.scenario.name, rid, "client-string-ids")
-    since = len(agent.wire.entries)
-    await agent.send(
-        {"id": rid, "method": "session/request_permission", "params": scene.permission_params(tool)}
-    )
-    answer = await agent.wait_for(
-        lambda e: (
-            e.direction == "to_agent" and e.is_response and str((e.message or {}).get("id")) == rid
-        ),
-        quick,
-        since,
-    )
-    if answer is None:
-        scene.skip("client-string-ids", "no answer (see client-responses)")
-    elif (answer.message or {}).get("id") != rid:
-        scene.fail(
-            "client-string-ids", f"id {rid!r} answered as {(answer.message or {}).get('id')!r}"
-        )
-    else:
-        scene.ok("client-string-ids", f"answered with id {rid!r}")
-    await scene.end_tool(tool)
-
-    tool = await scene.tool_call("acp check: a request cancelled at once")
-    rid_int = agent.new_id()
-    agent.wire.claim(scene.scenario.name, rid_int, "client-cancel-request")
-    since = len(agent.wire.entries)
-    await agent.send(
-        {
-            "id": rid_int,
-            "method": "session/request_permission",
-            "params": scene.permission_params(tool),
-        }
-    )
-    await agent.notify("$/cancel_request", {"requestId": rid_int})
-    first = await agent.wait_for(lambda e: is_answer(e, rid_int), quick, since)
-    if first is None:
-        scene.fail("client-cancel-request", f"no answer within {quick:g} s")
-    else:
-        after = agent.wire.entries.index(first) + 1
-        # a second answer would come right behind the first: watch briefly
-        second = await agent.wait_for(lambda e: is_answer(e, rid_int), 0.5, after)
-        error = dict_of((first.message or {}).get("error"))
-        if second is not None:
-            scene.fail("client-cancel-request", "answered twice")
-        elif error and error.get("code") != ErrorCode.REQUEST_CANCELLED:
-            scene.fail(
-                "client-cancel-request",
-                f"answered error {error.get('code')!r} (a result or -32800 expected)",
-            )
-        else:
-            scene.ok("client-cancel-request", answer_text(first))
-    await scene.end_tool(tool)
-    await scene.end_turn(prompt)
-
-
-async def _meta(scene: Scene) -> None:
-    meta = {
-        "acp-check/vendor": {"nested": [1, {"deep": True}]},
-        "traceparent": "00-" + "a" * 32 + "-" + "b" * 16 + "-01",
-    }
-    init = scene.init_result(_meta=meta)
-    init["agentCapabilities"]["_meta"] = meta
-    init["agentCapabilities"]["promptCapabilities"]["_meta"] = meta
-    prompt = await scene.handshake(init, session_extra={"_meta": meta})
-    if prompt is None:
-        return
-    await scene.update(
-        {
-            "sessionUpdate": "agent_message_chunk",
-            "content": {"type": "text", "text": "with _meta everywhere", "_meta": meta},
-            "_meta": meta,
-        },
-        _meta=meta,
-    )
-    tool = scene.tool_id()
-    await scene.update(
-        {
-            "sessionUpdate": "tool_call",
-            "toolCallId": tool,
-            "title": "a tool call with _meta",
-            "kind": "read",
-            "status": "pending",
-            "locations": [{"path": str(scene.work / "notes.txt"), "_meta": meta}],
-            "_meta": meta,
-        }
-    )
-    await scene.update(
-        {
-            "sessionUpdate": "plan",
-            "entries": [
-                {"content": "a step", "priority": "high", "status": "pending", "_meta": meta}
-            ],
-            "_meta": meta,
-        }
-    )
-    await scene.end_tool(tool)
-    await scene.survive("client-meta", "_meta in every place the schema allows it", prompt)
-
+PLAYS = Playbook()
 
 # ---------------------------------------------------------------------- hostile agents
 
 
+@PLAYS.scenario("garbage", GARBAGE_LINES)
 async def _garbage(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -278,7 +144,7 @@ async def _garbage(scene: Scene) -> None:
         b'{"jsonrpc": "1.0", "method": "session/update"}',
     ):
         await scene.agent.send_raw(line, owner="garbage")
-    await scene.survive("garbage-lines", "12 lines that are not JSON-RPC messages", prompt)
+    await scene.survive(GARBAGE_LINES, "12 lines that are not JSON-RPC messages", prompt)
 
 
 _FILL = "<filler>"
@@ -291,6 +157,7 @@ def _split(message: dict[str, Any]) -> tuple[bytes, bytes, bytes]:
     return prefix.encode(), suffix.encode(), text.encode()
 
 
+@PLAYS.scenario("oversize", OVERSIZE_LINE)
 async def _oversize(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -304,17 +171,18 @@ async def _oversize(scene: Scene) -> None:
     count = max(1, size - len(prefix) - len(suffix))
     output = await scene.agent.send_big_line(prefix, b"x", count, suffix, record=record)
     if await scene.agent.written(output, scene.options.timeout):
-        await scene.survive("oversize-line", what, prompt)
+        await scene.survive(OVERSIZE_LINE, what, prompt)
     elif scene.gone():
-        scene.fail("oversize-line", f"during {what}: {await scene.describe_gone()}")
+        scene.fail(OVERSIZE_LINE, f"during {what}: {await scene.describe_gone()}")
     else:
         scene.fail(
-            "oversize-line",
+            OVERSIZE_LINE,
             f"the client stopped reading the agent's output during {what} "
             f"({scene.options.timeout:g} s)",
         )
 
 
+@PLAYS.scenario("huge", HUGE_MESSAGE)
 async def _huge(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -323,7 +191,7 @@ async def _huge(scene: Scene) -> None:
     what = f"a {size / 1e6:g} MB permission request"
     tool = await scene.tool_call("acp check: a tool call with a huge input", "edit")
     rid = scene.agent.new_id()
-    scene.agent.wire.claim(scene.scenario.name, rid, "huge-message")
+    scene.agent.wire.claim(scene.scenario.name, rid, HUGE_MESSAGE.key)
     params = scene.permission_params(tool)
     params["toolCall"]["rawInput"] = {"content": _FILL}
     prefix, suffix, record = _split(
@@ -339,12 +207,13 @@ async def _huge(scene: Scene) -> None:
             if scene.gone()
             else f"no answer within {scene.options.timeout:g} s"
         )
-        scene.fail("huge-message", f"{what}: {problem}")
+        scene.fail(HUGE_MESSAGE, f"{what}: {problem}")
         return
     await scene.end_tool(tool)
-    await scene.survive("huge-message", f"{what} (answered)", prompt)
+    await scene.survive(HUGE_MESSAGE, f"{what} (answered)", prompt)
 
 
+@PLAYS.scenario("unknown-updates", UNKNOWN_UPDATES)
 async def _unknown_updates(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -388,7 +257,7 @@ async def _unknown_updates(scene: Scene) -> None:
         session="acp-check-no-such-session",
     )
     await scene.survive(
-        "unknown-updates", "updates of unknown kinds, content, tool calls and sessions", prompt
+        UNKNOWN_UPDATES, "updates of unknown kinds, content, tool calls and sessions", prompt
     )
 
 
@@ -396,6 +265,7 @@ EARLY_WORDS = "acp check said this before session/new was answered."
 """The message chunk the agent sends before answering ``session/new`` (``early-updates``)."""
 
 
+@PLAYS.scenario("odd-order", ODD_ORDER, EARLY_UPDATES)
 async def _odd_order(scene: Scene) -> None:
     async def early() -> None:
         await scene.say(EARLY_WORDS)
@@ -412,10 +282,10 @@ async def _odd_order(scene: Scene) -> None:
     if prompt is None:
         what = "updates before session/new's answer"
         if scene.gone():
-            scene.fail("odd-order", f"after {what}: {await scene.describe_gone()}")
+            scene.fail(ODD_ORDER, f"after {what}: {await scene.describe_gone()}")
         else:
-            scene.skip("odd-order", "the client sent no session/prompt")
-        scene.skip("early-updates", "no turn (see odd-order)")
+            scene.skip(ODD_ORDER, "the client sent no session/prompt")
+        scene.skip(EARLY_UPDATES, "no turn (see odd-order)")
         return
     tool = scene.tool_id()
     await scene.update(
@@ -432,7 +302,7 @@ async def _odd_order(scene: Scene) -> None:
     )
     await scene.end_tool(tool)
     await scene.survive(
-        "odd-order", "updates before session/new's answer and before their tool call", prompt
+        ODD_ORDER, "updates before session/new's answer and before their tool call", prompt
     )
     _judge_early_updates(scene)
 
@@ -443,8 +313,8 @@ def _judge_early_updates(scene: Scene) -> None:
     The checker sees what the client kept only through what it prints: a client that
     shows the turn's later message (:data:`GOES_ON`) and not the early one dropped it.
     """
-    key = "early-updates"
-    survived = scene.v.results.get("odd-order")
+    key = EARLY_UPDATES
+    survived = scene.v.result(ODD_ORDER)
     if survived is not None and survived.status == "fail":
         scene.skip(key, "the client did not get through the turn (see odd-order)")
         return
@@ -461,6 +331,7 @@ def _judge_early_updates(scene: Scene) -> None:
         scene.ok(key, "the early message chunk was shown")
 
 
+@PLAYS.scenario("late-updates", LATE_UPDATES)
 async def _late_updates(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -474,13 +345,14 @@ async def _late_updates(scene: Scene) -> None:
     if scene.baseline.exit_status is not None:
         problem = await scene.ends_like_baseline()
     else:
-        problem = await scene.probe("late-updates")
+        problem = await scene.probe(LATE_UPDATES)
     if problem is not None:
-        scene.fail("late-updates", f"after {what}: {problem}")
+        scene.fail(LATE_UPDATES, f"after {what}: {problem}")
     else:
-        scene.ok("late-updates", f"survived {what}")
+        scene.ok(LATE_UPDATES, f"survived {what}")
 
 
+@PLAYS.scenario("stderr-flood", STDERR_FLOOD)
 async def _stderr_flood(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -489,14 +361,15 @@ async def _stderr_flood(scene: Scene) -> None:
     output = await scene.agent.flood_stderr(size)
     if not await scene.agent.written(output, scene.options.timeout):
         scene.fail(
-            "stderr-flood",
+            STDERR_FLOOD,
             f"{size / 1e6:g} MB on the agent's stderr could not be written within "
             f"{scene.options.timeout:g} s: the client does not read the agent's stderr",
         )
         return
-    await scene.survive("stderr-flood", f"{size / 1e6:g} MB on the agent's stderr", prompt)
+    await scene.survive(STDERR_FLOOD, f"{size / 1e6:g} MB on the agent's stderr", prompt)
 
 
+@PLAYS.scenario("slow-initialize", SLOW_INITIALIZE)
 async def _slow_initialize(scene: Scene) -> None:
     init = await scene.wait_initialize()
     if init is None:
@@ -509,7 +382,7 @@ async def _slow_initialize(scene: Scene) -> None:
         pass
     if scene.gone():
         scene.fail(
-            "slow-initialize",
+            SLOW_INITIALIZE,
             f"the client gave up after {time.monotonic() - started:.1f} s: "
             f"{await scene.describe_gone()}",
         )
@@ -521,12 +394,13 @@ async def _slow_initialize(scene: Scene) -> None:
     new = await scene.open_session(early=slow_session)
     if new is None:
         return
-    scene.ok("slow-initialize", f"waited {delay:g} s for initialize")
+    scene.ok(SLOW_INITIALIZE, f"waited {delay:g} s for initialize")
     prompt = await scene.agent.wait_request("session/prompt", scene.options.quick_timeout)
     if prompt is not None:
         await scene.end_turn(prompt)
 
 
+@PLAYS.scenario("unsupported-version", UNSUPPORTED_VERSION)
 async def _unsupported_version(scene: Scene) -> None:
     init = await scene.wait_initialize()
     if init is None:
@@ -538,42 +412,42 @@ async def _unsupported_version(scene: Scene) -> None:
     early = next((e for e in scene.agent.wire.of(scene.scenario.name) if session_call(e)), None)
     if early is not None:
         scene.skip(
-            "unsupported-version",
+            UNSUPPORTED_VERSION,
             f"the client sent {early.method} before initialize was answered (see client-order)",
         )
         return
     since = len(scene.agent.wire.entries)
-    await scene.agent.answer(init, scene.init_result(protocolVersion=UNSUPPORTED_VERSION))
+    await scene.agent.answer(init, scene.init_result(protocolVersion=UNSPOKEN_VERSION))
     grace = scene.options.grace
     asked = await scene.agent.wait_for(session_call, grace, since)
     if asked is not None:
         scene.fail(
-            "unsupported-version",
-            f"sent {asked.method} after the agent answered protocolVersion {UNSUPPORTED_VERSION}",
+            UNSUPPORTED_VERSION,
+            f"sent {asked.method} after the agent answered protocolVersion {UNSPOKEN_VERSION}",
             "INIT-006",
         )
         return
     closed = scene.gone()
     status = await scene.client.wait(grace)
     output = scene.client.output().lower()
-    told = "version" in output or str(UNSUPPORTED_VERSION) in output
+    told = "version" in output or str(UNSPOKEN_VERSION) in output
     if not closed and status is None:
         scene.fail(
-            "unsupported-version",
-            f"the connection was still open {grace:g} s after protocolVersion {UNSUPPORTED_VERSION}",
+            UNSUPPORTED_VERSION,
+            f"the connection was still open {grace:g} s after protocolVersion {UNSPOKEN_VERSION}",
             "INIT-010",
         )
     elif not told:
         scene.fail(
-            "unsupported-version",
+            UNSUPPORTED_VERSION,
             "the client closed without a word about the version in its output",
             "INIT-010",
         )
     else:
-        scene.ok("unsupported-version", f"closed and said why ({scene.client.describe_end()})")
+        scene.ok(UNSUPPORTED_VERSION, f"closed and said why ({scene.client.describe_end()})")
 
 
-async def _judge_error_answer(scene: Scene, key: str, what: str) -> None:
+async def _judge_error_answer(scene: Scene, key: Check, what: str) -> None:
     status = await scene.client.wait(scene.options.grace)
     shown = PLANNED_FAILURE.lower() in scene.client.output().lower()
     if status is None:
@@ -592,6 +466,7 @@ async def _judge_error_answer(scene: Scene, key: str, what: str) -> None:
         scene.ok(key, f"showed the error and {scene.client.describe_end()}")
 
 
+@PLAYS.scenario("prompt-error", PROMPT_ERROR)
 async def _prompt_error(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -602,9 +477,10 @@ async def _prompt_error(scene: Scene) -> None:
         PLANNED_FAILURE,
         {"details": "acp check failed this prompt"},
     )
-    await _judge_error_answer(scene, "prompt-error", "session/prompt")
+    await _judge_error_answer(scene, PROMPT_ERROR, "session/prompt")
 
 
+@PLAYS.scenario("session-new-error", SESSION_NEW_ERROR)
 async def _session_new_error(scene: Scene) -> None:
     init = await scene.wait_initialize()
     if init is None:
@@ -617,10 +493,10 @@ async def _session_new_error(scene: Scene) -> None:
     await scene.agent.fail(
         new, ErrorCode.INTERNAL_ERROR, PLANNED_FAILURE, {"details": "acp check failed session/new"}
     )
-    await _judge_error_answer(scene, "session-new-error", "session/new")
+    await _judge_error_answer(scene, SESSION_NEW_ERROR, "session/new")
 
 
-async def _agent_exit(scene: Scene, key: str, grandchild: bool) -> None:
+async def _agent_exit(scene: Scene, key: Check, grandchild: bool) -> None:
     prompt = await scene.handshake()
     if prompt is None:
         return
@@ -650,68 +526,11 @@ async def _agent_exit(scene: Scene, key: str, grandchild: bool) -> None:
         )
 
 
+@PLAYS.scenario("agent-exit", AGENT_EXIT)
 async def _agent_exit_plain(scene: Scene) -> None:
-    await _agent_exit(scene, "agent-exit", False)
+    await _agent_exit(scene, AGENT_EXIT, False)
 
 
+@PLAYS.scenario("agent-exit-grandchild", AGENT_EXIT_GRANDCHILD)
 async def _agent_exit_grandchild(scene: Scene) -> None:
-    await _agent_exit(scene, "agent-exit-grandchild", True)
-
-
-# ---------------------------------------------------------------------- the table
-
-BASELINE = Scenario("baseline", ("client-initialize", "client-info"), _baseline)
-SCENARIOS: tuple[Scenario, ...] = (
-    BASELINE,
-    Scenario(
-        "extensions",
-        (
-            "client-ext-request",
-            "client-ext-request-code",
-            "client-unknown-request",
-            "client-ext-notification",
-            "client-protocol-notification",
-            "client-string-ids",
-            "client-cancel-request",
-        ),
-        _extensions,
-    ),
-    Scenario("meta", ("client-meta",), _meta),
-    Scenario("garbage", ("garbage-lines",), _garbage),
-    Scenario("oversize", ("oversize-line",), _oversize),
-    Scenario("huge", ("huge-message",), _huge),
-    Scenario("unknown-updates", ("unknown-updates",), _unknown_updates),
-    Scenario("odd-order", ("odd-order", "early-updates"), _odd_order),
-    Scenario("late-updates", ("late-updates",), _late_updates),
-    Scenario("stderr-flood", ("stderr-flood",), _stderr_flood),
-    Scenario("slow-initialize", ("slow-initialize",), _slow_initialize),
-    Scenario("unsupported-version", ("unsupported-version",), _unsupported_version),
-    Scenario("prompt-error", ("prompt-error",), _prompt_error),
-    Scenario("session-new-error", ("session-new-error",), _session_new_error),
-    Scenario("agent-exit", ("agent-exit",), _agent_exit_plain),
-    Scenario("agent-exit-grandchild", ("agent-exit-grandchild",), _agent_exit_grandchild),
-    Scenario(
-        "files",
-        (
-            "fs-write-creates",
-            "fs-read-lines",
-            "fs-missing",
-            "fs-relative",
-            "fs-dotdot",
-            "fs-absolute-outside",
-            "fs-symlink-out",
-            "fs-vcs-internals",
-        ),
-        files,
-    ),
-    Scenario("terminal-limit", ("terminal-output-limit",), terminal_limit),
-    Scenario("terminal-flood", ("terminal-flood",), terminal_flood),
-    Scenario(
-        "terminal-orphan",
-        ("terminal-unknown-id", "terminal-kill", "terminal-orphan"),
-        terminal_orphan,
-    ),
-    Scenario("terminal-sandbox", ("terminal-cwd-outside", "terminal-env"), terminal_sandbox),
-    Scenario("permission-cancel", ("permission-cancel", "updates-after-cancel"), permission_cancel),
-)
-"""Every scenario, the baseline first, with the checks each judges."""
+    await _agent_exit(scene, AGENT_EXIT_GRANDCHILD, True)

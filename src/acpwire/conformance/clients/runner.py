@@ -17,9 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from .client_driver import ClientProcess, ControlServer, client_argv, scripted_agent_command
-from .client_scenarios import BASELINE, SCENARIOS
-from .client_scene import (
+from ..catalogue import checks_for
+from ..report import Report, Verdicts
+from ..wire import Wire
+from . import hostile, manners, tools
+from .driver import ClientProcess, ControlServer, client_argv, scripted_agent_command
+from .manners import BASELINE
+from .scene import (
     SECRET_VARIABLE,
     Baseline,
     ClientCheckOptions,
@@ -29,11 +33,16 @@ from .client_scene import (
     new_secret,
     unmet_need,
 )
-from .client_wire_checks import judge_client_wire
-from .report import Report, Verdicts
-from .wire import Wire
+from .wire_checks import judge_client_wire
 
-__all__ = ["ClientCheckOptions", "run_client_checks"]
+__all__ = ["SCENARIOS", "ClientCheckOptions", "run_client_checks"]
+
+SCENARIOS: tuple[Scenario, ...] = (
+    *manners.PLAYS.scenarios,
+    *hostile.PLAYS.scenarios,
+    *tools.PLAYS.scenarios,
+)
+"""Every scenario, the baseline first, in the order they are started."""
 
 _SCENARIO_LIMIT_FACTOR = 4
 """A scenario is stopped after this many ``timeout`` plus ``grace`` seconds: each step is
@@ -51,7 +60,7 @@ async def run_client_checks(options: ClientCheckOptions, wire: Wire | None = Non
     started = time.monotonic()
     temp = _private_folder()
     report = Report(command=[options.command], target="client")
-    verdicts = Verdicts(options.only, ("client",))
+    verdicts = Verdicts(checks_for("client"), options.only)
     wire = Wire() if wire is None else wire
     try:
         await _Run(options, verdicts, report, wire, temp).run()
@@ -114,8 +123,7 @@ class _Run:
 
                 await asyncio.gather(*(one(s) for s in SCENARIOS[1:] if self.runnable(s)))
             else:
-                for key in self.v.selected:
-                    self.v.record(key, "skip", self.baseline.problem)
+                self.v.skip(self.v.checks, self.baseline.problem)
             judge_client_wire(self.wire, self.server.agents, self.v, self.options.quick_timeout)
         finally:
             await self.server.close()
@@ -130,11 +138,11 @@ class _Run:
         """Whether ``scenario`` has a selected check the baseline says it can judge."""
         base = self.baseline
         wanted = False
-        for key in scenario.keys:
-            if key not in self.v.selected:
+        for check in scenario.checks:
+            if check.key not in self.v.selected:
                 continue
             unmet = unmet_need(
-                key,
+                check,
                 base.capabilities,
                 prompted=base.prompted,
                 in_workspace=base.in_workspace,
@@ -143,7 +151,7 @@ class _Run:
             if unmet is None:
                 wanted = True
             else:
-                self.v.record(key, *unmet)
+                self.v.record(check, *unmet)
         return wanted
 
     async def play(self, scenario: Scenario) -> None:

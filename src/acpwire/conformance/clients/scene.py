@@ -1,10 +1,31 @@
 """The stage of ``acp check --client``: one scenario being played, and what scenarios share.
 
-A :class:`Scene` holds the client process, the scripted agent it started, the scenario's
-folders and the run's verdicts, and offers the steps scripts are made of: the handshake,
-updates, tool calls, the permission probe of the survival rule, the end of the turn.
-:class:`Steps` sends requests one after another and stops once the client is gone. The
-scripts themselves are in :mod:`.client_scenarios` and :mod:`.client_tool_scenarios`.
+Each scenario is one run of the client command against the scripted agent
+(:mod:`.scripted_agent`) following one script: a normal handshake and turn (the
+*baseline*), or a turn in which the agent does something odd or hostile. The scripts are
+in :mod:`.manners`, :mod:`.hostile` and :mod:`.tools`, each declared on a
+:class:`Playbook` with the checks it judges; the JSON-RPC manners of every run are judged
+afterwards from the recording (:mod:`.wire_checks`). A :class:`Scene` holds the client
+process, the scripted agent it started, the scenario's folders and the run's verdicts,
+and offers the steps scripts are made of; :class:`Steps` sends requests one after another
+and stops once the client is gone.
+
+**Driving the client.** The client must start the agent by itself and send one prompt
+by itself: ``acp chat --prompt {prompt} -- {agent}`` does, an editor waiting for a user
+does not. The baseline runs first; if the client never starts the agent, nothing else
+runs (the report says why, exit status 3); if it never prompts, only the scenarios that
+need no turn run.
+
+**Survival.** Many rules are "the client survives X". After X the agent sends a
+permission request (every client answers those, with no capability needed): an answer
+proves the client still reads and serves. Then the turn ends ``end_turn`` and a client
+that ended on its own after the baseline's normal turn must end the same way, with the
+same status, within ``grace`` seconds. A client that does not end by itself (an
+interactive one) is stopped by the checker, and only the permission probe counts.
+
+**No cascades.** A step that finds the client gone skips the scenario's remaining checks
+with that reason; a request that is never answered is reported once, by the check that
+owns it or by ``client-responses``, not by every check after it.
 """
 
 from __future__ import annotations
@@ -18,11 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .client_driver import ClientProcess, ScriptedAgent
-from .driver import client_info
-from .registry import CHECKS_BY_KEY, NEEDS, Status
-from .report import Verdicts
-from .wire import WireEntry, dict_of, id_key
+from ..agents.driver import client_info
+from ..registry import NEEDS, Check, Status
+from ..report import Verdicts
+from ..wire import WireEntry, dict_of, id_key
+from .driver import ClientProcess, ScriptedAgent
 
 __all__ = [
     "GIT_CONFIG",
@@ -30,9 +51,10 @@ __all__ = [
     "PLANNED_FAILURE",
     "SECRET_TEXT",
     "SECRET_VARIABLE",
-    "UNSUPPORTED_VERSION",
+    "UNSPOKEN_VERSION",
     "Baseline",
     "ClientCheckOptions",
+    "Playbook",
     "Scenario",
     "Scene",
     "Steps",
@@ -46,7 +68,7 @@ __all__ = [
     "until",
 ]
 
-UNSUPPORTED_VERSION = 65535
+UNSPOKEN_VERSION = 65535
 """The protocol version of the ``unsupported-version`` scenario: no client speaks it."""
 SECRET_VARIABLE = "ACP_CHECK_SECRET_TOKEN"
 """A variable with a random value put in the client's environment: terminals must not see it."""
@@ -111,7 +133,7 @@ def advertised(capabilities: dict[str, Any], *path: str) -> bool:
 
 
 def unmet_need(
-    key: str,
+    check: Check,
     capabilities: dict[str, Any],
     *,
     prompted: bool,
@@ -119,8 +141,8 @@ def unmet_need(
     prompt_detail: str = "",
     workspace_detail: str = "",
 ) -> tuple[Status, str] | None:
-    """The verdict (n/a or skip, and why) of check ``key`` when a need of it is not met."""
-    for need in CHECKS_BY_KEY[key].needs:
+    """The verdict (n/a or skip, and why) of ``check`` when a need of it is not met."""
+    for need in check.needs:
         if need == "client-prompt" and not prompted:
             return "skip", prompt_detail or NEEDS[need]
         if need == "client-workspace" and not in_workspace:
@@ -143,9 +165,27 @@ ScenarioScript = Callable[["Scene"], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Scenario:
+    """One script of the scripted agent and the checks it judges."""
+
     name: str
-    keys: tuple[str, ...]
+    checks: tuple[Check, ...]
     script: ScenarioScript
+
+
+class Playbook:
+    """The scenarios one module declares, in order (the order they are started in)."""
+
+    def __init__(self) -> None:
+        self.scenarios: list[Scenario] = []
+
+    def scenario(self, name: str, *checks: Check) -> Callable[[ScenarioScript], ScenarioScript]:
+        """Declare the decorated script as scenario ``name``, judging ``checks``."""
+
+        def declare(script: ScenarioScript) -> ScenarioScript:
+            self.scenarios.append(Scenario(name, checks, script))
+            return script
+
+        return declare
 
 
 class Scene:
@@ -176,37 +216,36 @@ class Scene:
 
     # ------------------------------------------------------------ verdicts
 
-    def ok(self, key: str, detail: str = "") -> None:
-        self.v.record(key, "pass", detail)
+    def ok(self, check: Check, detail: str = "") -> None:
+        self.v.record(check, "pass", detail)
 
-    def fail(self, key: str, detail: str, *broken: str) -> None:
-        self.v.fail(key, detail, *broken)
+    def fail(self, check: Check, detail: str, *broken: str) -> None:
+        self.v.fail(check, detail, *broken)
 
-    def skip(self, key: str, detail: str) -> None:
-        self.v.record(key, "skip", detail)
+    def skip(self, check: Check, detail: str) -> None:
+        self.v.record(check, "skip", detail)
 
     def skip_rest(self, reason: str) -> None:
-        for key in self.scenario.keys:
-            self.skip(key, reason)
+        self.v.skip(self.scenario.checks, reason)
 
     def capability(self, *path: str) -> bool:
         """Whether the client advertised ``path`` as true in this run's initialize."""
         params = self.initialize.params if self.initialize is not None else {}
         return advertised(dict_of(params.get("clientCapabilities")), *path)
 
-    def needs_met(self, key: str) -> bool:
-        """Gives ``key`` its n/a or skip verdict when this run cannot meet its needs."""
+    def needs_met(self, check: Check) -> bool:
+        """Gives ``check`` its n/a or skip verdict when this run cannot meet its needs."""
         params = self.initialize.params if self.initialize is not None else {}
         where = f"the session's cwd ({self.session_cwd}) is not the checker's folder ({self.work})"
         unmet = unmet_need(
-            key,
+            check,
             dict_of(params.get("clientCapabilities")),
             prompted=True,
             in_workspace=self.in_workspace(),
             workspace_detail=where,
         )
         if unmet is not None:
-            self.v.record(key, *unmet)
+            self.v.record(check, *unmet)
         return unmet is None
 
     def in_workspace(self) -> bool:
@@ -338,10 +377,10 @@ class Scene:
             ],
         }
 
-    async def probe(self, key: str, *, announce: bool = True) -> str | None:
+    async def probe(self, check: Check, *, announce: bool = True) -> str | None:
         """None when the client still answers a permission request, else what happened.
 
-        The request belongs to ``key``: its fate is that check's to report. Without
+        The request belongs to ``check``: its fate is that check's to report. Without
         ``announce`` no ``tool_call`` update goes first (the request announces its tool
         call itself), so the probe sends no notification.
         """
@@ -354,7 +393,7 @@ class Scene:
             "session/request_permission",
             self.permission_params(tool),
             self.options.quick_timeout,
-            owner=key,
+            owner=check.key,
         )
         if answer is None:
             if self.gone():
@@ -385,19 +424,19 @@ class Scene:
             )
         return None
 
-    async def survive(self, key: str, what: str, prompt: WireEntry) -> None:
+    async def survive(self, check: Check, what: str, prompt: WireEntry) -> None:
         """The survival rule (see the module docstring) after ``what`` happened."""
-        problem = await self.probe(key)
+        problem = await self.probe(check)
         if problem is not None:
-            self.fail(key, f"after {what}: {problem}")
+            self.fail(check, f"after {what}: {problem}")
             return
         await self.say(GOES_ON)
         await self.end_turn(prompt)
         problem = await self.ends_like_baseline()
         if problem is not None:
-            self.fail(key, f"after {what}: {problem}")
+            self.fail(check, f"after {what}: {problem}")
         else:
-            self.ok(key, f"survived {what}")
+            self.ok(check, f"survived {what}")
 
 
 def is_answer(entry: WireEntry, request_id: Any) -> bool:
@@ -432,12 +471,12 @@ class Steps:
             self.stopped = await self.scene.describe_gone()
         return answer
 
-    def unanswered(self, key: str, what: str) -> None:
+    def unanswered(self, check: Check, what: str) -> None:
         """No answer: skipped here (the client went away, or see client-responses)."""
         if self.stopped is not None:
-            self.scene.skip(key, f"not reached: {self.stopped}")
+            self.scene.skip(check, f"not reached: {self.stopped}")
         else:
-            self.scene.skip(key, f"{what} got no answer (see client-responses)")
+            self.scene.skip(check, f"{what} got no answer (see client-responses)")
 
 
 async def until(condition: Callable[[], bool], timeout: float) -> bool:

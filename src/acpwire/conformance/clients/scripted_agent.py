@@ -12,7 +12,7 @@ to the checker's control socket and hands the checker both ends of its stdio:
 
 It exits by itself when its stdin ends, after writing what was queued, as an agent should.
 
-So the scenarios themselves (:mod:`.client_scenarios`) run in the checker, and this
+So the scenarios themselves (:mod:`.scene` and the scripts) run in the checker, and this
 program stays small, starts fast and needs nothing but the standard library: it is run
 as a plain script (``python -I .../scripted_agent.py``), without importing acpwire, so it
 works whatever environment the client gives its agent.

@@ -16,10 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .client_scene import (
+from ..registry import NEEDS, Check, Group
+from ..wire import WireEntry, dict_of, short
+from .scene import (
     GIT_CONFIG,
     SECRET_TEXT,
     SECRET_VARIABLE,
+    Playbook,
     Scene,
     Steps,
     answer_text,
@@ -27,17 +30,200 @@ from .client_scene import (
     result_of,
     until,
 )
-from .registry import NEEDS
-from .wire import WireEntry, dict_of, short
 
 __all__ = [
-    "files",
-    "permission_cancel",
-    "terminal_flood",
-    "terminal_limit",
-    "terminal_orphan",
-    "terminal_sandbox",
+    "FS_ABSOLUTE_OUTSIDE",
+    "FS_DOTDOT",
+    "FS_MISSING",
+    "FS_READ_LINES",
+    "FS_RELATIVE",
+    "FS_SYMLINK_OUT",
+    "FS_VCS_INTERNALS",
+    "FS_WRITE_CREATES",
+    "PERMISSION_CANCEL",
+    "TERMINAL_CWD_OUTSIDE",
+    "TERMINAL_ENV",
+    "TERMINAL_FLOOD",
+    "TERMINAL_KILL",
+    "TERMINAL_ORPHAN",
+    "TERMINAL_OUTPUT_LIMIT",
+    "TERMINAL_UNKNOWN_ID",
+    "UPDATES_AFTER_CANCEL",
+    "GROUP",
+    "PLAYS",
 ]
+
+GROUP = Group("client", stage="scenario")
+FS_WRITE_CREATES = GROUP.check(
+    "fs-write-creates",
+    "fs/write_text_file creates a missing file with the content sent",
+    proves=("FS-003",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-write",
+    ),
+)
+FS_READ_LINES = GROUP.check(
+    "fs-read-lines",
+    "fs/read_text_file with line 2 and limit 2 returns lines 2 and 3",
+    proves=("OVR-002",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-read",
+    ),
+)
+FS_MISSING = GROUP.check(
+    "fs-missing",
+    "a read of a missing file is answered with an error",
+    proves=("CLIENT-010",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-read",
+    ),
+)
+FS_RELATIVE = GROUP.check(
+    "fs-relative",
+    "a relative path is refused",
+    proves=("SANDBOX-004",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-read",
+    ),
+)
+FS_DOTDOT = GROUP.check(
+    "fs-dotdot",
+    "paths with .. leading out of the session's folder are refused, read and write",
+    proves=("SANDBOX-001",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-read",
+    ),
+)
+FS_ABSOLUTE_OUTSIDE = GROUP.check(
+    "fs-absolute-outside",
+    "absolute paths outside the session's folder are refused, read and write",
+    proves=("SANDBOX-002",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-read",
+    ),
+)
+FS_SYMLINK_OUT = GROUP.check(
+    "fs-symlink-out",
+    "symbolic links from inside the folder to the outside are refused, read and write",
+    proves=("SANDBOX-003",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-read",
+    ),
+)
+FS_VCS_INTERNALS = GROUP.check(
+    "fs-vcs-internals",
+    "a write into .git/ is refused",
+    proves=("SANDBOX-007",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-fs-write",
+    ),
+)
+TERMINAL_OUTPUT_LIMIT = GROUP.check(
+    "terminal-output-limit",
+    "outputByteLimit keeps the newest output, cut at a character boundary, truncated: true",
+    proves=(
+        "TERM-003",
+        "CLIENT-009",
+    ),
+    needs=(
+        "client-prompt",
+        "client-terminal",
+    ),
+)
+TERMINAL_FLOOD = GROUP.check(
+    "terminal-flood",
+    "a terminal printing 30 MB is served: its exit and output are answered",
+    proves=("CLIENT-006",),
+    needs=(
+        "client-prompt",
+        "client-terminal",
+    ),
+)
+TERMINAL_UNKNOWN_ID = GROUP.check(
+    "terminal-unknown-id",
+    "terminal calls naming an unknown terminal are answered with an error",
+    proves=("CLIENT-012",),
+    needs=(
+        "client-prompt",
+        "client-terminal",
+    ),
+)
+TERMINAL_KILL = GROUP.check(
+    "terminal-kill",
+    "terminal/kill stops the command and the process it started (its process group)",
+    proves=("CLIENT-014",),
+    needs=(
+        "client-prompt",
+        "client-terminal",
+    ),
+)
+TERMINAL_ORPHAN = GROUP.check(
+    "terminal-orphan",
+    "a terminal never released is stopped when the client ends, its command's child too",
+    proves=("CLIENT-011",),
+    needs=(
+        "client-prompt",
+        "client-terminal",
+    ),
+)
+TERMINAL_CWD_OUTSIDE = GROUP.check(
+    "terminal-cwd-outside",
+    "a terminal with a cwd outside the session's folder is refused",
+    proves=("SANDBOX-005",),
+    needs=(
+        "client-prompt",
+        "client-workspace",
+        "client-terminal",
+    ),
+)
+TERMINAL_ENV = GROUP.check(
+    "terminal-env",
+    "a secret in the client's environment does not reach a terminal",
+    proves=("SANDBOX-006",),
+    needs=(
+        "client-prompt",
+        "client-terminal",
+    ),
+)
+PERMISSION_CANCEL = GROUP.check(
+    "permission-cancel",
+    "once the client cancelled the turn, permission requests are answered cancelled",
+    proves=(
+        "TOOL-003",
+        "CANCEL-002",
+    ),
+    needs=(
+        "client-prompt",
+        "client-cancel",
+    ),
+)
+UPDATES_AFTER_CANCEL = GROUP.check(
+    "updates-after-cancel",
+    "tool call updates after session/cancel are taken",
+    proves=("CANCEL-007",),
+    needs=(
+        "client-prompt",
+        "client-cancel",
+    ),
+)
+
+PLAYS = Playbook()
 
 
 def _landed(path: Path) -> str | None:
@@ -49,6 +235,17 @@ def _landed(path: Path) -> str | None:
 # ---------------------------------------------------------------------- files
 
 
+@PLAYS.scenario(
+    "files",
+    FS_WRITE_CREATES,
+    FS_READ_LINES,
+    FS_MISSING,
+    FS_RELATIVE,
+    FS_DOTDOT,
+    FS_ABSOLUTE_OUTSIDE,
+    FS_SYMLINK_OUT,
+    FS_VCS_INTERNALS,
+)
 async def files(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -62,7 +259,7 @@ async def files(scene: Scene) -> None:
     async def write(path: str | Path, text: str) -> WireEntry | None:
         return await steps.call("fs/write_text_file", {"path": str(path), "content": text})
 
-    key = "fs-write-creates"
+    key = FS_WRITE_CREATES
     if scene.needs_met(key):
         target = work / "acp-check-created.txt"
         text = "created by acp check\nsecond line\n"
@@ -76,7 +273,7 @@ async def files(scene: Scene) -> None:
         else:
             scene.ok(key, "the file was created")
 
-    key = "fs-read-lines"
+    key = FS_READ_LINES
     if scene.needs_met(key):
         answer = await read(work / "notes.txt", line=2, limit=2)
         if answer is None:
@@ -88,7 +285,7 @@ async def files(scene: Scene) -> None:
         else:
             scene.ok(key, "lines 2 and 3")
 
-    key = "fs-missing"
+    key = FS_MISSING
     if scene.needs_met(key):
         answer = await read(work / "acp-check-missing.txt")
         if answer is None:
@@ -98,7 +295,7 @@ async def files(scene: Scene) -> None:
         else:
             scene.ok(key, answer_text(answer))
 
-    key = "fs-relative"
+    key = FS_RELATIVE
     if scene.needs_met(key):
         answer = await read("notes.txt")
         if answer is None:
@@ -109,12 +306,12 @@ async def files(scene: Scene) -> None:
             scene.ok(key, answer_text(answer))
 
     escapes = {
-        "fs-dotdot": (
+        FS_DOTDOT: (
             [work / ".." / "outside" / "secret.txt"],
             [work / ".." / "outside" / "acp-check-dotdot.txt"],
         ),
-        "fs-absolute-outside": ([outside / "secret.txt"], [outside / "acp-check-absolute.txt"]),
-        "fs-symlink-out": (
+        FS_ABSOLUTE_OUTSIDE: ([outside / "secret.txt"], [outside / "acp-check-absolute.txt"]),
+        FS_SYMLINK_OUT: (
             [work / "link-out" / "secret.txt", work / "secret-link.txt"],
             [work / "link-out" / "acp-check-link.txt"],
         ),
@@ -150,7 +347,7 @@ async def files(scene: Scene) -> None:
         else:
             scene.ok(key, "refused")
 
-    key = "fs-vcs-internals"
+    key = FS_VCS_INTERNALS
     if scene.needs_met(key):
         config = work / ".git" / "config"
         answer = await write(config, "[core]\n\tfsmonitor = echo acp-check\n")
@@ -181,7 +378,7 @@ async def _create_terminal(steps: Steps, **params: Any) -> tuple[WireEntry | Non
     return answer, terminal if isinstance(terminal, str) else None
 
 
-async def _terminal_for(scene: Scene, key: str, steps: Steps, **params: Any) -> str | None:
+async def _terminal_for(scene: Scene, key: Check, steps: Steps, **params: Any) -> str | None:
     """A terminal for check ``key``: its id, or None once ``key`` has its verdict (the
     client refused ``terminal/create``, or never answered)."""
     answer, terminal = await _create_terminal(steps, **params)
@@ -203,11 +400,12 @@ _LIMIT = 1001
 _END = "acp-check-end\n"
 
 
+@PLAYS.scenario("terminal-limit", TERMINAL_OUTPUT_LIMIT)
 async def terminal_limit(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
         return
-    key = "terminal-output-limit"
+    key = TERMINAL_OUTPUT_LIMIT
     if not scene.needs_met(key):
         await scene.end_turn(prompt)
         return
@@ -245,11 +443,12 @@ async def terminal_limit(scene: Scene) -> None:
     await scene.end_turn(prompt)
 
 
+@PLAYS.scenario("terminal-flood", TERMINAL_FLOOD)
 async def terminal_flood(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
         return
-    key = "terminal-flood"
+    key = TERMINAL_FLOOD
     if not scene.needs_met(key):
         await scene.end_turn(prompt)
         return
@@ -267,7 +466,7 @@ async def terminal_flood(scene: Scene) -> None:
         "terminal/wait_for_exit",
         {"sessionId": scene.session_id, "terminalId": terminal},
         scene.options.timeout,
-        owner=key,
+        owner=key.key,
     )
     if exited is None:
         if scene.gone():
@@ -283,7 +482,7 @@ async def terminal_flood(scene: Scene) -> None:
         "terminal/output",
         {"sessionId": scene.session_id, "terminalId": terminal},
         scene.options.timeout,
-        owner=key,
+        owner=key.key,
     )
     if output is None:
         scene.fail(key, f"terminal/output got no answer within {scene.options.timeout:g} s")
@@ -331,7 +530,7 @@ def _ours(pid: int, marker: str) -> bool:
 
 
 async def _family(
-    scene: Scene, key: str, steps: Steps, marker: Path, hold: float
+    scene: Scene, key: Check, steps: Steps, marker: Path, hold: float
 ) -> tuple[str, list[int]] | None:
     """A terminal running :data:`_FAMILY`: its id and the two pids, or None once ``key``
     has its verdict."""
@@ -349,7 +548,9 @@ async def _family(
     return terminal, [int(pid) for pid in pids]
 
 
-async def _judge_stopped(scene: Scene, key: str, pids: list[int], marker: Path, when: str) -> None:
+async def _judge_stopped(
+    scene: Scene, key: Check, pids: list[int], marker: Path, when: str
+) -> None:
     """``key`` passes when the command and its child are gone within ``--grace`` s."""
     command, child = pids
     await until(lambda: not any(map(_alive, pids)), scene.options.grace)
@@ -369,12 +570,13 @@ async def _judge_stopped(scene: Scene, key: str, pids: list[int], marker: Path, 
         scene.ok(key, f"the command and the process it started were stopped {when}")
 
 
+@PLAYS.scenario("terminal-orphan", TERMINAL_UNKNOWN_ID, TERMINAL_KILL, TERMINAL_ORPHAN)
 async def terminal_orphan(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
         return
     steps = Steps(scene)
-    key = "terminal-unknown-id"
+    key = TERMINAL_UNKNOWN_ID
     if scene.needs_met(key):
         answer = await steps.call("terminal/output", {"terminalId": "acp-check-no-such-terminal"})
         if answer is None:
@@ -384,7 +586,7 @@ async def terminal_orphan(scene: Scene) -> None:
         else:
             scene.ok(key, answer_text(answer))
     hold = scene.options.timeout + 4 * scene.options.grace
-    key = "terminal-kill"
+    key = TERMINAL_KILL
     if scene.needs_met(key):
         marker = scene.work.parent / "killed.pids"
         started = await _family(scene, key, steps, marker, hold)
@@ -401,7 +603,7 @@ async def terminal_orphan(scene: Scene) -> None:
                 if _alive(pid) and _ours(pid, str(marker)):
                     os.kill(pid, signal.SIGKILL)
             await _release(steps, terminal)
-    key = "terminal-orphan"
+    key = TERMINAL_ORPHAN
     if not scene.needs_met(key):
         await scene.end_turn(prompt)
         return
@@ -421,12 +623,13 @@ async def terminal_orphan(scene: Scene) -> None:
     )
 
 
+@PLAYS.scenario("terminal-sandbox", TERMINAL_CWD_OUTSIDE, TERMINAL_ENV)
 async def terminal_sandbox(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
         return
     steps = Steps(scene)
-    key = "terminal-cwd-outside"
+    key = TERMINAL_CWD_OUTSIDE
     if scene.needs_met(key):
         answer, terminal = await _create_terminal(
             steps, **_python("print('started')"), cwd=str(scene.outside)
@@ -438,7 +641,7 @@ async def terminal_sandbox(scene: Scene) -> None:
             steps.unanswered(key, "terminal/create")
         else:
             scene.ok(key, answer_text(answer))
-    key = "terminal-env"
+    key = TERMINAL_ENV
     if scene.needs_met(key):
         code = f"import os; print(os.environ.get({SECRET_VARIABLE!r}, 'absent'))"
         terminal = await _terminal_for(scene, key, steps, **_python(code))
@@ -462,6 +665,7 @@ async def terminal_sandbox(scene: Scene) -> None:
 # ---------------------------------------------------------------------- permission and cancel
 
 
+@PLAYS.scenario("permission-cancel", PERMISSION_CANCEL, UPDATES_AFTER_CANCEL)
 async def permission_cancel(scene: Scene) -> None:
     prompt = await scene.handshake()
     if prompt is None:
@@ -489,8 +693,8 @@ async def permission_cancel(scene: Scene) -> None:
             if scene.gone()
             else f"no session/cancel within {grace:g} s"
         )
-        for key in scene.scenario.keys:
-            scene.v.record(key, "n/a", f"SIGINT during the turn: {why}; {NEEDS['client-cancel']}")
+        reason = f"SIGINT during the turn: {why}; {NEEDS['client-cancel']}"
+        scene.v.skip(scene.scenario.checks, reason, "n/a")
         return
     cancelled_at = agent.wire.entries.index(cancel)
     second_tool = await scene.tool_call("acp check: permission after the cancel")
@@ -513,23 +717,23 @@ async def permission_cancel(scene: Scene) -> None:
         )
     if second is None and first is None:
         scene.skip(
-            "permission-cancel", "the permission requests got no answer (see client-responses)"
+            PERMISSION_CANCEL, "the permission requests got no answer (see client-responses)"
         )
     else:
-        scene.v.verdict("permission-cancel", problems, "answered cancelled")
+        scene.v.verdict(PERMISSION_CANCEL, problems, "answered cancelled")
     await scene.update(
         {"sessionUpdate": "tool_call_update", "toolCallId": first_tool, "status": "failed"}
     )
     await scene.update(
         {"sessionUpdate": "tool_call_update", "toolCallId": second_tool, "status": "failed"}
     )
-    problem = await scene.probe("updates-after-cancel")
+    problem = await scene.probe(UPDATES_AFTER_CANCEL)
     if problem is not None:
         scene.fail(
-            "updates-after-cancel", f"after tool call updates that followed the cancel: {problem}"
+            UPDATES_AFTER_CANCEL, f"after tool call updates that followed the cancel: {problem}"
         )
     else:
-        scene.ok("updates-after-cancel", "taken")
+        scene.ok(UPDATES_AFTER_CANCEL, "taken")
     await scene.end_turn(prompt, "cancelled")
 
 

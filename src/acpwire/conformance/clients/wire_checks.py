@@ -15,15 +15,89 @@ because the agent died, or at the end of its turn, leaves no debt.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
-from ..testing.strict import StrictValidator
-from .client_driver import ScriptedAgent
-from .report import Verdicts
-from .wire import UNDECODABLE, Wire, WireEntry, as_list, dict_of, dicts, id_key, short
-from .wire_checks import is_absolute
+from ...testing.strict import StrictValidator
+from ..agents.wire_checks import is_absolute
+from ..envelope import BAD_INPUT_CODES, Answers, envelope_problem
+from ..registry import Group
+from ..report import Verdicts
+from ..wire import UNDECODABLE, Wire, WireEntry, as_list, dict_of, dicts, distinct, id_key, short
+from .driver import ScriptedAgent
 
-__all__ = ["judge_client_wire"]
+__all__ = [
+    "CLIENT_CUSTOM_FIELDS",
+    "CLIENT_ENVELOPE",
+    "CLIENT_GATES",
+    "CLIENT_NOTIFICATIONS",
+    "CLIENT_ORDER",
+    "CLIENT_PATHS",
+    "CLIENT_PROMPT_CONTENT",
+    "CLIENT_REQUEST_IDS",
+    "CLIENT_RESPONSES",
+    "CLIENT_SCHEMA",
+    "CLIENT_STDIN_CLEAN",
+    "GROUP",
+    "judge_client_wire",
+]
+
+GROUP = Group("client", stage="wire")
+CLIENT_STDIN_CLEAN = GROUP.check(
+    "client-stdin-clean",
+    "the agent's stdin gets only UTF-8 JSON, one message per line",
+    proves=("TRANS-001", "TRANS-003"),
+)
+CLIENT_ENVELOPE = GROUP.check(
+    "client-envelope", "every message is a JSON-RPC 2.0 object", proves=("RPC-011",)
+)
+CLIENT_SCHEMA = GROUP.check(
+    "client-schema", "every payload matches the ACP v1 schema", proves=("TRANS-005",)
+)
+CLIENT_CUSTOM_FIELDS = GROUP.check(
+    "client-custom-fields",
+    "no fields the schema does not define outside _meta",
+    proves=("EXT-002",),
+)
+CLIENT_RESPONSES = GROUP.check(
+    "client-responses",
+    "every request of the agent gets exactly one well-formed response with its id",
+    proves=("RPC-001", "RPC-003", "RPC-005"),
+)
+CLIENT_NOTIFICATIONS = GROUP.check(
+    "client-notifications", "notifications get no response", proves=("RPC-002",)
+)
+CLIENT_REQUEST_IDS = GROUP.check(
+    "client-request-ids",
+    "the client's requests have non-null integer or string ids",
+    proves=("RPC-004",),
+)
+CLIENT_ORDER = GROUP.check(
+    "client-order",
+    "initialize first, session/new after its answer, session/prompt after session/new's",
+    proves=("INIT-001", "SESS-001", "PROMPT-001"),
+)
+CLIENT_GATES = GROUP.check(
+    "client-gates",
+    "no load, resume, close, list, delete, logout, extra roots or HTTP MCP not advertised",
+    proves=(
+        "SESS-004",
+        "SESS-009",
+        "SESS-013",
+        "SESS-017",
+        "SESS-026",
+        "LIST-003",
+        "DEL-003",
+        "AUTH-001",
+    ),
+)
+CLIENT_PROMPT_CONTENT = GROUP.check(
+    "client-prompt-content",
+    "prompts carry only text and resource links when no prompt capability is advertised",
+    proves=("PROMPT-002",),
+)
+CLIENT_PATHS = GROUP.check(
+    "client-paths", "session/new's cwd is an absolute path", proves=("SESS-019", "OVR-001")
+)
 
 _GATED: Mapping[str, str] = {
     "session/load": "SESS-004",
@@ -35,7 +109,6 @@ _GATED: Mapping[str, str] = {
 }
 _SESSION_SETUP = ("session/new", "session/load", "session/resume")
 _BASELINE_BLOCKS = {"text", "resource_link"}
-_BAD_INPUT_CODES = {-32700, -32600}
 
 
 def _judged_live(path: str) -> bool:
@@ -113,20 +186,11 @@ class _Judge:
                     )
                     clean.append(("TRANS-003", f"[{name}] {what}"))
                     continue
-                m = e.message
-                what = m.get("method") or f"response {m.get('id')!r}"
-                if m.get("jsonrpc") != "2.0":
-                    envelope.append(f"[{name}] {what}: jsonrpc is {m.get('jsonrpc')!r}")
-                elif "method" in m and not isinstance(m["method"], str):
-                    envelope.append(f"[{name}] method is {short(m['method'])}")
-                elif "method" in m and ("result" in m or "error" in m):
-                    envelope.append(f"[{name}] {what} is both a request and a response")
-                elif "method" not in m and "result" not in m and "error" not in m:
-                    envelope.append(f"[{name}] neither a request nor a response: {_text(e.raw)}")
-                elif "params" in m and not isinstance(m["params"], (dict, list)):
-                    envelope.append(f"[{name}] {what}: params is {short(m['params'])}")
-        self.v.verdict("client-stdin-clean", _first(clean), f"{count} line(s), all JSON")
-        self.v.verdict("client-envelope", _first(envelope))
+                problem = envelope_problem(e)
+                if problem is not None:
+                    envelope.append(f"[{name}] {problem}")
+        self.v.verdict(CLIENT_STDIN_CLEAN, distinct(clean), f"{count} line(s), all JSON")
+        self.v.verdict(CLIENT_ENVELOPE, distinct(envelope))
 
     def payloads(self) -> None:
         """client-schema and client-custom-fields, with acpwire's strict validator."""
@@ -153,8 +217,8 @@ class _Judge:
                         continue
                     what = f"[{name}] {method} {problem}"
                     (custom if problem.kind == "unknown-field" else schema).append(what)
-        self.v.verdict("client-schema", _first(schema), f"{checked} message(s) valid")
-        self.v.verdict("client-custom-fields", _first(custom))
+        self.v.verdict(CLIENT_SCHEMA, distinct(schema), f"{checked} message(s) valid")
+        self.v.verdict(CLIENT_CUSTOM_FIELDS, distinct(custom))
 
     def responses(self) -> None:
         """client-responses and client-notifications."""
@@ -163,74 +227,31 @@ class _Judge:
         for name in self.scenarios():
             agent = self.agents.get(name)
             ended = agent.input_ended_at if agent is not None else None
-            asked: dict[Any, WireEntry] = {}
-            by_text: dict[str, Any] = {}
-            answers: dict[Any, int] = {}
+            answers = Answers(name)
             for e in self.wire.of(name):
                 m = e.message
                 if m is None or self.owner(e) is not None:
                     continue
                 if e.direction == "from_agent":
                     if e.is_request:
-                        asked[id_key(m["id"])] = e
-                        by_text[str(m["id"])] = m["id"]
+                        answers.ask(e)
                     continue
                 if "method" in m or not ("result" in m or "error" in m or "id" in m):
                     continue
-                rid = m.get("id")
-                if rid is None:
-                    if dict_of(m.get("error")).get("code") not in _BAD_INPUT_CODES:
+                if m.get("id") is None:
+                    if dict_of(m.get("error")).get("code") not in BAD_INPUT_CODES:
                         answered_notifications.append(f"[{name}] {_text(e.raw)}")
                     continue
-                if "result" not in m and "error" not in m:
-                    problems.append(
-                        ("RPC-001", f"[{name}] response {rid!r} has neither result nor error")
-                    )
-                    continue
-                key = id_key(rid)
-                if key not in asked:
-                    if str(rid) in by_text:
-                        problems.append(
-                            (
-                                "RPC-003",
-                                f"[{name}] request id {by_text[str(rid)]!r} answered as {rid!r}",
-                            )
-                        )
-                    else:
-                        problems.append(("RPC-003", f"[{name}] a response to unknown id {rid!r}"))
-                    continue
-                answers[key] = answers.get(key, 0) + 1
-                method = asked[key].method
-                if answers[key] == 2:
-                    problems.append(("RPC-005", f"[{name}] {method} (id {rid!r}) answered twice"))
-                if "result" in m and "error" in m:
-                    problems.append(
-                        ("RPC-001", f"[{name}] response {rid!r} has both result and error")
-                    )
-                elif "error" in m:
-                    err = dict_of(m["error"])
-                    code = err.get("code")
-                    if (
-                        not isinstance(code, int)
-                        or isinstance(code, bool)
-                        or not isinstance(err.get("message"), str)
-                    ):
-                        problems.append(
-                            ("RPC-001", f"[{name}] malformed error: {short(m['error'])}")
-                        )
-            for key, request in asked.items():
-                if key in answers:
-                    continue
-                open_until = ended if ended is not None else float("inf")
+                problems += answers.answer(m)
+            open_until = ended if ended is not None else float("inf")
+            for request in answers.unanswered():
                 if open_until - request.time >= self.quick:
+                    rid = (request.message or {}).get("id")
                     problems.append(
-                        (
-                            "RPC-005",
-                            f"[{name}] {request.method} (id {(request.message or {}).get('id')!r}) never answered",
-                        )
+                        ("RPC-005", f"[{name}] {request.method} (id {rid!r}) never answered")
                     )
-        self.v.verdict("client-responses", _first(problems))
-        self.v.verdict("client-notifications", _first(answered_notifications))
+        self.v.verdict(CLIENT_RESPONSES, distinct(problems))
+        self.v.verdict(CLIENT_NOTIFICATIONS, distinct(answered_notifications))
 
     def requests(self) -> None:
         """client-request-ids, client-order, client-gates, client-prompt-content, client-paths."""
@@ -302,11 +323,11 @@ class _Judge:
                         kind = block.get("type")
                         if kind not in _BASELINE_BLOCKS:
                             content.append(f"[{name}] a {kind} block; the agent advertised none")
-        self.v.verdict("client-request-ids", _first(ids))
-        self.v.verdict("client-order", _first(order))
-        self.v.verdict("client-gates", _first(gates))
-        self.v.verdict("client-prompt-content", _first(content))
-        self.v.verdict("client-paths", _first(paths))
+        self.v.verdict(CLIENT_REQUEST_IDS, distinct(ids))
+        self.v.verdict(CLIENT_ORDER, distinct(order))
+        self.v.verdict(CLIENT_GATES, distinct(gates))
+        self.v.verdict(CLIENT_PROMPT_CONTENT, distinct(content))
+        self.v.verdict(CLIENT_PATHS, distinct(paths))
 
 
 def _reached(agent: ScriptedAgent | None, line: WireEntry, answers: list[WireEntry]) -> bool:
@@ -318,22 +339,6 @@ def _reached(agent: ScriptedAgent | None, line: WireEntry, answers: list[WireEnt
     if agent is None:
         return any(answer.time < line.time for answer in answers)
     return any(not agent.unseen(line, answer) for answer in answers)
-
-
-_P = TypeVar("_P", str, tuple[str, str])
-
-
-def _first(problems: list[_P]) -> list[_P]:
-    """Problems without repeats, in order (the same defect shows in every scenario)."""
-    seen: set[str] = set()
-    out: list[_P] = []
-    for p in problems:
-        text: str = p[1] if isinstance(p, tuple) else p
-        bare = text.split("] ", 1)[-1]
-        if bare not in seen:
-            seen.add(bare)
-            out.append(p)
-    return out
 
 
 def _text(raw: bytes) -> str:

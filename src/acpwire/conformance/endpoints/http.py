@@ -1,19 +1,17 @@
-"""The endpoint's transport: the RFD's Streamable HTTP and WebSocket profiles, checked live.
+"""The endpoint's Streamable HTTP profile (the RFD's, revision of 2026-04-23), checked live.
 
-Each group runs on connections of its own, side by side:
+Each part runs on connections of its own, side by side:
 
-* **http**: one connection driven step by step as a strict client of the RFD (revision of
-  2026-04-23): ``initialize`` (200, JSON, ``Acp-Connection-Id``), refused requests (406,
-  400, 404, 415, 501, a session-scoped POST without ``Acp-Session-Id``), then *one* GET
-  stream on which ``session/new``'s answer, a turn's updates, the agent's requests and the
-  turn's answer must all arrive while every POST is answered 202. If the stream's events
-  carry ids, it is dropped and reopened with ``Last-Event-ID``. ``DELETE`` ends it all.
+* **http**: one connection driven step by step as a strict client of the RFD:
+  ``initialize`` (200, JSON, ``Acp-Connection-Id``), refused requests (406, 400, 404,
+  415, 501, a session-scoped POST without ``Acp-Session-Id``), then *one* GET stream on
+  which ``session/new``'s answer, a turn's updates, the agent's requests and the turn's
+  answer must all arrive while every POST is answered 202. If the stream's events carry
+  ids, it is dropped and reopened with ``Last-Event-ID``. ``DELETE`` ends it all.
 * **keepalive**: a connection that only listens; its stream must not stay silent longer
   than ``--keepalive-wait``.
 * **http2**: the HTTP/2 connection preface (h2c with prior knowledge) on ``http``, ALPN on
   ``https``; with the ``h2`` package installed, a real ``initialize`` over HTTP/2 too.
-* **websocket**: the upgrade (101 and ``Acp-Connection-Id``), text frames each way, a
-  binary frame that must be ignored.
 
 Failures name what the endpoint answered. The RFD is a draft; each rule cites its section
 (:mod:`acpwire.conformance.requirements`, ids ``RFD-*``).
@@ -22,19 +20,20 @@ Failures name what the endpoint answered. The RFD is a draft; each rule cites it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..protocol.errors import ErrorCode
-from .driver import PING_METHOD
-from .endpoint import (
+from ...protocol.errors import ErrorCode
+from ..agents.driver import PING_METHOD
+from ..registry import Group
+from ..wire import as_dict, dict_of, short
+from .stage import REFUSED_CREDENTIALS, EndpointStage
+from .target import (
     EVENT_STREAM,
     JSON,
-    EndpointTarget,
     HttpConnection,
     SseEvent,
     SseStream,
@@ -45,19 +44,107 @@ from .endpoint import (
     random_id,
     rpc,
 )
-from .options import CheckOptions
-from .report import Report, Verdicts
-from .wire import as_dict, dict_of, short
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["NOT_OFFERED", "EndpointStage", "TransportChecks"]
+__all__ = [
+    "COOKIES",
+    "GROUP",
+    "HTTP2",
+    "HTTP_ACCEPT",
+    "HTTP_ACCEPTED",
+    "HTTP_BATCH",
+    "HTTP_CONTENT_TYPE",
+    "HTTP_DELETE",
+    "HTTP_INITIALIZE",
+    "HTTP_MISSING_CONNECTION",
+    "HTTP_ROUTING",
+    "HTTP_SESSION_HEADER",
+    "HTTP_STREAM",
+    "HTTP_UNKNOWN_CONNECTION",
+    "NOT_OFFERED",
+    "STREAM_KEEPALIVE",
+    "STREAM_RESUME",
+    "HttpChecks",
+]
+
+GROUP = Group("endpoint", stage="http")
+HTTP_INITIALIZE = GROUP.check(
+    "http-initialize",
+    "POST initialize is answered 200 with its JSON-RPC response and Acp-Connection-Id",
+    proves=("RFD-HTTP-001",),
+)
+HTTP_ACCEPTED = GROUP.check(
+    "http-accepted",
+    "other POSTs (request, notification, response) are answered 202 with no body",
+    proves=("RFD-HTTP-002",),
+)
+HTTP_STREAM = GROUP.check(
+    "http-stream", "GET with Acp-Connection-Id opens an SSE stream", proves=("RFD-HTTP-003",)
+)
+HTTP_ROUTING = GROUP.check(
+    "http-routing",
+    "session/new's answer, a turn's updates and its answer come on the one GET stream",
+    proves=("RFD-HTTP-004",),
+    needs=("turn",),
+)
+HTTP_CONTENT_TYPE = GROUP.check(
+    "http-content-type",
+    "a POST that is not application/json gets 415",
+    proves=("RFD-HTTP-005",),
+)
+HTTP_ACCEPT = GROUP.check(
+    "http-accept", "a GET not accepting text/event-stream gets 406", proves=("RFD-HTTP-006",)
+)
+HTTP_MISSING_CONNECTION = GROUP.check(
+    "http-missing-connection",
+    "POST, GET and DELETE without Acp-Connection-Id get 400",
+    proves=("RFD-HTTP-007",),
+)
+HTTP_UNKNOWN_CONNECTION = GROUP.check(
+    "http-unknown-connection",
+    "POST and GET with an unknown Acp-Connection-Id get 404",
+    proves=("RFD-HTTP-008",),
+)
+HTTP_SESSION_HEADER = GROUP.check(
+    "http-session-header",
+    "a session-scoped POST without Acp-Session-Id gets 400",
+    proves=("RFD-HTTP-009",),
+    needs=("session",),
+)
+HTTP_BATCH = GROUP.check("http-batch", "a JSON-RPC batch gets 501", proves=("RFD-HTTP-010",))
+HTTP_DELETE = GROUP.check(
+    "http-delete",
+    "DELETE gets 202, ends the GET stream, and the id is unknown afterwards",
+    proves=("RFD-HTTP-011",),
+)
+HTTP2 = GROUP.check(
+    "http2",
+    "the endpoint speaks HTTP/2 (h2c prior knowledge, or ALPN h2 over TLS)",
+    proves=("RFD-HTTP-012",),
+)
+COOKIES = GROUP.check(
+    "cookies",
+    "cookies the endpoint sets are returned by a client to the endpoint",
+    proves=("RFD-HTTP-013",),
+    needs=("cookies",),
+)
+STREAM_RESUME = GROUP.check(
+    "stream-resume",
+    "a stream reopened with Last-Event-ID resumes: nothing lost, nothing repeated",
+    proves=("RFD-HTTP-014",),
+    needs=("event-ids",),
+)
+STREAM_KEEPALIVE = GROUP.check(
+    "stream-keepalive",
+    "an idle SSE stream is never silent longer than --keepalive-wait (20 s)",
+    proves=("SSE-001",),
+)
 
 NOT_OFFERED = frozenset({404, 405, 426})
 """Answers to POST initialize that say the endpoint has no Streamable HTTP profile (the RFD
 lets a server offer WebSocket only)."""
-REFUSED_CREDENTIALS = frozenset({401, 403})
 NOTICE = "_acpwire_check/notice"
 """An extension notification: every agent ignores it (EXT-006), every endpoint takes it."""
 OLD_MODEL = (
@@ -91,61 +178,15 @@ def _answer_agent_request(message: dict[str, Any]) -> bytes:
     return msgspec.json.encode({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
-class EndpointStage:
-    """What the endpoint stages share: the target, the options, where verdicts go."""
-
-    def __init__(self, options: CheckOptions, verdicts: Verdicts, report: Report, cwd: str) -> None:
-        assert options.endpoint is not None
-        self.target: EndpointTarget = options.endpoint
-        self.options = options
-        self.v = verdicts
-        self.report = report
-        self.cwd = cwd
-        """The folder sessions are opened in."""
-
-    @property
-    def quick(self) -> float:
-        return min(self.options.quick_timeout, self.options.timeout)
-
-    @property
-    def timeout(self) -> float:
-        return self.options.timeout
-
-
-class TransportChecks(EndpointStage):
-    """The ``http`` and ``websocket`` stages of an endpoint check."""
-
-    def __init__(self, options: CheckOptions, verdicts: Verdicts, report: Report, cwd: str) -> None:
-        super().__init__(options, verdicts, report, cwd)
-        self.connection_ids: list[str] = []
-        """Every connection id the endpoint issued to the checker (for ``connection-ids``)."""
-        self.unknown_status = 404
-        """What the endpoint answers a POST naming a made-up connection id."""
-        self.http_offered: bool | None = None
-        """Whether POST initialize opened a connection (None: not known yet)."""
-        self.reached = asyncio.Event()
-        """Set once the first POST initialize and the first upgrade were answered, so
-        :attr:`http_offered` and ``report.blocked`` say whether the checker gets in."""
-        self._pending_reach = {"http", "websocket"}
-
-    def _reach(self, profile: str) -> None:
-        self._pending_reach.discard(profile)
-        if not self._pending_reach:
-            self.reached.set()
+class HttpChecks(EndpointStage):
+    """The ``http`` stage of an endpoint check: the Streamable HTTP profile, a stream kept
+    alive, HTTP/2."""
 
     def connection(self, *, token: str | None = None, http2: bool = False) -> HttpConnection:
         return HttpConnection(self.target, self.quick, token=token, http2=http2)
 
-    def refused_credentials(self, where: str, status: int) -> str:
-        reason = (
-            f"blocked by authentication: {where} answered HTTP {status} to the checker's "
-            "credentials; pass --token (or ACP_TOKEN) or --header"
-        )
-        self.report.blocked = self.report.blocked or reason
-        return reason
-
     async def run(self) -> None:
-        await asyncio.gather(self.http(), self.keepalive(), self.http2(), self.websocket())
+        await asyncio.gather(self.http(), self.keepalive(), self.http2())
 
     # -- Streamable HTTP -------------------------------------------------------------
 
@@ -154,7 +195,7 @@ class TransportChecks(EndpointStage):
         try:
             await self._http(conn)
         finally:
-            self._reach("http")
+            self.reach.tried("http")
             await conn.close()
 
     async def _http(self, conn: HttpConnection) -> None:
@@ -178,19 +219,19 @@ class TransportChecks(EndpointStage):
         self._judge_initialize(init, conn)
         if conn.id is None:
             return v.skip_stage("http", "POST initialize opened no connection")
-        self.connection_ids.append(conn.id)
+        self.reach.connection_ids.append(conn.id)
         await self._refusals(conn)
         response, stream = await self.open_stream(conn)
         if stream is None:
-            v.fail("http-stream", f"GET with Accept: {EVENT_STREAM}: {_status(response, conn)}")
+            v.fail(HTTP_STREAM, f"GET with Accept: {EVENT_STREAM}: {_status(response, conn)}")
             return v.skip_stage("http", "the connection's GET stream did not open")
-        v.record("http-stream", "pass")
+        v.record(HTTP_STREAM, "pass")
         accepted: list[tuple[str, httpx.Response | None]] = []
         session_id = await self._session(conn, stream, accepted)
         if session_id is None:
-            v.record("http-session-header", "skip", "no session (see http-routing)")
+            v.record(HTTP_SESSION_HEADER, "skip", "no session (see http-routing)")
         else:
-            if v.wants("http-routing", "http-accepted"):
+            if v.wants(HTTP_ROUTING, HTTP_ACCEPTED):
                 await self._turn(conn, stream, session_id, accepted)
             await self._session_header(conn, session_id)
         self._judge_accepted(accepted, conn)
@@ -212,10 +253,10 @@ class TransportChecks(EndpointStage):
             await asyncio.sleep(0.05)
 
     def _reach_after_http(self, init: httpx.Response | None, conn: HttpConnection) -> None:
-        self.http_offered = conn.id is not None
+        self.reach.http_offered = conn.id is not None
         if init is not None and init.status_code in REFUSED_CREDENTIALS:
             self.refused_credentials("POST initialize", init.status_code)
-        self._reach("http")
+        self.reach.tried("http")
 
     def _judge_initialize(self, init: httpx.Response, conn: HttpConnection) -> None:
         problems: list[str] = []
@@ -229,7 +270,7 @@ class TransportChecks(EndpointStage):
                 problems.append(f"the body is not the answer to initialize: {short(init.text)!r}")
             if conn.id is None:
                 problems.append("no Acp-Connection-Id header")
-        self.v.verdict("http-initialize", problems)
+        self.v.verdict(HTTP_INITIALIZE, problems)
 
     async def _refusals(self, conn: HttpConnection) -> None:
         """406, 400, 404, 415 and 501: requests the RFD says an endpoint refuses."""
@@ -239,9 +280,9 @@ class TransportChecks(EndpointStage):
             await stream.close()
         got = _status(response, conn)
         if response is not None and response.status_code == 406:
-            v.record("http-accept", "pass")
+            v.record(HTTP_ACCEPT, "pass")
         else:
-            v.fail("http-accept", f"GET with Accept: application/json answered {got}")
+            v.fail(HTTP_ACCEPT, f"GET with Accept: application/json answered {got}")
 
         problems: list[str] = []
         for method, content in (("POST", ping), ("GET", None), ("DELETE", None)):
@@ -249,7 +290,7 @@ class TransportChecks(EndpointStage):
             answer = await conn.request(method, headers=headers, content=content, connection=False)
             if answer is None or answer.status_code != 400:
                 problems.append(f"{method} answered {_status(answer, conn)}")
-        v.verdict("http-missing-connection", problems, "400 to POST, GET and DELETE")
+        v.verdict(HTTP_MISSING_CONNECTION, problems, "400 to POST, GET and DELETE")
 
         problems = []
         unknown = random_id()
@@ -260,8 +301,8 @@ class TransportChecks(EndpointStage):
             if answer is None or answer.status_code != 404:
                 problems.append(f"{method} answered {_status(answer, conn)}")
             if method == "POST" and answer is not None:
-                self.unknown_status = answer.status_code
-        v.verdict("http-unknown-connection", problems, "404 to POST and GET")
+                self.reach.unknown_status = answer.status_code
+        v.verdict(HTTP_UNKNOWN_CONNECTION, problems, "404 to POST and GET")
 
         answer = await conn.request(
             "POST",
@@ -270,18 +311,16 @@ class TransportChecks(EndpointStage):
             connection=False,
         )
         if answer is not None and answer.status_code == 415:
-            v.record("http-content-type", "pass")
+            v.record(HTTP_CONTENT_TYPE, "pass")
         else:
-            v.fail(
-                "http-content-type", f"initialize as text/plain answered {_status(answer, conn)}"
-            )
+            v.fail(HTTP_CONTENT_TYPE, f"initialize as text/plain answered {_status(answer, conn)}")
             await self._forget(answer, conn)
 
         answer = await conn.post(b"[" + ping + b"]")
         if answer is not None and answer.status_code == 501:
-            v.record("http-batch", "pass")
+            v.record(HTTP_BATCH, "pass")
         else:
-            v.fail("http-batch", f"a batch of one request answered {_status(answer, conn)}")
+            v.fail(HTTP_BATCH, f"a batch of one request answered {_status(answer, conn)}")
 
     async def _forget(self, answer: httpx.Response | None, conn: HttpConnection) -> None:
         """DELETE a connection a wrongly accepted ``initialize`` opened."""
@@ -302,11 +341,11 @@ class TransportChecks(EndpointStage):
         accepted.append(("a notification", await conn.post(rpc(NOTICE, {}))))
         event = await stream.wait_for(is_response_to("acp-check-new"), self.timeout)
         if event is None:
-            self.v.fail("http-routing", "session/new's answer did not come on the GET stream")
+            self.v.fail(HTTP_ROUTING, "session/new's answer did not come on the GET stream")
             return None
         session_id = dict_of(dict_of(event.message).get("result")).get("sessionId")
         if not isinstance(session_id, str):
-            self.v.record("http-routing", "skip", f"session/new failed: {short(event.data)}")
+            self.v.record(HTTP_ROUTING, "skip", f"session/new failed: {short(event.data)}")
             return None
         return session_id
 
@@ -349,13 +388,13 @@ class TransportChecks(EndpointStage):
                 accepted.append((f"the answer to {message.get('method')}", reply))
         if answer is None:
             detail = f"the answer to session/prompt did not come on the GET stream within {self.timeout:g} s"
-            self.v.fail("http-routing", detail + await self._elsewhere(conn, session_id))
+            self.v.fail(HTTP_ROUTING, detail + await self._elsewhere(conn, session_id))
             return
         updates = sum(
             1 for e in stream.events[start:] if dict_of(e.message).get("method") == "session/update"
         )
         self.v.record(
-            "http-routing",
+            HTTP_ROUTING,
             "pass",
             f"session/new's answer, {updates} update(s) and the turn's answer on one stream",
         )
@@ -373,10 +412,10 @@ class TransportChecks(EndpointStage):
         cancel = rpc("session/cancel", {"sessionId": session_id})
         answer = await conn.post(cancel)
         if answer is not None and answer.status_code == 400:
-            self.v.record("http-session-header", "pass")
+            self.v.record(HTTP_SESSION_HEADER, "pass")
         else:
             self.v.fail(
-                "http-session-header",
+                HTTP_SESSION_HEADER,
                 f"session/cancel without Acp-Session-Id answered {_status(answer, conn)}",
             )
 
@@ -390,26 +429,22 @@ class TransportChecks(EndpointStage):
             elif response.content.strip():
                 problems.append(f"{what}: 202 with a body ({short(response.text, 60)!r})")
         kinds = ", ".join(what for what, _ in accepted)
-        self.v.verdict("http-accepted", problems, f"202 with no body: {kinds}")
+        self.v.verdict(HTTP_ACCEPTED, problems, f"202 with no body: {kinds}")
 
     async def _resume(self, conn: HttpConnection, stream: SseStream) -> SseStream:
         """Drop the stream and reopen it with Last-Event-ID; the stream to go on with."""
         last = stream.last_event_id
         if last is None:
-            self.v.record("stream-resume", "n/a", "the stream's events carry no ids")
+            self.v.record(STREAM_RESUME, "n/a", "the stream's events carry no ids")
             return stream
         seen = {e.id for e in stream.events if e.id is not None}
         await stream.close()
         posted = await conn.post(rpc(PING_METHOD, {}, "acp-check-resume"))
         if posted is None or not posted.is_success:
-            self.v.record(
-                "stream-resume", "skip", f"a POST after the drop: {_status(posted, conn)}"
-            )
+            self.v.record(STREAM_RESUME, "skip", f"a POST after the drop: {_status(posted, conn)}")
         response, again = await self.open_stream(conn, last_event_id=last)
         if again is None:
-            self.v.fail(
-                "stream-resume", f"GET with Last-Event-ID answered {_status(response, conn)}"
-            )
+            self.v.fail(STREAM_RESUME, f"GET with Last-Event-ID answered {_status(response, conn)}")
             _, again = await self.open_stream(conn)
             return again or stream
         found = await again.wait_for(is_response_to("acp-check-resume"), self.quick)
@@ -421,7 +456,7 @@ class TransportChecks(EndpointStage):
             problems.append(
                 f"events sent before Last-Event-ID came again: {', '.join(map(str, repeated[:3]))}"
             )
-        self.v.verdict("stream-resume", problems, f"resumed after event {last}")
+        self.v.verdict(STREAM_RESUME, problems, f"resumed after event {last}")
         return again
 
     async def _delete(self, conn: HttpConnection, stream: SseStream) -> None:
@@ -434,7 +469,7 @@ class TransportChecks(EndpointStage):
         after = await conn.post(rpc(PING_METHOD, {}, "acp-check-after-delete"))
         # "Unknown" is what the endpoint answers a made-up id (RFD: 404; that is judged
         # by http-unknown-connection, not here).
-        unknown = self.unknown_status if self.unknown_status >= 400 else 404
+        unknown = self.reach.unknown_status if self.reach.unknown_status >= 400 else 404
         if after is None or after.status_code != unknown:
             problems.append(
                 f"a POST after DELETE answered {_status(after, conn)}, not {unknown} as for "
@@ -442,11 +477,11 @@ class TransportChecks(EndpointStage):
             )
         else:
             conn.id = None
-        self.v.verdict("http-delete", problems, "202, the stream ended, then 404")
+        self.v.verdict(HTTP_DELETE, problems, "202, the stream ended, then 404")
 
     def _judge_cookies(self, conn: HttpConnection) -> None:
         if not conn.set_cookies:
-            self.v.record("cookies", "n/a", "the endpoint set no cookie")
+            self.v.record(COOKIES, "n/a", "the endpoint set no cookie")
             return
         set_names = {c.split("=", 1)[0].strip() for c in conn.set_cookies if _lasting(c)}
         request = conn.client.build_request("POST", self.target.url)
@@ -458,31 +493,31 @@ class TransportChecks(EndpointStage):
         missing = sorted(set_names - returned)
         if missing:
             self.v.fail(
-                "cookies",
+                COOKIES,
                 f"a client does not return {', '.join(missing)} to {self.target.url} "
                 f"(check Path, Domain and Secure): {short('; '.join(conn.set_cookies), 120)}",
             )
         else:
-            self.v.record("cookies", "pass", f"returned: {', '.join(sorted(returned))}")
+            self.v.record(COOKIES, "pass", f"returned: {', '.join(sorted(returned))}")
 
     # -- keepalive ---------------------------------------------------------------------
 
     async def keepalive(self) -> None:
         wait = self.target.keepalive_wait
-        if not self.v.wants("stream-keepalive"):
+        if not self.v.wants(STREAM_KEEPALIVE):
             return
         if wait <= 0:
-            return self.v.record("stream-keepalive", "skip", "--keepalive-wait 0")
+            return self.v.record(STREAM_KEEPALIVE, "skip", "--keepalive-wait 0")
         conn = self.connection()
         try:
             init = await conn.initialize("acp-check-keepalive")
             if conn.id is None:
                 why = _status(init, conn)
-                return self.v.record("stream-keepalive", "skip", f"initialize: {why}")
-            self.connection_ids.append(conn.id)
+                return self.v.record(STREAM_KEEPALIVE, "skip", f"initialize: {why}")
+            self.reach.connection_ids.append(conn.id)
             response, stream = await conn.open_stream()
             if stream is None:
-                return self.v.record("stream-keepalive", "skip", f"GET: {_status(response, conn)}")
+                return self.v.record(STREAM_KEEPALIVE, "skip", f"GET: {_status(response, conn)}")
             await self._judge_keepalive(stream, wait)
         finally:
             await conn.close()
@@ -497,32 +532,32 @@ class TransportChecks(EndpointStage):
             if not await stream.wait_line(count, max(remaining, 0.0)):
                 break
             if stream.line_times[-1] - stream.opened_at >= QUIET_START:
-                return self.v.record("stream-keepalive", "pass")
+                return self.v.record(STREAM_KEEPALIVE, "pass")
         if stream.ended.is_set():
-            return self.v.fail("stream-keepalive", "the idle stream ended")
-        self.v.fail("stream-keepalive", f"the idle stream sent nothing for {wait:g} s")
+            return self.v.fail(STREAM_KEEPALIVE, "the idle stream ended")
+        self.v.fail(STREAM_KEEPALIVE, f"the idle stream sent nothing for {wait:g} s")
 
     # -- HTTP/2 ------------------------------------------------------------------------
 
     async def http2(self) -> None:
-        if not self.v.wants("http2"):
+        if not self.v.wants(HTTP2):
             return
         if self.target.tls:
             chosen, problem = await alpn_protocol(self.target, self.quick)
             if problem is not None:
-                return self.v.record("http2", "skip", problem)
+                return self.v.record(HTTP2, "skip", problem)
             if chosen != "h2":
                 picked = chosen or "neither (no ALPN: HTTP/1.1)"
                 return self.v.fail(
-                    "http2", f"TLS ALPN offered h2 and http/1.1; the server chose {picked}"
+                    HTTP2, f"TLS ALPN offered h2 and http/1.1; the server chose {picked}"
                 )
         else:
             problem = await h2c_answer(self.target, self.quick)
             if problem is not None:
-                return self.v.fail("http2", f"no h2c with prior knowledge: {problem}")
+                return self.v.fail(HTTP2, f"no h2c with prior knowledge: {problem}")
         if importlib.util.find_spec("h2") is None:
             return self.v.record(
-                "http2", "pass", "HTTP/2 handshake (install h2 to also run initialize over HTTP/2)"
+                HTTP2, "pass", "HTTP/2 handshake (install h2 to also run initialize over HTTP/2)"
             )
         conn = self.connection(http2=True)
         try:
@@ -530,90 +565,13 @@ class TransportChecks(EndpointStage):
             version = init.http_version if init is not None else None
             if init is None or init.status_code != 200 or version != "HTTP/2":
                 return self.v.fail(
-                    "http2", f"initialize over HTTP/2: {_status(init, conn)} ({version})"
+                    HTTP2, f"initialize over HTTP/2: {_status(init, conn)} ({version})"
                 )
             if conn.id is not None:
-                self.connection_ids.append(conn.id)
-            self.v.record("http2", "pass", "initialize answered over HTTP/2")
+                self.reach.connection_ids.append(conn.id)
+            self.v.record(HTTP2, "pass", "initialize answered over HTTP/2")
         finally:
             await conn.close()
-
-    # -- WebSocket ---------------------------------------------------------------------
-
-    async def websocket(self) -> None:
-        try:
-            await self._upgrade()
-        finally:
-            self._reach("websocket")
-
-    async def _upgrade(self) -> None:
-        client, errors = _websockets()
-        try:
-            ws = await client.connect(
-                self.target.ws_url,
-                additional_headers=self.target.request_headers(),
-                open_timeout=self.quick,
-                ssl=self.target.ssl_context(),
-                compression=None,
-            )
-        except errors.InvalidStatus as exc:
-            status = exc.response.status_code
-            if status in REFUSED_CREDENTIALS:
-                why = self.refused_credentials("the WebSocket upgrade", status)
-                return self.v.skip_stage("websocket", why)
-            self.v.fail("ws-upgrade", f"the upgrade was answered HTTP {status}")
-            return self.v.skip_stage("websocket", "no WebSocket")
-        except (OSError, asyncio.TimeoutError, errors.InvalidHandshake) as exc:
-            self.v.fail("ws-upgrade", f"the upgrade failed: {exc}")
-            return self.v.skip_stage("websocket", "no WebSocket")
-        self._reach("websocket")
-        try:
-            await self._websocket(ws)
-        finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(ws.close(), self.quick)
-            # Python 3.10's TLS transport can stay open after the closing handshake.
-            transport = getattr(ws, "transport", None)
-            if transport is not None and not transport.is_closing():
-                transport.abort()
-
-    async def _websocket(self, ws: Any) -> None:
-        connection_id = ws.response.headers.get("Acp-Connection-Id") if ws.response else None
-        if connection_id:
-            self.connection_ids.append(connection_id)
-        if not self.v.wants_stage("websocket"):
-            return
-        if connection_id:
-            self.v.record("ws-upgrade", "pass")
-        else:
-            self.v.fail("ws-upgrade", "no Acp-Connection-Id in the 101 headers")
-        frames = _Frames(ws)
-        problems: list[str] = []
-        await ws.send(initialize_request("ws-init").decode())
-        if await frames.answer("ws-init", self.timeout) is None:
-            problems.append(f"initialize: {frames.describe()}")
-        else:
-            params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
-            await ws.send(rpc("session/new", params, "ws-new").decode())
-            if await frames.answer("ws-new", self.timeout) is None:
-                problems.append(f"session/new: {frames.describe()}")
-        if frames.binary:
-            problems.append(f"{frames.binary} binary frame(s) from the server")
-        self.v.verdict("ws-messages", problems, "text frames both ways")
-        if problems:
-            return self.v.record("ws-binary", "skip", "the WebSocket did not carry messages")
-        await ws.send(rpc(PING_METHOD, {}, "ws-binary"))  # bytes: a binary frame
-        answered = True
-        for request_id in ("ws-after-1", "ws-after-2"):
-            with contextlib.suppress(Exception):
-                await ws.send(rpc(PING_METHOD, {}, request_id).decode())
-            answered = answered and await frames.answer(request_id, self.quick) is not None
-        if "ws-binary" in frames.answered:
-            self.v.fail("ws-binary", "the request in a binary frame was answered")
-        elif not answered:
-            self.v.fail("ws-binary", f"after a binary frame: {frames.describe()}")
-        else:
-            self.v.record("ws-binary", "pass")
 
 
 def _lasting(set_cookie: str) -> bool:
@@ -623,55 +581,3 @@ def _lasting(set_cookie: str) -> bool:
         if name.lower() == "max-age" and value.strip().lstrip("-").isdigit():
             return int(value) > 0
     return True
-
-
-def _websockets() -> tuple[Any, Any]:
-    try:
-        import websockets.asyncio.client as client
-        import websockets.exceptions as errors
-    except ImportError as exc:  # pragma: no cover - the remote extra is a dev dependency
-        from .endpoint import INSTALL_HINT
-
-        raise ImportError(INSTALL_HINT) from exc
-    return client, errors
-
-
-class _Frames:
-    """What came on a checker's WebSocket: answers by id, binary frames, how it ended."""
-
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.answered: dict[str, dict[str, Any]] = {}
-        self.binary = 0
-        self.closed: str | None = None
-
-    async def answer(self, request_id: str, timeout: float) -> dict[str, Any] | None:
-        deadline = time.monotonic() + timeout
-        while request_id not in self.answered and self.closed is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            try:
-                frame = await asyncio.wait_for(self.ws.recv(), remaining)
-            except asyncio.TimeoutError:
-                break
-            except Exception as exc:
-                self.closed = f"the socket closed ({exc})"
-                break
-            if isinstance(frame, bytes):
-                self.binary += 1
-                continue
-            try:
-                message = as_dict(msgspec.json.decode(frame))
-            except msgspec.DecodeError:
-                continue
-            if (
-                message is not None
-                and "method" not in message
-                and isinstance(message.get("id"), str)
-            ):
-                self.answered[message["id"]] = message
-        return self.answered.get(request_id)
-
-    def describe(self) -> str:
-        return self.closed or "no answer in time"

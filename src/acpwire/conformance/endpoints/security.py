@@ -23,10 +23,15 @@ import math
 import secrets
 import string
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from .driver import BARE_CAPABILITIES, PING_METHOD, Answer, BareClient, Run
-from .endpoint import (
+from ..agents.driver import BARE_CAPABILITIES, PING_METHOD, Answer, BareClient, Run
+from ..registry import Check, Group
+from ..wire import Wire, dict_of, dicts
+from .http import NOT_OFFERED
+from .stage import EndpointStage
+from .target import (
     JSON,
     HttpConnection,
     RawAnswer,
@@ -37,18 +42,83 @@ from .endpoint import (
     rpc,
     websocket_upgrade_headers,
 )
-from .endpoint_checks import NOT_OFFERED, EndpointStage, TransportChecks
-from .options import CheckOptions
-from .report import Report, Verdicts
-from .wire import Wire, dict_of, dicts
 
-__all__ = ["SecurityChecks", "id_bits"]
+__all__ = [
+    "AUTH_CHALLENGE",
+    "AUTH_INVALID_TOKEN",
+    "AUTH_REQUIRED",
+    "BODY_LIMIT",
+    "CONNECTION_IDS",
+    "FOREIGN_ORIGIN",
+    "GROUP",
+    "PRINCIPAL_CONNECTIONS",
+    "PRINCIPAL_SESSIONS",
+    "REATTACH",
+    "REBINDING_HOST",
+    "SecurityChecks",
+    "id_bits",
+]
+
+GROUP = Group("endpoint", stage="security")
+AUTH_REQUIRED = GROUP.check(
+    "auth-required",
+    "without credentials, initialize gets 401 and the WebSocket upgrade is refused",
+    proves=("SEC-001",),
+)
+AUTH_INVALID_TOKEN = GROUP.check(
+    "auth-invalid-token",
+    "with a wrong bearer token, initialize gets 401 and the upgrade is refused",
+    proves=("SEC-002",),
+    needs=("token",),
+)
+AUTH_CHALLENGE = GROUP.check(
+    "auth-challenge", "a 401 carries WWW-Authenticate", proves=("SEC-003",)
+)
+FOREIGN_ORIGIN = GROUP.check(
+    "foreign-origin",
+    "a foreign Origin is refused on POST and on the WebSocket upgrade",
+    proves=("SEC-004",),
+)
+REBINDING_HOST = GROUP.check(
+    "rebinding-host",
+    "a foreign Host (DNS rebinding) is refused on POST and on the WebSocket upgrade",
+    proves=("SEC-005",),
+    needs=("loopback",),
+)
+PRINCIPAL_CONNECTIONS = GROUP.check(
+    "principal-connections",
+    "another principal's connection id is answered as an unknown one; it goes on",
+    proves=("SEC-006",),
+    needs=("token2",),
+)
+PRINCIPAL_SESSIONS = GROUP.check(
+    "principal-sessions",
+    "another principal cannot list, load, resume or prompt a session",
+    proves=("SEC-007",),
+    needs=("token2", "session"),
+)
+REATTACH = GROUP.check(
+    "reattach",
+    "the owner attaches its session from a second connection",
+    proves=("SEC-008",),
+    needs=("attach",),
+)
+CONNECTION_IDS = GROUP.check(
+    "connection-ids",
+    "connection ids are all different, with at least 128 bits each",
+    proves=("SEC-009",),
+)
+BODY_LIMIT = GROUP.check(
+    "body-limit",
+    "a POST declaring a 1 GiB body gets 413 before the body is sent",
+    proves=("SEC-010",),
+)
 
 MakeRun = Callable[..., Run]
 """``make(name, token=None)``: a run over the endpoint as ``token``'s principal."""
 
 EVIL_ORIGIN = "https://evil.example"
-REBINDING_HOST = "rebind.evil.example"
+EVIL_HOST = "rebind.evil.example"
 DECLARED_BODY = 1 << 30
 """The body size the body-limit probe announces (1 GiB) and never sends."""
 MIN_ID_BITS = 128
@@ -92,25 +162,17 @@ def _problems(*found: str | None) -> list[str]:
     return [p for p in found if p is not None]
 
 
+@dataclass
 class SecurityChecks(EndpointStage):
     """The ``security`` stage of an endpoint check."""
 
-    def __init__(
-        self,
-        options: CheckOptions,
-        verdicts: Verdicts,
-        report: Report,
-        transport: TransportChecks,
-        cwd: str,
-    ) -> None:
-        super().__init__(options, verdicts, report, cwd)
-        self.transport = transport
-        self.connection_ids: list[str] = []
-        self.challenges: list[RawAnswer] = []
-        """Every 401 seen (for ``auth-challenge``)."""
-        self.auth_judged = asyncio.Event()
-        self.serves_anyone = False
-        """Requests without credentials are served: there is one principal, anyone."""
+    connection_ids: list[str] = field(default_factory=list[str])
+    """Connection ids the endpoint issued to the security checks' own runs."""
+    challenges: list[RawAnswer] = field(default_factory=list[RawAnswer])
+    """Every 401 seen (for ``auth-challenge``)."""
+    auth_judged: asyncio.Event = field(default_factory=asyncio.Event)
+    serves_anyone: bool = False
+    """Requests without credentials are served: there is one principal, anyone."""
 
     async def run(self) -> None:
         await asyncio.gather(self.auth(), self.browsers(), self.body_limit(), self.principals())
@@ -146,21 +208,21 @@ class SecurityChecks(EndpointStage):
 
     async def _reachable(self) -> str | None:
         """Why the checks that need the checker's own access cannot judge (None: they can)."""
-        await self.transport.reached.wait()
+        await self.reach.reached.wait()
         return self.report.blocked
 
     # -- authentication ----------------------------------------------------------------
 
     async def auth(self) -> None:
-        if not self.v.wants("auth-required", "auth-invalid-token", "auth-challenge"):
+        if not self.v.wants(AUTH_REQUIRED, AUTH_INVALID_TOKEN, AUTH_CHALLENGE):
             return
         anonymous = self.target.request_headers(credentials=False)
         post, ws = await asyncio.gather(
             self.initialize(anonymous, "acp-check-anonymous"), self.upgrade(anonymous)
         )
-        await self.transport.reached.wait()
+        await self.reach.reached.wait()
         refused = {401}
-        if self.transport.http_offered is False and not self.report.blocked:
+        if self.reach.http_offered is False and not self.report.blocked:
             refused |= NOT_OFFERED  # no Streamable HTTP at all: nothing to serve
         problems = _problems(
             _problem(post, "initialize without credentials", refused.__contains__),
@@ -168,15 +230,15 @@ class SecurityChecks(EndpointStage):
                 ws, "the WebSocket upgrade without credentials", UPGRADE_REFUSALS.__contains__
             ),
         )
-        self.v.verdict("auth-required", problems, "401")
+        self.v.verdict(AUTH_REQUIRED, problems, "401")
         self.serves_anyone = post.status == 200 or ws.status == 101
         self.auth_judged.set()
         if self.serves_anyone:
             reason = "the endpoint serves without credentials (see auth-required)"
-            self.v.record("auth-invalid-token", "skip", reason)
+            self.v.record(AUTH_INVALID_TOKEN, "skip", reason)
             return
         if self.target.bearer is None:
-            self.v.record("auth-invalid-token", "skip", "no bearer token given (--token)")
+            self.v.record(AUTH_INVALID_TOKEN, "skip", "no bearer token given (--token)")
             return
         wrong = self.target.request_headers(token="acp-check-wrong-" + secrets.token_hex(16))
         post, ws = await asyncio.gather(
@@ -186,50 +248,48 @@ class SecurityChecks(EndpointStage):
             _problem(post, "initialize with a wrong token", refused.__contains__),
             _problem(ws, "the WebSocket upgrade with a wrong token", UPGRADE_REFUSALS.__contains__),
         )
-        self.v.verdict("auth-invalid-token", problems, "401")
+        self.v.verdict(AUTH_INVALID_TOKEN, problems, "401")
 
     def _judge_challenges(self) -> None:
         if not self.challenges:
-            self.v.record("auth-challenge", "skip", "no 401 answer to look at")
+            self.v.record(AUTH_CHALLENGE, "skip", "no 401 answer to look at")
             return
         missing = [a for a in self.challenges if not a.headers.get("www-authenticate")]
         if missing:
-            self.v.fail("auth-challenge", f"{len(missing)} 401 answer(s) without WWW-Authenticate")
+            self.v.fail(AUTH_CHALLENGE, f"{len(missing)} 401 answer(s) without WWW-Authenticate")
         else:
             schemes = {a.headers["www-authenticate"].split(" ", 1)[0] for a in self.challenges}
-            self.v.record(
-                "auth-challenge", "pass", f"WWW-Authenticate: {', '.join(sorted(schemes))}"
-            )
+            self.v.record(AUTH_CHALLENGE, "pass", f"WWW-Authenticate: {', '.join(sorted(schemes))}")
 
     # -- browsers ----------------------------------------------------------------------
 
     async def browsers(self) -> None:
-        if not self.v.wants("foreign-origin", "rebinding-host"):
+        if not self.v.wants(FOREIGN_ORIGIN, REBINDING_HOST):
             return
         blocked = await self._reachable()
         if blocked:
-            self.v.record("foreign-origin", "skip", blocked)
-            self.v.record("rebinding-host", "skip", blocked)
+            self.v.record(FOREIGN_ORIGIN, "skip", blocked)
+            self.v.record(REBINDING_HOST, "skip", blocked)
             return
         headers = self.target.request_headers()
         evil = {
             **{k: v for k, v in headers.items() if k.lower() != "origin"},
             "Origin": EVIL_ORIGIN,
         }
-        await self._must_refuse("foreign-origin", evil, f"Origin: {EVIL_ORIGIN}")
+        await self._must_refuse(FOREIGN_ORIGIN, evil, f"Origin: {EVIL_ORIGIN}")
         if not self.target.loopback:
             self.v.record(
-                "rebinding-host",
+                REBINDING_HOST,
                 "n/a",
                 f"{self.target.hostname} is not a loopback address (authentication protects it)",
             )
             return
-        rebound = {**headers, "Host": f"{REBINDING_HOST}:{self.target.port}"}
-        await self._must_refuse("rebinding-host", rebound, f"Host: {REBINDING_HOST}")
+        rebound = {**headers, "Host": f"{EVIL_HOST}:{self.target.port}"}
+        await self._must_refuse(REBINDING_HOST, rebound, f"Host: {EVIL_HOST}")
 
-    async def _must_refuse(self, key: str, headers: dict[str, str], what: str) -> None:
+    async def _must_refuse(self, key: Check, headers: dict[str, str], what: str) -> None:
         """``initialize`` and the upgrade with ``headers`` must both get a 4xx."""
-        post, ws = await asyncio.gather(self.initialize(headers, key), self.upgrade(headers))
+        post, ws = await asyncio.gather(self.initialize(headers, key.key), self.upgrade(headers))
         problems = _problems(
             _problem(post, what, _client_error),
             _problem(ws, f"the upgrade with {what}", _client_error),
@@ -239,13 +299,13 @@ class SecurityChecks(EndpointStage):
     # -- limits ------------------------------------------------------------------------
 
     async def body_limit(self) -> None:
-        if not self.v.wants("body-limit"):
+        if not self.v.wants(BODY_LIMIT):
             return
         blocked = await self._reachable()
         if blocked:
-            return self.v.record("body-limit", "skip", blocked)
-        if self.transport.http_offered is False:
-            return self.v.record("body-limit", "n/a", "no Streamable HTTP")
+            return self.v.record(BODY_LIMIT, "skip", blocked)
+        if self.reach.http_offered is False:
+            return self.v.record(BODY_LIMIT, "n/a", "no Streamable HTTP")
         answer = await raw_request(
             self.target,
             "POST",
@@ -254,20 +314,20 @@ class SecurityChecks(EndpointStage):
             declared_length=DECLARED_BODY,
         )
         if answer.status == 413:
-            self.v.record("body-limit", "pass")
+            self.v.record(BODY_LIMIT, "pass")
         elif answer.status is None and "no answer" in (answer.problem or ""):
-            self.v.fail("body-limit", f"{answer.problem}: the endpoint waits for a 1 GiB body")
+            self.v.fail(BODY_LIMIT, f"{answer.problem}: the endpoint waits for a 1 GiB body")
         else:
-            self.v.fail("body-limit", f"a POST announcing 1 GiB answered {answer.describe()}")
+            self.v.fail(BODY_LIMIT, f"a POST announcing 1 GiB answered {answer.describe()}")
 
     # -- principals --------------------------------------------------------------------
 
     async def principals(self) -> None:
-        if self.target.token2 is not None and self.v.wants("auth-required"):
+        if self.target.token2 is not None and self.v.wants(AUTH_REQUIRED):
             await self.auth_judged.wait()
         await asyncio.gather(self._connections(), self._sessions())
 
-    def _one_principal(self, key: str) -> bool:
+    def _one_principal(self, key: Check) -> bool:
         """Skip ``key`` when the endpoint cannot tell principals apart at all."""
         if self.serves_anyone:
             reason = "the endpoint serves without credentials: one principal (see auth-required)"
@@ -275,7 +335,7 @@ class SecurityChecks(EndpointStage):
         return self.serves_anyone
 
     async def _connections(self) -> None:
-        key = "principal-connections"
+        key = PRINCIPAL_CONNECTIONS
         if not self.v.wants(key):
             return
         if self.target.token2 is None:
@@ -285,7 +345,7 @@ class SecurityChecks(EndpointStage):
             return self.v.record(key, "skip", blocked)
         if self._one_principal(key):
             return
-        if self.transport.http_offered is False:
+        if self.reach.http_offered is False:
             return self.v.record(key, "n/a", "no Streamable HTTP: connection ids are not used")
         owner = HttpConnection(self.target, self.quick)
         other = HttpConnection(self.target, self.quick, token=self.target.token2)
@@ -295,7 +355,7 @@ class SecurityChecks(EndpointStage):
             await asyncio.gather(owner.close(), other.close())
 
     async def _judge_connections(self, owner: HttpConnection, other: HttpConnection) -> None:
-        key = "principal-connections"
+        key = PRINCIPAL_CONNECTIONS
         await owner.initialize("acp-check-owner")
         if owner.id is None:
             return self.v.record(key, "skip", f"initialize: {owner.problem or 'no connection'}")
@@ -332,7 +392,7 @@ class SecurityChecks(EndpointStage):
         self.v.verdict(key, problems, "answered as unknown ids; the owner went on")
 
     async def _sessions(self) -> None:
-        keys = ("principal-sessions", "reattach")
+        keys = (PRINCIPAL_SESSIONS, REATTACH)
         if not self.v.wants(*keys):
             return
         blocked = await self._reachable()
@@ -372,15 +432,15 @@ class SecurityChecks(EndpointStage):
         owner = make("owner")
         caps, why = await self._start(owner)
         if caps is None:
-            self.v.record("principal-sessions", "skip", why)
-            self.v.record("reattach", "skip", why)
+            self.v.record(PRINCIPAL_SESSIONS, "skip", why)
+            self.v.record(REATTACH, "skip", why)
             return
         answer = await owner.call("session/new", {"cwd": self.cwd, "mcpServers": []}, timeout)
         session_id = dict_of(answer.result).get("sessionId")
         if not isinstance(session_id, str):
             why = f"session/new: {answer.describe()}"
-            self.v.record("principal-sessions", "skip", why)
-            self.v.record("reattach", "skip", why)
+            self.v.record(PRINCIPAL_SESSIONS, "skip", why)
+            self.v.record(REATTACH, "skip", why)
             return
         prompt = [{"type": "text", "text": self.options.prompt}]
         await owner.call("session/prompt", {"sessionId": session_id, "prompt": prompt}, timeout)
@@ -397,22 +457,22 @@ class SecurityChecks(EndpointStage):
         return None
 
     async def _reattach(self, make: MakeRun, caps: dict[str, Any], session_id: str) -> None:
-        if not self.v.wants("reattach"):
+        if not self.v.wants(REATTACH):
             return
         again = make("owner-again")
         agent_caps, why = await self._start(again)
         if agent_caps is None:
-            return self.v.record("reattach", "skip", why)
+            return self.v.record(REATTACH, "skip", why)
         answer = await self._attach(again, caps, session_id)
         if answer is None:
-            self.v.record("reattach", "n/a", "the agent offers neither session/load nor resume")
+            self.v.record(REATTACH, "n/a", "the agent offers neither session/load nor resume")
         elif answer.ok:
-            self.v.record("reattach", "pass")
+            self.v.record(REATTACH, "pass")
         else:
-            self.v.fail("reattach", f"the owner's second connection: {answer.describe()}")
+            self.v.fail(REATTACH, f"the owner's second connection: {answer.describe()}")
 
     async def _intrude(self, make: MakeRun, session_id: str, prompt: list[dict[str, Any]]) -> None:
-        key = "principal-sessions"
+        key = PRINCIPAL_SESSIONS
         if not self.v.wants(key):
             return
         if self.target.token2 is None:
@@ -444,9 +504,9 @@ class SecurityChecks(EndpointStage):
     # -- connection ids ----------------------------------------------------------------
 
     def judge_connection_ids(self) -> None:
-        ids = self.transport.connection_ids + self.connection_ids
+        ids = self.reach.connection_ids + self.connection_ids
         if not ids:
-            return self.v.record("connection-ids", "skip", "no connection id was issued")
+            return self.v.record(CONNECTION_IDS, "skip", "no connection id was issued")
         problems: list[str] = []
         if len(set(ids)) < len(ids):
             problems.append("the same id was issued twice")
@@ -456,6 +516,4 @@ class SecurityChecks(EndpointStage):
                 f"{weak[0]!r} holds at most {id_bits(weak[0]):.0f} bits ({MIN_ID_BITS} needed)"
             )
         least = min(id_bits(i) for i in ids)
-        self.v.verdict(
-            "connection-ids", problems, f"{len(ids)} ids, at least {least:.0f} bits each"
-        )
+        self.v.verdict(CONNECTION_IDS, problems, f"{len(ids)} ids, at least {least:.0f} bits each")

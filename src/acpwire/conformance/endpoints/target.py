@@ -34,10 +34,10 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ..transports.base import Transport
-from ..transports.http import CONNECTION_HEADER, SESSION_HEADER
-from .driver import Opener, client_info
-from .wire import as_dict, short
+from ...transports.base import Transport
+from ...transports.http import CONNECTION_HEADER, SESSION_HEADER
+from ..agents.driver import Opener, client_info
+from ..wire import as_dict, short
 
 if TYPE_CHECKING:
     import httpx
@@ -188,12 +188,12 @@ class EndpointTarget:
 
         async def open_transport() -> Transport:
             if self.via == "websocket":
-                from ..transports.websocket import connect_websocket
+                from ...transports.websocket import connect_websocket
 
                 return await connect_websocket(
                     self.ws_url, headers=headers, ssl=self.ssl_context(), open_timeout=timeout
                 )
-            from ..transports.http import connect_http
+            from ...transports.http import connect_http
 
             return await connect_http(self.url, headers=headers, verify=self.ssl_context() or True)
 
