@@ -22,23 +22,28 @@ def lazy_getattr(package: str, names: Mapping[str, str]) -> Callable[[str], Any]
     return __getattr__
 
 
-def moved_getattr(old: str, new: str, names: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for a module that moved: ``old.NAME`` still gives
-    ``new.names[NAME]``, with a ``DeprecationWarning`` naming the new import.
+def moved_getattr(
+    old: str, new: str, renamed: Mapping[str, str] | None = None
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for a module that moved to ``new``: ``old.NAME`` still gives
+    ``new.NAME`` for every name ``new`` exports (``new.renamed[NAME]`` for a renamed one),
+    with a ``DeprecationWarning`` naming the new import.
 
-    The import is made on use, so the old module costs nothing and imports nothing from
-    the layer the code moved to until someone still uses it.
+    ``new`` is imported on first use, so the old module costs nothing and imports nothing
+    from the layer the code moved to until someone still uses it.
     """
+    renames = dict(renamed or {})
 
     def __getattr__(name: str) -> Any:
-        target = names.get(name)
-        if target is None:
+        target = renames.get(name, name)
+        module = None if name.startswith("_") else import_module(new)
+        if module is None or (name not in renames and name not in getattr(module, "__all__", ())):
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
         warnings.warn(
             f"{old}.{name} moved: import {target} from {new} (the old path goes in 0.2)",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(import_module(new), target)
+        return getattr(module, target)
 
     return __getattr__

@@ -41,3 +41,9 @@ class CheckOptions:
     auth_method: str | None = None
     """``authenticate`` with this method id when the agent says authentication is required."""
     env: Mapping[str, str] | None = None
+
+    @property
+    def quick(self) -> float:
+        """The wait for an answer that needs no work: ``quick_timeout``, never longer than
+        ``timeout``."""
+        return min(self.quick_timeout, self.timeout)

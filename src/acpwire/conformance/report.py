@@ -10,6 +10,7 @@ authentication (so most checks were skipped). A usage error is 2 (the CLI's busi
 
 from __future__ import annotations
 
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,14 @@ class Report:
     not be driven at all, e.g. it never started the agent)."""
     duration: float = 0.0
     target: Target = "agent"
+
+    def completed(self, verdicts: Verdicts, started: float) -> Report:
+        """This report with the run's verdicts and notes, timed from ``started``
+        (``time.monotonic()``)."""
+        self.results = verdicts.ordered()
+        self.notes.extend(verdicts.notes)
+        self.duration = time.monotonic() - started
+        return self
 
     @property
     def failed_must(self) -> list[CheckResult]:

@@ -75,10 +75,7 @@ async def run_checks(options: CheckOptions) -> Report:
         judge_wire(wire, verdicts)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-    report.results = verdicts.ordered()
-    report.notes.extend(verdicts.notes)
-    report.duration = time.monotonic() - started
-    return report
+    return report.completed(verdicts, started)
 
 
 async def _endpoint(

@@ -21,11 +21,13 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import Any, cast
 
 from .. import schema as s
+from .._waits import within
 from ..client.connection import Client, ClientSideConnection
-from ..client.v2 import ClientV2
+from ..client.v2 import AgentPeerV2, ClientV2
 from ..protocol.errors import AuthRequired, RequestError
 from ..schema import v2
 from ..testing.recording import RecordingTransport, WireLog
@@ -136,7 +138,7 @@ class _Observer(ClientV2):
             if left <= 0:
                 return None
             try:
-                await asyncio.wait_for(self.changed.wait(), left)
+                await within(self.changed.wait(), left)
             except asyncio.TimeoutError:
                 return None
 
@@ -167,10 +169,7 @@ async def run_v2_checks(options: CheckOptions) -> Report:
         shutil.rmtree(temp, ignore_errors=True)
     if report.protocol_version == 2:
         _judge_schema(wire, verdicts)
-    report.results = verdicts.ordered()
-    report.notes.extend(verdicts.notes)
-    report.duration = time.monotonic() - started
-    return report
+    return report.completed(verdicts, started)
 
 
 def _folder(cwd: str | None) -> tuple[str, str]:
@@ -187,7 +186,7 @@ async def _run(
     observer = _Observer()
     conn = ClientSideConnection(Client(), RecordingTransport(transport, wire), v2=observer)
     async with conn:
-        version = await asyncio.wait_for(conn.negotiate(info=INFO), options.timeout)
+        version = await within(conn.negotiate(info=INFO), options.timeout)
         report.protocol_version = version
         if version != 2 or conn.agent_v2 is None:
             reason = f"the agent answered version {version}: it does not serve the v2 draft"
@@ -201,109 +200,110 @@ async def _run(
             V2_NEGOTIATION, "pass", f"{answer.info.name} {answer.info.version} answered 2"
         )
         try:
-            session = await asyncio.wait_for(agent.new_session(cwd), options.timeout)
+            session = await within(agent.new_session(cwd), options.timeout)
         except AuthRequired:
             if options.auth_method is None:
                 report.blocked = "session/new needs authentication (give --auth-method ID)"
                 return
-            await asyncio.wait_for(agent.login(options.auth_method), options.timeout)
-            session = await asyncio.wait_for(agent.new_session(cwd), options.timeout)
-        sid = session.session_id
-        await _turn(options, verdicts, observer, conn, sid)
+            await within(agent.login(options.auth_method), options.timeout)
+            session = await within(agent.new_session(cwd), options.timeout)
+        turns = _Turns(options, verdicts, observer, agent, session.session_id)
+        await turns.prompt()
         if options.slow_prompt is None:
             verdicts.record(V2_CANCEL, "skip", "needs --slow-prompt")
         else:
-            await _cancel(options, verdicts, observer, conn, sid, options.slow_prompt)
+            await turns.cancel(options.slow_prompt)
         with contextlib.suppress(RequestError, asyncio.TimeoutError):
-            await asyncio.wait_for(agent.close_session(sid), options.quick_timeout)
+            await within(agent.close_session(turns.sid), options.quick_timeout)
 
 
-async def _turn(
-    options: CheckOptions,
-    verdicts: Verdicts,
-    observer: _Observer,
-    conn: ClientSideConnection,
-    sid: str,
-) -> None:
-    assert conn.agent_v2 is not None
-    start = len(observer.updates)
-    try:
-        answer = await asyncio.wait_for(conn.agent_v2.prompt(sid, options.prompt), options.timeout)
-    except RequestError as exc:
-        verdicts.fail(V2_PROMPT_ACCEPTED, f"session/prompt was refused: {exc}", "V2-PROMPT-001")
-        return
-    except asyncio.TimeoutError:
-        verdicts.fail(
+@dataclass
+class _Turns:
+    """The turns of the v2 checks, in one session."""
+
+    options: CheckOptions
+    verdicts: Verdicts
+    observer: _Observer
+    agent: AgentPeerV2
+    sid: str
+
+    async def prompt(self) -> None:
+        """The ``--prompt`` turn: accepted with a messageId, run between a running and an
+        idle state, its messages with ids."""
+        options, verdicts, observer = self.options, self.verdicts, self.observer
+        start = len(observer.updates)
+        try:
+            answer = await within(self.agent.prompt(self.sid, options.prompt), options.timeout)
+        except RequestError as exc:
+            verdicts.fail(V2_PROMPT_ACCEPTED, f"session/prompt was refused: {exc}", "V2-PROMPT-001")
+            return
+        except asyncio.TimeoutError:
+            verdicts.fail(
+                V2_PROMPT_ACCEPTED,
+                f"no answer to session/prompt in {options.timeout:g} s",
+                "V2-PROMPT-001",
+            )
+            return
+        idle = await observer.wait_for(start, options.timeout, _idle_with_reason)
+        seen = observer.updates[start:]
+        inserted = [
+            u
+            for u in seen
+            if u.get("sessionUpdate") in ("user_message", "user_message_chunk")
+            and u.get("messageId") == answer.message_id
+        ]
+        verdicts.verdict(
             V2_PROMPT_ACCEPTED,
-            f"no answer to session/prompt in {options.timeout:g} s",
-            "V2-PROMPT-001",
+            []
+            if inserted
+            else [("V2-PROMPT-002", f"no user message with messageId {answer.message_id!r}")],
+            f"accepted as {answer.message_id}",
         )
-        return
-    idle = await observer.wait_for(start, options.timeout, _idle_with_reason)
-    seen = observer.updates[start:]
-    inserted = [
-        u
-        for u in seen
-        if u.get("sessionUpdate") in ("user_message", "user_message_chunk")
-        and u.get("messageId") == answer.message_id
-    ]
-    verdicts.verdict(
-        V2_PROMPT_ACCEPTED,
-        []
-        if inserted
-        else [("V2-PROMPT-002", f"no user message with messageId {answer.message_id!r}")],
-        f"accepted as {answer.message_id}",
-    )
-    states = [u.get("state") for u in seen if u.get("sessionUpdate") == "state_update"]
-    problems: list[tuple[str, str]] = []
-    if "running" not in states:
-        problems.append(("V2-PROMPT-003", "no running state_update"))
-    if idle is None:
-        problems.append(
-            ("V2-PROMPT-004", f"no idle state with a stop reason in {options.timeout:g} s")
+        states = [u.get("state") for u in seen if u.get("sessionUpdate") == "state_update"]
+        problems: list[tuple[str, str]] = []
+        if "running" not in states:
+            problems.append(("V2-PROMPT-003", "no running state_update"))
+        if idle is None:
+            problems.append(
+                ("V2-PROMPT-004", f"no idle state with a stop reason in {options.timeout:g} s")
+            )
+        verdicts.verdict(
+            V2_TURN_STATES,
+            problems,
+            f"states {', '.join(map(str, states))}; stop reason {idle and idle.get('stopReason')}",
         )
-    verdicts.verdict(
-        V2_TURN_STATES,
-        problems,
-        f"states {', '.join(map(str, states))}; stop reason {idle and idle.get('stopReason')}",
-    )
-    messages = [u for u in seen if u.get("sessionUpdate") in _MESSAGE_KINDS]
-    missing = [u["sessionUpdate"] for u in messages if not u.get("messageId")]
-    verdicts.verdict(
-        V2_MESSAGE_IDS,
-        [f"{kind} without a messageId" for kind in missing],
-        f"{len(messages)} message update(s), each with a messageId",
-    )
+        messages = [u for u in seen if u.get("sessionUpdate") in _MESSAGE_KINDS]
+        missing = [u["sessionUpdate"] for u in messages if not u.get("messageId")]
+        verdicts.verdict(
+            V2_MESSAGE_IDS,
+            [f"{kind} without a messageId" for kind in missing],
+            f"{len(messages)} message update(s), each with a messageId",
+        )
 
+    async def cancel(self, prompt: str) -> None:
+        """A slow turn cancelled: its work ends idle, ``cancelled``."""
+        options, verdicts, observer = self.options, self.verdicts, self.observer
+        start = len(observer.updates)
+        try:
+            await within(self.agent.prompt(self.sid, prompt), options.timeout)
+        except (RequestError, asyncio.TimeoutError) as exc:
+            verdicts.record(V2_CANCEL, "skip", f"the slow prompt was not accepted: {exc!r}")
+            return
 
-async def _cancel(
-    options: CheckOptions,
-    verdicts: Verdicts,
-    observer: _Observer,
-    conn: ClientSideConnection,
-    sid: str,
-    prompt: str,
-) -> None:
-    assert conn.agent_v2 is not None
-    start = len(observer.updates)
-    try:
-        await asyncio.wait_for(conn.agent_v2.prompt(sid, prompt), options.timeout)
-    except (RequestError, asyncio.TimeoutError) as exc:
-        verdicts.record(V2_CANCEL, "skip", f"the slow prompt was not accepted: {exc!r}")
-        return
+        def running(update: dict[str, Any]) -> bool:
+            return (
+                update.get("sessionUpdate") == "state_update" and update.get("state") == "running"
+            )
 
-    def running(update: dict[str, Any]) -> bool:
-        return update.get("sessionUpdate") == "state_update" and update.get("state") == "running"
-
-    await observer.wait_for(start, options.timeout, running)
-    await conn.agent_v2.cancel(sid)
-    idle = await observer.wait_for(start, options.grace, _idle_with_reason)
-    if idle is None:
-        verdicts.fail(V2_CANCEL, f"no idle state {options.grace:g} s after session/cancel")
-    elif idle.get("stopReason") != "cancelled":
-        verdicts.fail(V2_CANCEL, f"the work ended with {idle.get('stopReason')!r}")
-    else:
-        verdicts.record(V2_CANCEL, "pass", "idle, cancelled")
+        await observer.wait_for(start, options.timeout, running)
+        await self.agent.cancel(self.sid)
+        idle = await observer.wait_for(start, options.grace, _idle_with_reason)
+        if idle is None:
+            verdicts.fail(V2_CANCEL, f"no idle state {options.grace:g} s after session/cancel")
+        elif idle.get("stopReason") != "cancelled":
+            verdicts.fail(V2_CANCEL, f"the work ended with {idle.get('stopReason')!r}")
+        else:
+            verdicts.record(V2_CANCEL, "pass", "idle, cancelled")
 
 
 def _judge_schema(wire: WireLog, verdicts: Verdicts) -> None:

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 
+from .._waits import within
 from ..protocol.framing import Oversize
 from ..transports.base import Transport
 
@@ -32,6 +33,7 @@ __all__ = [
     "Direction",
     "Process",
     "RecordingPipe",
+    "Waiters",
     "Wire",
     "WireEntry",
     "as_dict",
@@ -144,15 +146,17 @@ class Wire:
         """
         self.owners[(process, str(request_id))] = owner
 
-    def owner(self, entry: WireEntry) -> str | None:
-        """The check that judges ``entry`` alone, if any (see the module docstring)."""
+    def owner(self, entry: WireEntry, asker: Direction = "to_agent") -> str | None:
+        """The check that judges ``entry`` alone, if any (see the module docstring): a line
+        it marked, or a request it claimed and the answers to it. ``asker`` says which way
+        the claimed requests went (``from_agent`` when the checker plays the agent)."""
         if entry.owner is not None:
             return entry.owner
         m = entry.message
         if m is None or "id" not in m:
             return None
-        mine = (entry.direction == "to_agent") == ("method" in m)
-        return self.owners.get((entry.process, str(m["id"]))) if mine else None
+        claimed = (entry.direction == asker) == ("method" in m)
+        return self.owners.get((entry.process, str(m["id"]))) if claimed else None
 
 
 def _decode(raw: bytes) -> Any:
@@ -162,6 +166,46 @@ def _decode(raw: bytes) -> Any:
         return UNDECODABLE
 
 
+class Waiters:
+    """Who waits for a line of one process, woken when a matching line is recorded."""
+
+    def __init__(self, wire: Wire, process: str) -> None:
+        self.wire = wire
+        self.process = process
+        self._waiting: list[tuple[Callable[[WireEntry], bool], asyncio.Future[WireEntry | None]]]
+        self._waiting = []
+
+    def recorded(self, entry: WireEntry) -> None:
+        """Wake whoever waits for ``entry``."""
+        for predicate, future in list(self._waiting):
+            if not future.done() and predicate(entry):
+                future.set_result(entry)
+
+    def ended(self) -> None:
+        """Nothing more comes: every waiter gets None now."""
+        for _, future in self._waiting:
+            if not future.done():
+                future.set_result(None)
+
+    async def first(
+        self, predicate: Callable[[WireEntry], bool], since: int, timeout: float
+    ) -> WireEntry | None:
+        """The first entry of the process from index ``since`` on that matches, waiting up to
+        ``timeout`` seconds for it; None when none came."""
+        for entry in self.wire.of(self.process, since):
+            if predicate(entry):
+                return entry
+        future: asyncio.Future[WireEntry | None] = asyncio.get_running_loop().create_future()
+        waiter = (predicate, future)
+        self._waiting.append(waiter)
+        try:
+            return await within(future, timeout)
+        except asyncio.TimeoutError:
+            return None
+        finally:
+            self._waiting.remove(waiter)
+
+
 class RecordingPipe:
     """Wraps a transport: records each line on the wire and wakes whoever waits for one."""
 
@@ -169,13 +213,10 @@ class RecordingPipe:
         self.inner = inner
         self.process = process
         self.wire = wire
-        self._waiters: list[tuple[Callable[[WireEntry], bool], asyncio.Future[WireEntry]]] = []
+        self.waiters = Waiters(wire, process)
 
     def _add(self, direction: Direction, raw: bytes) -> None:
-        entry = self.wire.add(self.process, direction, raw, time.monotonic())
-        for predicate, future in list(self._waiters):
-            if not future.done() and predicate(entry):
-                future.set_result(entry)
+        self.waiters.recorded(self.wire.add(self.process, direction, raw, time.monotonic()))
 
     async def send(self, message: bytes) -> None:
         self._add("to_agent", message)
@@ -196,18 +237,7 @@ class RecordingPipe:
         self, predicate: Callable[[WireEntry], bool], since: int, timeout: float
     ) -> WireEntry | None:
         """The first entry of this process from index ``since`` on that matches, or None."""
-        for entry in self.wire.of(self.process, since):
-            if predicate(entry):
-                return entry
-        future: asyncio.Future[WireEntry] = asyncio.get_running_loop().create_future()
-        waiter = (predicate, future)
-        self._waiters.append(waiter)
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            return None
-        finally:
-            self._waiters.remove(waiter)
+        return await self.waiters.first(predicate, since, timeout)
 
 
 def load_capture(path: str | Path, process: str = "capture") -> Wire:

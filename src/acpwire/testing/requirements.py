@@ -5,20 +5,4 @@ from __future__ import annotations
 
 from .._lazy import moved_getattr
 
-__getattr__ = moved_getattr(
-    __name__,
-    "acpwire.conformance.requirements",
-    {
-        name: name
-        for name in (
-            "BY_ID",
-            "REQUIREMENTS",
-            "V2_REQUIREMENTS",
-            "Level",
-            "Origin",
-            "Requirement",
-            "Side",
-            "requirement",
-        )
-    },
-)
+__getattr__ = moved_getattr(__name__, "acpwire.conformance.requirements")

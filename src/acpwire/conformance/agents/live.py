@@ -101,7 +101,7 @@ class Live:
 
     @property
     def quick(self) -> float:
-        return min(self.options.quick_timeout, self.options.timeout)
+        return self.options.quick
 
     @property
     def turn_start_wait(self) -> float:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..wire import Wire, WireEntry, dict_of, id_key
+from ..wire import Waiters, Wire, WireEntry, dict_of, id_key
 from . import scripted_agent
 
 __all__ = [
@@ -273,10 +273,12 @@ class ScriptedAgent:
     _seq: int = 0
     _next_id: int = 0
     _partial: bytes = b""
-    _waiters: list[tuple[Callable[[WireEntry], bool], asyncio.Future[WireEntry | None]]] = field(
-        default_factory=list[tuple[Callable[[WireEntry], bool], asyncio.Future[WireEntry | None]]]
-    )
+    waiters: Waiters = field(init=False)
+    """Who waits for a line of this scenario."""
     _grandchild_pid: asyncio.Future[int] | None = None
+
+    def __post_init__(self) -> None:
+        self.waiters = Waiters(self.wire, self.scenario)
 
     # ------------------------------------------------------------ the control connection
 
@@ -297,9 +299,7 @@ class ScriptedAgent:
             if not self.input_ended.is_set():
                 self._end_input()
             self.gone.set()
-            for _, future in self._waiters:
-                if not future.done():
-                    future.set_result(None)
+            self.waiters.ended()
             for output in self._outputs.values():
                 if not output.done.done():
                     output.done.set_result(False)
@@ -333,16 +333,12 @@ class ScriptedAgent:
     def _end_input(self) -> None:
         self.input_ended_at = time.monotonic()
         self.input_ended.set()
-        for _, future in self._waiters:
-            if not future.done():
-                future.set_result(None)
+        self.waiters.ended()
 
     def _record(self, direction: Any, raw: bytes, owner: str | None = None) -> WireEntry:
         entry = self.wire.add(self.scenario, direction, raw, time.monotonic())
         entry.owner = owner
-        for predicate, future in list(self._waiters):
-            if not future.done() and predicate(entry):
-                future.set_result(entry)
+        self.waiters.recorded(entry)
         return entry
 
     # ------------------------------------------------------------ writing
@@ -478,20 +474,9 @@ class ScriptedAgent:
 
         None also when the client closes the agent's input first: nothing more can come.
         """
-        for entry in self.wire.of(self.scenario, since):
-            if predicate(entry):
-                return entry
         if self.input_ended.is_set():
-            return None
-        future: asyncio.Future[WireEntry | None] = asyncio.get_running_loop().create_future()
-        waiter = (predicate, future)
-        self._waiters.append(waiter)
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            return None
-        finally:
-            self._waiters.remove(waiter)
+            return next((e for e in self.wire.of(self.scenario, since) if predicate(e)), None)
+        return await self.waiters.first(predicate, since, timeout)
 
     async def wait_request(self, method: str, timeout: float, since: int = 0) -> WireEntry | None:
         """The client's next request (or notification) for ``method``."""

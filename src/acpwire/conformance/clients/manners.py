@@ -5,9 +5,11 @@ requests and notifications, string ids, ``$/cancel_request``, and ``_meta`` ever
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from ...protocol.errors import ErrorCode
-from ..registry import NEEDS, Group
-from ..wire import as_dict, dict_of, short
+from ..registry import NEEDS, Check, Group
+from ..wire import WireEntry, as_dict, dict_of, short
 from .scene import Playbook, Scene, answer_text, is_answer
 
 __all__ = [
@@ -127,6 +129,23 @@ async def _baseline(scene: Scene) -> None:
 # ---------------------------------------------------------------------- JSON-RPC manners
 
 
+async def _ask(
+    scene: Scene, check: Check, method: str, params: dict[str, Any], what: str
+) -> WireEntry | Literal[False] | None:
+    """``method`` asked of the client for ``check``: the answer; None (``check`` failed) when
+    none came in time; False when the client went away (the rest of the scenario is skipped)."""
+    quick = scene.options.quick_timeout
+    answer = await scene.agent.request(method, params, quick, owner=check.key)
+    if answer is not None:
+        return answer
+    if scene.gone():
+        scene.fail(check, f"after {what}: {await scene.describe_gone()}")
+        scene.skip_rest(f"the client went away at {what}")
+        return False
+    scene.fail(check, f"no answer within {quick:g} s")
+    return None
+
+
 @PLAYS.scenario(
     "extensions",
     CLIENT_EXT_REQUEST,
@@ -142,15 +161,11 @@ async def _extensions(scene: Scene) -> None:
     if prompt is None:
         return
     agent, quick = scene.agent, scene.options.quick_timeout
-    answer = await agent.request(
-        "_acp_check/ask", {"question": "answered?"}, quick, owner=CLIENT_EXT_REQUEST.key
-    )
+    params = {"question": "answered?"}
+    answer = await _ask(scene, CLIENT_EXT_REQUEST, "_acp_check/ask", params, "an unknown _ request")
+    if answer is False:
+        return
     if answer is None:
-        if scene.gone():
-            scene.fail(CLIENT_EXT_REQUEST, f"after the request: {await scene.describe_gone()}")
-            scene.skip_rest("the client went away at an unknown _ request")
-            return
-        scene.fail(CLIENT_EXT_REQUEST, f"no answer within {quick:g} s")
         scene.skip(CLIENT_EXT_REQUEST_CODE, "the _ request was not answered")
     else:
         scene.ok(CLIENT_EXT_REQUEST, "answered")
@@ -162,16 +177,11 @@ async def _extensions(scene: Scene) -> None:
         else:
             scene.fail(CLIENT_EXT_REQUEST_CODE, "answered with a result")
 
-    answer = await agent.request(
-        "acp_check/no_such_method", {}, quick, owner=CLIENT_UNKNOWN_REQUEST.key
-    )
-    if answer is None:
-        if scene.gone():
-            scene.fail(CLIENT_UNKNOWN_REQUEST, f"after it: {await scene.describe_gone()}")
-            scene.skip_rest("the client went away at an unknown method")
-            return
-        scene.fail(CLIENT_UNKNOWN_REQUEST, f"no answer within {quick:g} s")
-    else:
+    what = "an unknown method"
+    answer = await _ask(scene, CLIENT_UNKNOWN_REQUEST, "acp_check/no_such_method", {}, what)
+    if answer is False:
+        return
+    if answer is not None:
         scene.ok(CLIENT_UNKNOWN_REQUEST, answer_text(answer))
 
     for check, method in (

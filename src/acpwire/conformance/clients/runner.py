@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalogue import checks_for
@@ -66,10 +67,7 @@ async def run_client_checks(options: ClientCheckOptions, wire: Wire | None = Non
         await _Run(options, verdicts, report, wire, temp).run()
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-    report.results = verdicts.ordered()
-    report.notes.extend(verdicts.notes)
-    report.duration = time.monotonic() - started
-    return report
+    return report.completed(verdicts, started)
 
 
 def _private_folder() -> Path:
@@ -89,23 +87,21 @@ _LONGEST_FOLDER = 80
 """Bytes of the run folder's path that leave room for ``/control.sock``."""
 
 
+@dataclass
 class _Run:
-    def __init__(
-        self,
-        options: ClientCheckOptions,
-        verdicts: Verdicts,
-        report: Report,
-        wire: Wire,
-        temp: Path,
-    ) -> None:
-        self.options = options
-        self.v = verdicts
-        self.report = report
-        self.wire = wire
-        self.temp = temp
-        self.server = ControlServer(str(temp))
-        self.baseline = Baseline()
-        base = dict(options.env) if options.env is not None else dict(os.environ)
+    options: ClientCheckOptions
+    v: Verdicts
+    report: Report
+    wire: Wire
+    temp: Path
+    baseline: Baseline = field(default_factory=Baseline)
+    server: ControlServer = field(init=False)
+    env: dict[str, str] = field(init=False)
+    """The client's environment, with a secret terminals must not see."""
+
+    def __post_init__(self) -> None:
+        self.server = ControlServer(str(self.temp))
+        base = dict(self.options.env) if self.options.env is not None else dict(os.environ)
         self.env = {**base, SECRET_VARIABLE: new_secret()}
 
     async def run(self) -> None:

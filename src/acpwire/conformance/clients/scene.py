@@ -188,31 +188,33 @@ class Playbook:
         return declare
 
 
+@dataclass
 class Scene:
     """One scenario being played: the client, the scripted agent, the folders, the verdicts."""
 
-    def __init__(
-        self,
-        scenario: Scenario,
-        options: ClientCheckOptions,
-        verdicts: Verdicts,
-        agent: ScriptedAgent,
-        client: ClientProcess,
-        folder: Path,
-        baseline: Baseline,
-    ) -> None:
-        self.scenario = scenario
-        self.options = options
-        self.v = verdicts
-        self.agent = agent
-        self.client = client
-        self.work = folder / "work"
-        self.outside = folder / "outside"
-        self.baseline = baseline
-        self.session_id = f"acp-check-{scenario.name}"
-        self.initialize: WireEntry | None = None
-        self.session_cwd: str | None = None
-        self._tool = 0
+    scenario: Scenario
+    options: ClientCheckOptions
+    v: Verdicts
+    agent: ScriptedAgent
+    client: ClientProcess
+    folder: Path
+    """The scenario's folder: ``work`` (the client's) and ``outside`` beside it."""
+    baseline: Baseline
+    initialize: WireEntry | None = None
+    session_cwd: str | None = None
+    _tool: int = 0
+
+    @property
+    def work(self) -> Path:
+        return self.folder / "work"
+
+    @property
+    def outside(self) -> Path:
+        return self.folder / "outside"
+
+    @property
+    def session_id(self) -> str:
+        return f"acp-check-{self.scenario.name}"
 
     # ------------------------------------------------------------ verdicts
 
@@ -282,15 +284,18 @@ class Scene:
             **extra,
         }
 
-    async def wait_initialize(self) -> WireEntry | None:
-        entry = await self.agent.wait_request("initialize", self.options.timeout)
+    async def expect(self, method: str) -> WireEntry | None:
+        """The client's next ``method`` request; None when it sent none in time (the rest
+        of the scenario is skipped, saying so)."""
+        entry = await self.agent.wait_request(method, self.options.timeout)
         if entry is None:
-            self.skip_rest(
-                "the client sent no initialize"
-                + (f": {await self.describe_gone()}" if self.gone() else "")
-            )
-        self.initialize = entry
+            gone = f": {await self.describe_gone()}" if self.gone() else ""
+            self.skip_rest(f"the client sent no {method}{gone}")
         return entry
+
+    async def wait_initialize(self) -> WireEntry | None:
+        self.initialize = await self.expect("initialize")
+        return self.initialize
 
     async def open_session(
         self,
@@ -304,12 +309,8 @@ class Scene:
         if init is None:
             return None
         await self.agent.answer(init, init_result or self.init_result())
-        new = await self.agent.wait_request("session/new", self.options.timeout)
+        new = await self.expect("session/new")
         if new is None:
-            self.skip_rest(
-                "the client sent no session/new"
-                + (f": {await self.describe_gone()}" if self.gone() else "")
-            )
             return None
         cwd = new.params.get("cwd")
         self.session_cwd = cwd if isinstance(cwd, str) else None
@@ -324,13 +325,7 @@ class Scene:
         """initialize, session/new, and the client's prompt (None: skipped, reason given)."""
         if await self.open_session(init_result, **kw) is None:
             return None
-        prompt = await self.agent.wait_request("session/prompt", self.options.timeout)
-        if prompt is None:
-            self.skip_rest(
-                "the client sent no session/prompt"
-                + (f": {await self.describe_gone()}" if self.gone() else "")
-            )
-        return prompt
+        return await self.expect("session/prompt")
 
     async def update(
         self, update: dict[str, Any], *, session: str | None = None, **params: Any

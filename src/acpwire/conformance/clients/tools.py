@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -400,97 +401,96 @@ _LIMIT = 1001
 _END = "acp-check-end\n"
 
 
-@PLAYS.scenario("terminal-limit", TERMINAL_OUTPUT_LIMIT)
-async def terminal_limit(scene: Scene) -> None:
+async def _one_terminal(
+    scene: Scene,
+    check: Check,
+    judge: Callable[[Steps, str], Awaitable[bool]],
+    **params: Any,
+) -> None:
+    """A scenario around one terminal for ``check``: the handshake, ``terminal/create``
+    with ``params``, then ``judge`` (which says whether to release the terminal and end
+    the turn: not once the client is gone)."""
     prompt = await scene.handshake()
     if prompt is None:
         return
-    key = TERMINAL_OUTPUT_LIMIT
-    if not scene.needs_met(key):
-        await scene.end_turn(prompt)
-        return
-    steps = Steps(scene)
+    if scene.needs_met(check):
+        steps = Steps(scene)
+        terminal = await _terminal_for(scene, check, steps, **params)
+        if terminal is not None:
+            if not await judge(steps, terminal):
+                return
+            await _release(steps, terminal)
+    await scene.end_turn(prompt)
+
+
+@PLAYS.scenario("terminal-limit", TERMINAL_OUTPUT_LIMIT)
+async def terminal_limit(scene: Scene) -> None:
     pairs, end = ascii("\u00e9\u20ac" * 2), ascii("\n" + _END)  # ASCII source, UTF-8 out
     code = f"import sys; sys.stdout.buffer.write(({pairs} * 1000 + {end}).encode())"
-    terminal = await _terminal_for(scene, key, steps, **_python(code), outputByteLimit=_LIMIT)
-    if terminal is None:
-        await scene.end_turn(prompt)
-        return
-    await steps.call("terminal/wait_for_exit", {"terminalId": terminal})
-    answer = await steps.call("terminal/output", {"terminalId": terminal})
-    result = result_of(answer) if answer is not None else None
-    if answer is None:
-        steps.unanswered(key, "terminal/output")
-    elif result is None:
-        scene.fail(key, f"terminal/output {answer_text(answer)}", "CLIENT-009")
-    else:
-        output = str(result.get("output"))
-        problems: list[tuple[str, str]] = []
-        if "\ufffd" in output or any(0xD800 <= ord(c) <= 0xDFFF for c in output):
-            problems.append(("TERM-003", "the output starts with a broken character"))
-        # a broken first character is TERM-003's; the size is counted without it
-        size = len(output.lstrip("\ufffd").encode("utf-8", "surrogatepass"))
-        if size > _LIMIT:
-            problems.append(("CLIENT-009", f"{size} bytes kept, over outputByteLimit {_LIMIT}"))
-        if not output.endswith(_END):
-            problems.append(
-                ("CLIENT-009", f"the newest output is not kept: ends {short(output[-40:])}")
-            )
-        if result.get("truncated") is not True:
-            problems.append(("CLIENT-009", f"truncated is {result.get('truncated')!r}"))
-        scene.v.verdict(key, problems, f"{size} bytes, cut at a character boundary")
-    await _release(steps, terminal)
-    await scene.end_turn(prompt)
+
+    async def judge(steps: Steps, terminal: str) -> bool:
+        key = TERMINAL_OUTPUT_LIMIT
+        await steps.call("terminal/wait_for_exit", {"terminalId": terminal})
+        answer = await steps.call("terminal/output", {"terminalId": terminal})
+        result = result_of(answer) if answer is not None else None
+        if answer is None:
+            steps.unanswered(key, "terminal/output")
+        elif result is None:
+            scene.fail(key, f"terminal/output {answer_text(answer)}", "CLIENT-009")
+        else:
+            output = str(result.get("output"))
+            problems: list[tuple[str, str]] = []
+            if "\ufffd" in output or any(0xD800 <= ord(c) <= 0xDFFF for c in output):
+                problems.append(("TERM-003", "the output starts with a broken character"))
+            # a broken first character is TERM-003's; the size is counted without it
+            size = len(output.lstrip("\ufffd").encode("utf-8", "surrogatepass"))
+            if size > _LIMIT:
+                problems.append(("CLIENT-009", f"{size} bytes kept, over outputByteLimit {_LIMIT}"))
+            if not output.endswith(_END):
+                problems.append(
+                    ("CLIENT-009", f"the newest output is not kept: ends {short(output[-40:])}")
+                )
+            if result.get("truncated") is not True:
+                problems.append(("CLIENT-009", f"truncated is {result.get('truncated')!r}"))
+            scene.v.verdict(key, problems, f"{size} bytes, cut at a character boundary")
+        return True
+
+    await _one_terminal(
+        scene, TERMINAL_OUTPUT_LIMIT, judge, **_python(code), outputByteLimit=_LIMIT
+    )
 
 
 @PLAYS.scenario("terminal-flood", TERMINAL_FLOOD)
 async def terminal_flood(scene: Scene) -> None:
-    prompt = await scene.handshake()
-    if prompt is None:
-        return
-    key = TERMINAL_FLOOD
-    if not scene.needs_met(key):
-        await scene.end_turn(prompt)
-        return
-    steps = Steps(scene)
     megabytes = max(1, scene.options.terminal_flood_bytes // (1 << 20))
     code = (
         "import sys\nline = b'x' * 1048575 + b'\\n'\n"
         f"for _ in range({megabytes}):\n    sys.stdout.buffer.write(line)\n"
     )
-    terminal = await _terminal_for(scene, key, steps, **_python(code))
-    if terminal is None:
-        await scene.end_turn(prompt)
-        return
-    exited = await scene.agent.request(
-        "terminal/wait_for_exit",
-        {"sessionId": scene.session_id, "terminalId": terminal},
-        scene.options.timeout,
-        owner=key.key,
-    )
-    if exited is None:
-        if scene.gone():
-            scene.fail(key, f"during the flood: {await scene.describe_gone()}")
-        else:
-            scene.fail(
-                key,
-                f"terminal/wait_for_exit got no answer within {scene.options.timeout:g} s "
-                f"of a {megabytes} MiB flood",
-            )
-        return
-    output = await scene.agent.request(
-        "terminal/output",
-        {"sessionId": scene.session_id, "terminalId": terminal},
-        scene.options.timeout,
-        owner=key.key,
-    )
-    if output is None:
-        scene.fail(key, f"terminal/output got no answer within {scene.options.timeout:g} s")
-        return
-    kept = len(str(dict_of(result_of(output)).get("output", "")))
-    scene.ok(key, f"{megabytes} MiB served, {kept} characters kept")
-    await _release(steps, terminal)
-    await scene.end_turn(prompt)
+
+    async def judge(steps: Steps, terminal: str) -> bool:
+        key, timeout = TERMINAL_FLOOD, scene.options.timeout
+        params = {"sessionId": scene.session_id, "terminalId": terminal}
+        exited = await scene.agent.request("terminal/wait_for_exit", params, timeout, owner=key.key)
+        if exited is None:
+            if scene.gone():
+                scene.fail(key, f"during the flood: {await scene.describe_gone()}")
+            else:
+                scene.fail(
+                    key,
+                    f"terminal/wait_for_exit got no answer within {timeout:g} s "
+                    f"of a {megabytes} MiB flood",
+                )
+            return False
+        output = await scene.agent.request("terminal/output", params, timeout, owner=key.key)
+        if output is None:
+            scene.fail(key, f"terminal/output got no answer within {timeout:g} s")
+            return False
+        kept = len(str(dict_of(result_of(output)).get("output", "")))
+        scene.ok(key, f"{megabytes} MiB served, {kept} characters kept")
+        return True
+
+    await _one_terminal(scene, TERMINAL_FLOOD, judge, **_python(code))
 
 
 _FAMILY = (

@@ -15,6 +15,7 @@ because the agent died, or at the end of its turn, leaves no debt.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...testing.strict import StrictValidator
@@ -130,18 +131,13 @@ def judge_client_wire(
     judge.requests()
 
 
+@dataclass
 class _Judge:
-    def __init__(
-        self,
-        wire: Wire,
-        agents: Mapping[str, ScriptedAgent],
-        verdicts: Verdicts,
-        quick_timeout: float,
-    ) -> None:
-        self.wire = wire
-        self.agents = agents
-        self.v = verdicts
-        self.quick = quick_timeout
+    wire: Wire
+    agents: Mapping[str, ScriptedAgent]
+    v: Verdicts
+    quick: float
+    """A request unanswered this long while the client kept the connection open is a debt."""
 
     def scenarios(self) -> Iterator[str]:
         return iter(sorted({e.process for e in self.wire.entries}))
@@ -149,13 +145,7 @@ class _Judge:
     def owner(self, e: WireEntry) -> str | None:
         """The live check that judges ``e`` alone: a line it marked, or a request it claimed
         (the agent's request, or the client's answer to it)."""
-        if e.owner is not None:
-            return e.owner
-        m = e.message
-        if m is None or "id" not in m:
-            return None
-        agents_request = (e.direction == "from_agent") == ("method" in m)
-        return self.wire.owners.get((e.process, str(m["id"]))) if agents_request else None
+        return self.wire.owner(e, asker="from_agent")
 
     def from_client(self, scenario: str) -> Iterator[WireEntry]:
         return (e for e in self.wire.of(scenario) if e.direction == "to_agent")

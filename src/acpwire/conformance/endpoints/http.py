@@ -183,7 +183,7 @@ class HttpChecks(EndpointStage):
     alive, HTTP/2."""
 
     def connection(self, *, token: str | None = None, http2: bool = False) -> HttpConnection:
-        return HttpConnection(self.target, self.quick, token=token, http2=http2)
+        return HttpConnection(self.target, self.options.quick, token=token, http2=http2)
 
     async def run(self) -> None:
         await asyncio.gather(self.http(), self.keepalive(), self.http2())
@@ -244,7 +244,7 @@ class HttpChecks(EndpointStage):
     ) -> tuple[httpx.Response | None, SseStream | None]:
         """The connection's GET stream, asked again for a while after a 409: a stream the
         checker just dropped may not be gone on the server's side yet."""
-        deadline = time.monotonic() + self.quick
+        deadline = time.monotonic() + self.options.quick
         while True:
             response, stream = await conn.open_stream(last_event_id=last_event_id)
             busy = response is not None and response.status_code == 409
@@ -339,7 +339,7 @@ class HttpChecks(EndpointStage):
             ("session/new", await conn.post(rpc("session/new", params, "acp-check-new")))
         )
         accepted.append(("a notification", await conn.post(rpc(NOTICE, {}))))
-        event = await stream.wait_for(is_response_to("acp-check-new"), self.timeout)
+        event = await stream.wait_for(is_response_to("acp-check-new"), self.options.timeout)
         if event is None:
             self.v.fail(HTTP_ROUTING, "session/new's answer did not come on the GET stream")
             return None
@@ -369,7 +369,7 @@ class HttpChecks(EndpointStage):
             m = event.message
             return answered(event) or (m is not None and "method" in m and "id" in m)
 
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.options.timeout
         answer: SseEvent | None = None
         handled = start
         while answer is None and time.monotonic() < deadline:
@@ -387,7 +387,7 @@ class HttpChecks(EndpointStage):
                 )
                 accepted.append((f"the answer to {message.get('method')}", reply))
         if answer is None:
-            detail = f"the answer to session/prompt did not come on the GET stream within {self.timeout:g} s"
+            detail = f"the answer to session/prompt did not come on the GET stream within {self.options.timeout:g} s"
             self.v.fail(HTTP_ROUTING, detail + await self._elsewhere(conn, session_id))
             return
         updates = sum(
@@ -404,7 +404,7 @@ class HttpChecks(EndpointStage):
         _, stream = await conn.open_stream(headers={"acp-session-id": session_id})
         if stream is None:
             return ""
-        found = await stream.wait_for(is_response_to("acp-check-prompt"), self.quick)
+        found = await stream.wait_for(is_response_to("acp-check-prompt"), self.options.quick)
         await stream.close()
         return OLD_MODEL if found is not None else ""
 
@@ -447,7 +447,7 @@ class HttpChecks(EndpointStage):
             self.v.fail(STREAM_RESUME, f"GET with Last-Event-ID answered {_status(response, conn)}")
             _, again = await self.open_stream(conn)
             return again or stream
-        found = await again.wait_for(is_response_to("acp-check-resume"), self.quick)
+        found = await again.wait_for(is_response_to("acp-check-resume"), self.options.quick)
         repeated = [e.id for e in again.events if e.id in seen]
         problems: list[str] = []
         if found is None:
@@ -543,7 +543,7 @@ class HttpChecks(EndpointStage):
         if not self.v.wants(HTTP2):
             return
         if self.target.tls:
-            chosen, problem = await alpn_protocol(self.target, self.quick)
+            chosen, problem = await alpn_protocol(self.target, self.options.quick)
             if problem is not None:
                 return self.v.record(HTTP2, "skip", problem)
             if chosen != "h2":
@@ -552,7 +552,7 @@ class HttpChecks(EndpointStage):
                     HTTP2, f"TLS ALPN offered h2 and http/1.1; the server chose {picked}"
                 )
         else:
-            problem = await h2c_answer(self.target, self.quick)
+            problem = await h2c_answer(self.target, self.options.quick)
             if problem is not None:
                 return self.v.fail(HTTP2, f"no h2c with prior knowledge: {problem}")
         if importlib.util.find_spec("h2") is None:

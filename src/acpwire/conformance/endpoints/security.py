@@ -186,7 +186,7 @@ class SecurityChecks(EndpointStage):
             self.target,
             "POST",
             {**headers, **JSON},
-            self.quick,
+            self.options.quick,
             body=initialize_request(request_id),
         )
         if answer.status == 401:
@@ -194,13 +194,13 @@ class SecurityChecks(EndpointStage):
         opened = answer.headers.get("acp-connection-id")
         if answer.status == 200 and opened:
             forget = {**self.target.request_headers(), "Acp-Connection-Id": opened}
-            await raw_request(self.target, "DELETE", forget, self.quick)
+            await raw_request(self.target, "DELETE", forget, self.options.quick)
         return answer
 
     async def upgrade(self, headers: dict[str, str]) -> RawAnswer:
         """A WebSocket upgrade with exactly these headers (closed as soon as answered)."""
         answer = await raw_request(
-            self.target, "GET", {**headers, **websocket_upgrade_headers()}, self.quick
+            self.target, "GET", {**headers, **websocket_upgrade_headers()}, self.options.quick
         )
         if answer.status == 401:
             self.challenges.append(answer)
@@ -310,7 +310,7 @@ class SecurityChecks(EndpointStage):
             self.target,
             "POST",
             {**self.target.request_headers(), **JSON},
-            self.quick,
+            self.options.quick,
             declared_length=DECLARED_BODY,
         )
         if answer.status == 413:
@@ -347,8 +347,8 @@ class SecurityChecks(EndpointStage):
             return
         if self.reach.http_offered is False:
             return self.v.record(key, "n/a", "no Streamable HTTP: connection ids are not used")
-        owner = HttpConnection(self.target, self.quick)
-        other = HttpConnection(self.target, self.quick, token=self.target.token2)
+        owner = HttpConnection(self.target, self.options.quick)
+        other = HttpConnection(self.target, self.options.quick, token=self.target.token2)
         try:
             await self._judge_connections(owner, other)
         finally:
@@ -387,7 +387,10 @@ class SecurityChecks(EndpointStage):
         posted = await owner.post(rpc(PING_METHOD, {}, "acp-check-owner-ping"))
         if posted is None or not posted.is_success:
             problems.append("the owner's connection no longer takes POSTs")
-        elif await stream.wait_for(is_response_to("acp-check-owner-ping"), self.quick) is None:
+        elif (
+            await stream.wait_for(is_response_to("acp-check-owner-ping"), self.options.quick)
+            is None
+        ):
             problems.append("the owner's stream no longer delivers answers")
         self.v.verdict(key, problems, "answered as unknown ids; the owner went on")
 
@@ -404,8 +407,10 @@ class SecurityChecks(EndpointStage):
         runs: list[Run] = []
 
         def run(name: str, token: str | None = None) -> Run:
-            opener = self.target.opener(token=token, timeout=self.quick)
-            made = Run(name, wire, [], None, BareClient, BARE_CAPABILITIES, self.quick, opener)
+            opener = self.target.opener(token=token, timeout=self.options.quick)
+            made = Run(
+                name, wire, [], None, BareClient, BARE_CAPABILITIES, self.options.quick, opener
+            )
             runs.append(made)
             return made
 
@@ -422,13 +427,13 @@ class SecurityChecks(EndpointStage):
         """(the agent's capabilities, or None with why it could not start)."""
         if not await run.start():
             return None, f"cannot connect: {run.start_problem}"
-        answer = await run.initialize(timeout=self.timeout)
+        answer = await run.initialize(timeout=self.options.timeout)
         if not answer.ok:
             return None, f"initialize: {answer.describe()}"
         return dict_of(dict_of(answer.result).get("agentCapabilities")), ""
 
     async def _judge_sessions(self, make: MakeRun) -> None:
-        timeout = self.timeout
+        timeout = self.options.timeout
         owner = make("owner")
         caps, why = await self._start(owner)
         if caps is None:
@@ -451,9 +456,9 @@ class SecurityChecks(EndpointStage):
         """``session/load`` or ``session/resume`` of ``session_id``, whichever is offered."""
         params: dict[str, Any] = {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []}
         if caps.get("loadSession") is True:
-            return await run.call("session/load", params, self.timeout)
+            return await run.call("session/load", params, self.options.timeout)
         if "resume" in dict_of(caps.get("sessionCapabilities")):
-            return await run.call("session/resume", params, self.timeout)
+            return await run.call("session/resume", params, self.options.timeout)
         return None
 
     async def _reattach(self, make: MakeRun, caps: dict[str, Any], session_id: str) -> None:
@@ -483,7 +488,7 @@ class SecurityChecks(EndpointStage):
         caps, why = await self._start(other)
         if caps is None:
             return self.v.record(key, "skip", f"--token2: {why}")
-        timeout = self.timeout
+        timeout = self.options.timeout
         problems: list[str] = []
         if "list" in dict_of(caps.get("sessionCapabilities")):
             listed = await other.call("session/list", {}, timeout)

@@ -54,14 +54,6 @@ class EndpointStage:
         assert self.options.endpoint is not None
         return self.options.endpoint
 
-    @property
-    def quick(self) -> float:
-        return min(self.options.quick_timeout, self.options.timeout)
-
-    @property
-    def timeout(self) -> float:
-        return self.options.timeout
-
     def refused_credentials(self, where: str, status: int) -> str:
         reason = (
             f"blocked by authentication: {where} answered HTTP {status} to the checker's "

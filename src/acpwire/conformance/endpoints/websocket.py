@@ -53,7 +53,7 @@ class WebSocketChecks(EndpointStage):
             ws = await client.connect(
                 self.target.ws_url,
                 additional_headers=self.target.request_headers(),
-                open_timeout=self.quick,
+                open_timeout=self.options.quick,
                 ssl=self.target.ssl_context(),
                 compression=None,
             )
@@ -72,7 +72,7 @@ class WebSocketChecks(EndpointStage):
             await self._websocket(ws)
         finally:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(ws.close(), self.quick)
+                await asyncio.wait_for(ws.close(), self.options.quick)
             # Python 3.10's TLS transport can stay open after the closing handshake.
             transport = getattr(ws, "transport", None)
             if transport is not None and not transport.is_closing():
@@ -91,12 +91,12 @@ class WebSocketChecks(EndpointStage):
         frames = _Frames(ws)
         problems: list[str] = []
         await ws.send(initialize_request("ws-init").decode())
-        if await frames.answer("ws-init", self.timeout) is None:
+        if await frames.answer("ws-init", self.options.timeout) is None:
             problems.append(f"initialize: {frames.describe()}")
         else:
             params: dict[str, Any] = {"cwd": self.cwd, "mcpServers": []}
             await ws.send(rpc("session/new", params, "ws-new").decode())
-            if await frames.answer("ws-new", self.timeout) is None:
+            if await frames.answer("ws-new", self.options.timeout) is None:
                 problems.append(f"session/new: {frames.describe()}")
         if frames.binary:
             problems.append(f"{frames.binary} binary frame(s) from the server")
@@ -108,7 +108,7 @@ class WebSocketChecks(EndpointStage):
         for request_id in ("ws-after-1", "ws-after-2"):
             with contextlib.suppress(Exception):
                 await ws.send(rpc(PING_METHOD, {}, request_id).decode())
-            answered = answered and await frames.answer(request_id, self.quick) is not None
+            answered = answered and await frames.answer(request_id, self.options.quick) is not None
         if BINARY_ID in frames.answered:
             self.v.fail(WS_BINARY, "the request in a binary frame was answered")
         elif not answered:
