@@ -28,6 +28,7 @@ from importlib import metadata
 from typing import Any
 
 from ... import schema as s
+from ..._waits import within
 from ...client.connection import Client, ClientSideConnection
 from ...client.fs import WorkspaceFiles
 from ...protocol.errors import ConnectionClosedError, ErrorCode, RequestError, ResourceNotFound
@@ -326,7 +327,7 @@ class Run:
         started = time.monotonic()
         task = asyncio.ensure_future(conn.connection.request(method, params))
         try:
-            result = await asyncio.wait_for(asyncio.shield(task), timeout)
+            result = await within(asyncio.shield(task), timeout)
         except asyncio.TimeoutError:
             task.cancel()
             answer = Answer(
@@ -339,7 +340,7 @@ class Run:
             # Let the process finish exiting so the note can say how it ended.
             if self.process_transport is not None:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.process_transport.process.wait(), 1.0)
+                    await within(self.process_transport.process.wait(), 1.0)
             answer = Answer(
                 problem=f"the connection closed before {method} was answered{self.exit_note()}",
                 seconds=time.monotonic() - started,
@@ -476,7 +477,7 @@ class Run:
             with contextlib.suppress(Exception):
                 stdin.close()
         try:
-            return await asyncio.wait_for(t.process.wait(), grace)
+            return await within(t.process.wait(), grace)
         except asyncio.TimeoutError:
             return None
 

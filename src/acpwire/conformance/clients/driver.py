@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..._waits import within
 from ..wire import Waiters, Wire, WireEntry, dict_of, id_key
 from . import scripted_agent
 
@@ -365,7 +366,7 @@ class ScriptedAgent:
     async def written(self, output: _Output, timeout: float) -> bool:
         """Whether the agent got ``output`` into its pipe within ``timeout`` seconds."""
         try:
-            return await asyncio.wait_for(asyncio.shield(output.done), timeout)
+            return await within(asyncio.shield(output.done), timeout)
         except asyncio.TimeoutError:
             return False
 
@@ -461,7 +462,7 @@ class ScriptedAgent:
         self._grandchild_pid = asyncio.get_running_loop().create_future()
         await self._op({"op": "spawn", "seconds": seconds})
         try:
-            return await asyncio.wait_for(asyncio.shield(self._grandchild_pid), timeout)
+            return await within(asyncio.shield(self._grandchild_pid), timeout)
         except asyncio.TimeoutError:
             return None
 
@@ -533,7 +534,7 @@ class ControlServer:
             self._tasks.add(task)
         try:
             with contextlib.suppress(ValueError):
-                hello = dict_of(json.loads(await asyncio.wait_for(reader.readline(), 10.0)))
+                hello = dict_of(json.loads(await within(reader.readline(), 10.0)))
                 agent = self.agents.get(str(hello.get("scenario")))
                 if agent is None:
                     writer.close()
@@ -560,7 +561,7 @@ class ControlServer:
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+                await within(self._server.wait_closed(), 2.0)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -15,6 +15,7 @@ import json
 import time
 from typing import Any
 
+from ..._waits import within
 from ...protocol.errors import ErrorCode
 from ..registry import Check, Group
 from ..wire import WireEntry
@@ -377,7 +378,7 @@ async def _slow_initialize(scene: Scene) -> None:
     delay = scene.options.slow_initialize
     started = time.monotonic()
     try:
-        await asyncio.wait_for(scene.agent.input_ended.wait(), delay)
+        await within(scene.agent.input_ended.wait(), delay)
     except asyncio.TimeoutError:
         pass
     if scene.gone():

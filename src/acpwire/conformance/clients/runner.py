@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..._waits import within
 from ..catalogue import checks_for
 from ..report import Report, Verdicts
 from ..wire import Wire
@@ -176,7 +177,7 @@ class _Run:
                 self.baseline.started = True
             limit = _SCENARIO_LIMIT_FACTOR * (options.timeout + options.grace)
             try:
-                await asyncio.wait_for(scenario.script(scene), limit)
+                await within(scenario.script(scene), limit)
             except asyncio.TimeoutError:
                 scene.skip_rest(f"the scenario did not finish within {limit:g} s")
             if scenario is BASELINE and scene.initialize is not None:

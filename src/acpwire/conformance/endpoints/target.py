@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ..._waits import within
 from ...transports.base import Transport
 from ...transports.http import CONNECTION_HEADER, SESSION_HEADER
 from ..agents.driver import Opener, client_info
@@ -219,7 +220,7 @@ class RawAnswer:
 
 async def _open(target: EndpointTarget, timeout: float) -> tuple[asyncio.StreamReader, Any]:
     context = target.ssl_context()
-    return await asyncio.wait_for(
+    return await within(
         asyncio.open_connection(
             target.hostname,
             target.port,
@@ -273,7 +274,7 @@ async def raw_request(
         reader, writer = await _open(target, timeout)
         writer.write(head + body)
         await writer.drain()
-        data = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
+        data = await within(reader.readuntil(b"\r\n\r\n"), timeout)
         answer = _parse_head(data[:HEAD_LIMIT])
         await _read_body(reader, answer, timeout)
         return answer
@@ -290,7 +291,7 @@ async def raw_request(
         if writer is not None:
             writer.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+                await within(writer.wait_closed(), 1.0)
 
 
 async def _read_body(reader: asyncio.StreamReader, answer: RawAnswer, timeout: float) -> None:
@@ -299,7 +300,7 @@ async def _read_body(reader: asyncio.StreamReader, answer: RawAnswer, timeout: f
     if answer.status == 101 or not length.isdigit() or int(length) > HEAD_LIMIT:
         return
     with contextlib.suppress(asyncio.TimeoutError, asyncio.IncompleteReadError, OSError):
-        await asyncio.wait_for(reader.readexactly(int(length)), timeout)
+        await within(reader.readexactly(int(length)), timeout)
 
 
 def _parse_head(data: bytes) -> RawAnswer:
@@ -332,7 +333,7 @@ async def h2c_answer(target: EndpointTarget, timeout: float) -> str | None:
         reader, writer = await _open(target, timeout)
         writer.write(HTTP2_PREFACE + SETTINGS_FRAME)
         await writer.drain()
-        head = await asyncio.wait_for(reader.readexactly(9), timeout)
+        head = await within(reader.readexactly(9), timeout)
     except asyncio.TimeoutError:
         return f"no answer to the HTTP/2 preface within {timeout:g} s"
     except asyncio.IncompleteReadError as exc:
@@ -344,7 +345,7 @@ async def h2c_answer(target: EndpointTarget, timeout: float) -> str | None:
         if writer is not None:
             writer.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+                await within(writer.wait_closed(), 1.0)
     frame_type, stream = head[3], int.from_bytes(head[5:9], "big") & 0x7FFFFFFF
     if frame_type == 0x4 and stream == 0:
         return None
@@ -361,7 +362,7 @@ async def alpn_protocol(target: EndpointTarget, timeout: float) -> tuple[str | N
     context.set_alpn_protocols(["h2", "http/1.1"])
     writer: Any = None
     try:
-        _, writer = await asyncio.wait_for(
+        _, writer = await within(
             asyncio.open_connection(
                 target.hostname, target.port, ssl=context, server_hostname=target.hostname
             ),
@@ -377,7 +378,7 @@ async def alpn_protocol(target: EndpointTarget, timeout: float) -> tuple[str | N
         if writer is not None:
             writer.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+                await within(writer.wait_closed(), 1.0)
 
 
 # -- SSE --------------------------------------------------------------------------------
@@ -475,7 +476,7 @@ class SseStream:
                 return value
             self._changed.clear()
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
+                await within(self._changed.wait(), remaining)
 
     async def wait_for(
         self, predicate: Callable[[SseEvent], bool], timeout: float, since: int = 0
@@ -492,7 +493,7 @@ class SseStream:
 
     async def wait_end(self, timeout: float) -> bool:
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.ended.wait(), timeout)
+            await within(self.ended.wait(), timeout)
         return self.ended.is_set()
 
     async def close(self) -> None:
@@ -640,7 +641,7 @@ class HttpConnection:
         """End the connection (DELETE, best effort) and release sockets."""
         if self.id is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.delete(), self.timeout)
+                await within(self.delete(), self.timeout)
         for stream in self.streams:
             await stream.close()
         with contextlib.suppress(Exception):

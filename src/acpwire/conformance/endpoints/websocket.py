@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from ..._waits import within
 from ..agents.driver import PING_METHOD
 from ..registry import Group
 from ..wire import as_dict
@@ -72,7 +73,7 @@ class WebSocketChecks(EndpointStage):
             await self._websocket(ws)
         finally:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(ws.close(), self.options.quick)
+                await within(ws.close(), self.options.quick)
             # Python 3.10's TLS transport can stay open after the closing handshake.
             transport = getattr(ws, "transport", None)
             if transport is not None and not transport.is_closing():
@@ -144,7 +145,7 @@ class _Frames:
             if remaining <= 0:
                 break
             try:
-                frame = await asyncio.wait_for(self.ws.recv(), remaining)
+                frame = await within(self.ws.recv(), remaining)
             except asyncio.TimeoutError:
                 break
             except Exception as exc:
