@@ -83,9 +83,8 @@ class Answers:
                 or isinstance(code, bool)
                 or not isinstance(err.get("message"), str)
             ):
-                problems.append(
-                    ("RPC-001", f"{at} malformed error in response {rid!r}: {short(m['error'])}")
-                )
+                # The same error object in many answers is one defect: said once.
+                problems.append(("RPC-001", f"{at} malformed error: {short(m['error'])}"))
         return problems
 
     def unanswered(self) -> list[WireEntry]:

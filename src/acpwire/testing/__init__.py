@@ -2,7 +2,8 @@
 
 ``SchemaValidator`` checks messages against the official JSON Schema (it needs
 ``jsonschema`` and the schema file); ``StrictValidator`` checks them against the models
-acpwire carries, strictly, with nothing else installed (what ``acp check`` uses).
+acpwire carries, strictly, with nothing else installed (what ``acp check`` uses). The
+checker behind ``acp check`` is a product of its own: :mod:`acpwire.conformance`.
 """
 
 from .recording import RecordingTransport, WireLog
