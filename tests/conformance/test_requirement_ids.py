@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from acpwire.conformance import CHECKS, select_checks
+from acpwire.conformance.registry import Group
 from acpwire.conformance.requirements import (
     BY_ID,
     REQUIREMENTS,
@@ -102,3 +103,17 @@ def test_the_rules_file_is_checked_as_it_is_read() -> None:
         parse_requirements(msgspec.json.encode([{**rule, "origin": "rumour"}]))
     with pytest.raises(ValueError, match="X-1 twice"):
         parse_requirements(msgspec.json.encode([rule, rule]))
+
+
+def test_a_check_cannot_be_declared_with_an_id_or_need_nobody_knows() -> None:
+    """A declaration is checked where it is made: a typo in an id or a need stops the
+    checker at import, instead of a check that proves nothing."""
+    group = Group("agent", stage="main")
+    assert group.check("ok", "a check", proves=("RPC-006",), needs=("turn",)).level == "MUST"
+    with pytest.raises(ValueError, match="RPC-999"):
+        group.check("typo", "a check", proves=("RPC-999",))
+    with pytest.raises(ValueError, match="tunr"):
+        group.check("typo", "a check", proves=("RPC-006",), needs=("tunr",))
+    with pytest.raises(ValueError, match="proves no requirement"):
+        group.check("none", "a check", proves=())
+    assert [c.key for c in group.checks] == ["ok"]

@@ -2,7 +2,7 @@
 
 A :class:`Run` is one line of conversation (``main``, ``full``, a probe) with an agent
 started from the command under test, through acpwire's client connection over real pipes,
-every line recorded on the run's :class:`~.wire.Wire`. An agent behind a remote endpoint
+every line recorded on the run's :class:`~..wire.Wire`. An agent behind a remote endpoint
 is driven the same way over a transport an :data:`Opener` makes (a WebSocket or a
 Streamable HTTP connection): each start is a new remote connection. Calls never raise for agent
 misbehaviour: they return an :class:`Answer` (a result, a JSON-RPC error, or a problem

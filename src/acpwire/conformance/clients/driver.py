@@ -6,7 +6,7 @@ connects back to the checker's :class:`ControlServer` (a Unix socket in the run'
 private folder) and hands over both ends of its stdio. :class:`ScriptedAgent` is the
 checker's side of one such relay: it writes what a scenario wants on the client's input,
 raw or as JSON-RPC, and records every line the client writes (and the agent's own lines)
-on the run's :class:`~.wire.Wire`, one process label per scenario. :class:`ClientProcess`
+on the run's :class:`~..wire.Wire`, one process label per scenario. :class:`ClientProcess`
 is the client itself: started in its own process group in the scenario's folder, its
 stdout and stderr drained into a bounded capture (so a chatty client never blocks on a
 full pipe), its exit polled, and stopped group-wide at the end.

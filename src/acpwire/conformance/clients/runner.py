@@ -1,5 +1,5 @@
 """Runs ``acp check --client``: the baseline, then every scenario side by side, then the
-checks over the whole recording, into a :class:`~.report.Report`.
+checks over the whole recording, into a :class:`~..report.Report`.
 
 Each scenario gets a private folder (``work``, the client's working directory and so
 its session folder, with a few files, a ``.git`` folder and links to ``outside``, a

@@ -1,10 +1,10 @@
 """Checks over everything a client wrote in every scenario of ``acp check --client``.
 
-Each scenario is a process label on the run's :class:`~.wire.Wire`: ``to_agent`` lines
+Each scenario is a process label on the run's :class:`~..wire.Wire`: ``to_agent`` lines
 are the client's, ``from_agent`` lines the scripted agent's. The scripted agent
 advertises no optional capability, no prompt capability and no MCP transport, so any
 call that needs one is a gate violation. Lines a scenario wrote on purpose as garbage,
-requests a live check owns (:meth:`~.wire.Wire.claim`) and replies it judged itself are
+requests a live check owns (:meth:`~..wire.Wire.claim`) and replies it judged itself are
 left to that check.
 
 A request of the agent that never got an answer counts (RPC-005) only when the client

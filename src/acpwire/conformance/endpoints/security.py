@@ -1,7 +1,7 @@
 """Who may reach the agent behind an endpoint, and who may see what (docs/security.md).
 
 Tried from outside, as an attacker would, with hand-written requests where the attack
-needs control over the head (:func:`~.endpoint.raw_request`):
+needs control over the head (:func:`~.target.raw_request`):
 
 * **authentication**: ``initialize`` and the WebSocket upgrade without credentials and
   with a wrong bearer token are refused with 401, and the 401 says which scheme to use;
