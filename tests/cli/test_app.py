@@ -312,7 +312,7 @@ async def test_an_elicitation_form_is_filled_in_and_the_agent_gets_the_answer(
         )
         form = app.screen
         assert isinstance(form, FormScreen)
-        form.query_one("#field-name", Input).value = "Ada"
+        form.query_one("#field-0", Input).value = "Ada"
         await pilot.click("#submit")
         await until(app, pilot, lambda: app.state is not None and app.state.stop_reason is not None)
         assert "Nice to meet you, Ada! Blue is a fine colour." in app.transcript_text()
@@ -544,7 +544,7 @@ async def test_an_env_var_login_restarts_the_agent_with_the_key(tmp_path: Path) 
             pilot,
             lambda: isinstance(app.screen, EnvVarScreen) and bool(app.screen.query(Input)),
         )
-        field = app.screen.query_one("#var-CODEX_API_KEY", Input)
+        field = app.screen.query_one("#var-0", Input)
         assert field.password and field.has_focus
         await pilot.press("k", "e", "y", "enter")
         await until(app, pilot, lambda: app.state is not None)

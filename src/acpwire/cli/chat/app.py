@@ -32,11 +32,12 @@ import webbrowser
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, RichLog, Static, TextArea
 from textual.worker import Worker
@@ -57,7 +58,8 @@ from ...client.state import SessionState, select_values
 from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
-from ..render import unset_none
+from ..render import agent_line, unset_none
+from ..sanitize import sanitize
 from .commands import COMMANDS, help_text
 from .screens import (
     AuthProgressScreen,
@@ -292,7 +294,7 @@ class ChatApp(App[int]):
 
     def _on_stderr(self, line: str) -> None:
         with contextlib.suppress(Exception):
-            self.query_one("#log", RichLog).write(Text(line))
+            self.query_one("#log", RichLog).write(Text(sanitize(line)))
 
     def _on_stray_output(self, line: str) -> None:
         self.note(Text("agent output (not ACP): ", style="bold yellow") + Text(line))
@@ -343,10 +345,10 @@ class ChatApp(App[int]):
         usable = [o for o in options if o.usable]
         if not usable:
             return None
-        buttons = [(o.id, o.name) for o in usable]
-        body = Text(message + "\n")
+        buttons = [(o.id, agent_line(o.name)) for o in usable]
+        body = Text(sanitize(message) + "\n")
         for option in usable:
-            body.append(f"\n{option.name}: ", style="bold")
+            body.append(f"\n{agent_line(option.name)}: ", style="bold")
             body.append(auth_instructions(option))
         picked = await self._modal(ChoiceScreen(body, [*buttons, ("", "Not now")]))
         chosen = next((o for o in usable if o.id == picked), None)
@@ -441,7 +443,7 @@ class ChatApp(App[int]):
         elif state.turn_running:
             suffix = Text("  working... (Esc cancels)", style="bold yellow")
         elif state.stop_reason:
-            suffix = Text(f"  stop: {state.stop_reason}", style="dim")
+            suffix = Text(f"  stop: {agent_line(state.stop_reason)}", style="dim")
         else:
             suffix = Text("")
         self.query_one("#status", StatusLine).show(state, self.label, suffix)
@@ -477,8 +479,9 @@ class ChatApp(App[int]):
                         f" <{extra.hint}>" if isinstance(extra, s.UnstructuredCommandInput) else ""
                     )
                     slash = "//" if name in COMMANDS else "/"
-                    lines.append(f"{slash}{name}{hint_text}  {command.description} (agent)")
-            hint.update("\n".join(lines))
+                    line = f"{slash}{name}{hint_text}  {command.description} (agent)"
+                    lines.append(agent_line(line))
+            hint.update(Text("\n".join(lines)))
             hint.display = bool(lines)
         else:
             hint.display = False
@@ -571,23 +574,23 @@ class ChatApp(App[int]):
             return
         for mode in state.available_modes:
             yield SystemCommand(
-                f"Mode: {mode.name}",
-                f"switch the session to mode {mode.id}",
+                _palette_text(f"Mode: {mode.name}"),
+                _palette_text(f"switch the session to mode {mode.id}"),
                 lambda m=mode.id: self._run_command("mode", m),
             )
         for option in state.config_options:
             if isinstance(option, s.SessionConfigSelect):
                 for value in select_values(option):
                     yield SystemCommand(
-                        f"Config: {option.name} = {value}",
-                        f"set {option.id} to {value}",
+                        _palette_text(f"Config: {option.name} = {value}"),
+                        _palette_text(f"set {option.id} to {value}"),
                         lambda o=option.id, v=value: self._run_command("config", f"{o} {v}"),
                     )
             elif isinstance(option, s.SessionConfigBoolean):
                 new = "false" if option.current_value else "true"
                 yield SystemCommand(
-                    f"Config: {option.name} = {new}",
-                    f"set {option.id} to {new}",
+                    _palette_text(f"Config: {option.name} = {new}"),
+                    _palette_text(f"set {option.id} to {new}"),
                     lambda o=option.id, v=new: self._run_command("config", f"{o} {v}"),
                 )
 
@@ -615,7 +618,11 @@ class ChatApp(App[int]):
 
     async def ask_permission(self, request: PermissionRequest) -> str | None:
         terminals = {} if self.state is None else self.state.terminals
-        body = render.render_tool_call(request.tool_call, terminals)
+        body = Group(
+            render.render_tool_call(request.tool_call, terminals),
+            Text(),
+            render.render_permission_options(request.options),
+        )
         answer: str | None = await self._modal(PermissionScreen(request, body))
         return answer
 
@@ -629,12 +636,12 @@ class ChatApp(App[int]):
         return decline() if action == "decline" else cancel()
 
     async def ask_url(self, request: UrlRequest) -> ElicitationAnswer:
-        body = Text(request.message + "\n\n", style="bold")
-        body.append(request.url + "\n")
+        body = Text(sanitize(request.message) + "\n\n", style="bold")
+        body.append(agent_line(request.url) + "\n")
         body.append("host: ")
-        body.append(request.host, style="bold reverse")
+        body.append(agent_line(request.host), style="bold reverse")
         for warning in request.warnings:
-            body.append(f"\nwarning: {warning}", style="yellow")
+            body.append(f"\nwarning: {agent_line(warning)}", style="yellow")
         picked = await self._modal(ChoiceScreen(body, [("open", "Open"), ("decline", "Decline")]))
         if picked == "open":
             with contextlib.suppress(Exception):
@@ -690,6 +697,11 @@ class ChatApp(App[int]):
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._agent_stopped.wait(), _STOP_TIMEOUT)
         self.exit(self.exit_code, return_code=self.exit_code)
+
+
+def _palette_text(text: str) -> str:
+    """A palette entry (the palette reads markup): the agent's words on one line, escaped."""
+    return escape(agent_line(text))
 
 
 def run_app(options: ChatOptions) -> int:

@@ -17,7 +17,7 @@ from rich.text import Text
 from ... import schema as s
 from ...client.state import SessionState, select_values
 from ...protocol.errors import CapabilityError
-from ..render import unset_none
+from ..render import agent_line, unset_none
 from .session import ChatClient, ChatOptions
 
 __all__ = ["COMMANDS", "KEYS_HELP", "ChatHost", "LocalCommand", "help_text"]
@@ -78,8 +78,8 @@ def help_text(app: ChatHost) -> Text:
         out.append(f"  {command.summary}\n")
     if app.state is not None:
         for agent_command in app.state.available_commands:
-            out.append(f"/{agent_command.name}", style="bold cyan")
-            out.append(f"  {agent_command.description} (agent)\n")
+            out.append(f"/{agent_line(agent_command.name)}", style="bold cyan")
+            out.append(f"  {agent_line(agent_command.description)} (agent)\n")
     out.rstrip()
     return out
 
@@ -97,7 +97,7 @@ async def _mode(app: ChatHost, rest: str) -> None:
             app.note("this session has no modes")
         for mode in app.state.available_modes:
             mark = "*" if mode.id == app.state.current_mode_id else " "
-            app.note(f"{mark} {mode.id}: {mode.name}")
+            app.note(agent_line(f"{mark} {mode.id}: {mode.name}"))
         return
     await app.client.set_mode(app.state.session_id, rest)
     app.note(f"mode: {rest}")
@@ -113,9 +113,10 @@ async def _config(app: ChatHost, rest: str) -> None:
         for option in app.state.config_options:
             if isinstance(option, s.SessionConfigSelect):
                 values = ", ".join(select_values(option))
-                app.note(f"{option.id} = {option.current_value}  ({values})")
+                app.note(agent_line(f"{option.id} = {option.current_value}  ({values})"))
             elif isinstance(option, s.SessionConfigBoolean):
-                app.note(f"{option.id} = {str(option.current_value).lower()}  (true, false)")
+                current = str(option.current_value).lower()
+                app.note(agent_line(f"{option.id} = {current}  (true, false)"))
         return
     chosen = app.state.config_option(config_id)
     value: str | bool = value_text.strip()
@@ -138,7 +139,7 @@ async def _sessions(app: ChatHost, rest: str) -> None:
         title = unset_none(info.title) or ""
         updated = unset_none(info.updated_at) or ""
         current = "*" if app.state and info.session_id == app.state.session_id else " "
-        app.note(f"{current} {info.session_id}  {title}  {updated}".rstrip())
+        app.note(agent_line(f"{current} {info.session_id}  {title}  {updated}".rstrip()))
 
 
 @_command("load", "load an earlier session: /load ID")

@@ -2,7 +2,10 @@
 start-up errors and a dying agent told as sentences, authentication methods told as
 instructions, library warnings shown once, and ``@path`` mentions.
 
-No Rich or Textual here; the renderers live in :mod:`acpwire.cli.render`.
+No Rich or Textual here; the renderers live in :mod:`acpwire.cli.render`. The
+agent's names in these sentences are put on one line by
+:func:`~acpwire.cli.sanitize.sanitize`; the sentences themselves are made safe where
+they are shown (both forms of the chat print them through ``safe_renderable``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from ...protocol.errors import (
 from ...schema import UnsetType
 from ...transports.remote import Reconnected
 from ...transports.subprocess import SubprocessTransport
+from ..sanitize import sanitize
 
 if TYPE_CHECKING:
     from ...schema import v2
@@ -293,8 +297,8 @@ def auth_instructions(option: AuthOption) -> str:
     if option.kind == "terminal":
         assert option.argv is not None
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in option.env.items())
-        return f"terminal login: run `{(env + ' ' if env else '') + shlex.join(option.argv)}`"
-    if option.kind == "env_var":
+        text = f"terminal login: run `{(env + ' ' if env else '') + shlex.join(option.argv)}`"
+    elif option.kind == "env_var":
         needed = [v.name for v in option.vars if not v.optional]
         optional = [v.name for v in option.vars if v.optional]
         what = " and ".join(needed) or "its variables"
@@ -303,10 +307,11 @@ def auth_instructions(option: AuthOption) -> str:
             text += f" (optional: {', '.join(optional)})"
         if option.link:
             text += f"; get one at {option.link}"
-        return text
-    if option.kind == "agent":
-        return "the agent logs you in"
-    return f"a `{option.type}` method this client cannot use"
+    elif option.kind == "agent":
+        text = "the agent logs you in"
+    else:
+        text = f"a `{option.type}` method this client cannot use"
+    return sanitize(text, line=True)
 
 
 def format_auth_required(exc: RequestError, options: Sequence[AuthOption]) -> str:
@@ -316,7 +321,8 @@ def format_auth_required(exc: RequestError, options: Sequence[AuthOption]) -> st
         lines.append("it advertised no authentication methods.")
     for option in options:
         desc = f" - {option.description}" if option.description else ""
-        lines.append(f"  {option.id}: {option.name}{desc} ({auth_instructions(option)})")
+        label = sanitize(f"{option.id}: {option.name}{desc}", line=True)
+        lines.append(f"  {label} ({auth_instructions(option)})")
     return "\n".join(lines)
 
 
@@ -451,5 +457,5 @@ def agent_label(response: s.InitializeResponse | None, argv: Sequence[str]) -> s
     info = None if response is None else response.agent_info
     if isinstance(info, s.Implementation):
         title = info.title if isinstance(info.title, str) and info.title else info.name
-        return f"{title} {info.version}"
+        return sanitize(f"{title} {info.version}", line=True)
     return Path(argv[0]).name if argv else "agent"

@@ -194,8 +194,13 @@ class Transcript(ScrollView, can_focus=True):
         self.sync()
 
     def add_note(self, renderable: RenderableType, *, style: str = "") -> None:
-        """A local line (not part of the session), after everything shown so far."""
+        """A local line (not part of the session), after everything shown so far.
+
+        A string is shown as it is (never as markup) and whatever the agent put in the
+        note is made safe here (:func:`~acpwire.cli.render.safe_renderable`).
+        """
         self._place_new_entries()
+        renderable = render.safe_renderable(renderable)
         item = _Item(note=Styled(renderable, style) if style else renderable)
         self._append(item)
         self._lay_out(item)
