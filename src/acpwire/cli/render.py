@@ -526,7 +526,8 @@ def conversation_parts(
         parts.append(status)
     reason = stop_reason if stop_reason is not None else state.stop_reason
     if reason is not None:
-        parts.append(Text(f"stop: {reason}", style="green" if reason == "end_turn" else "yellow"))
+        style = "green" if reason == "end_turn" else "yellow"
+        parts.append(Text(f"stop: {agent_line(reason)}", style=style))
     return parts
 
 

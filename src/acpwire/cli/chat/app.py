@@ -59,7 +59,6 @@ from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
 from ..render import agent_line, unset_none
-from ..sanitize import sanitize
 from .commands import COMMANDS, help_text
 from .screens import (
     AuthProgressScreen,
@@ -287,23 +286,23 @@ class ChatApp(App[int]):
     def _startup_failed(self, problem: StartupProblem) -> None:
         self.startup_problem = problem
         self.exit_code = problem.exit_code
-        self.note(Text(str(problem), style="bold red"), error=True)
+        self.note(render.agent_text(str(problem), style="bold red"), error=True)
         self.note("Press Ctrl+Q to quit.")
         self.query_one("#status", StatusLine).show(None, None, Text("not connected", style="red"))
         self.connected.set()
 
     def _on_stderr(self, line: str) -> None:
         with contextlib.suppress(Exception):
-            self.query_one("#log", RichLog).write(Text(sanitize(line)))
+            self.query_one("#log", RichLog).write(render.agent_text(line))
 
     def _on_stray_output(self, line: str) -> None:
-        self.note(Text("agent output (not ACP): ", style="bold yellow") + Text(line))
+        self.note(Text("agent output (not ACP): ", style="bold yellow") + render.agent_text(line))
         if self._auth_screen is not None:
             with contextlib.suppress(Exception):
                 self._auth_screen.show_output(line)
 
     def _warn(self, text: str) -> None:
-        self.note(Text(f"warning: {text}", style="yellow"))
+        self.note(render.agent_text(f"warning: {text}", style="yellow"))
 
     async def new_session(self) -> bool:
         """``session/new``; on -32000 offer the agent's auth methods and retry."""
@@ -346,7 +345,7 @@ class ChatApp(App[int]):
         if not usable:
             return None
         buttons = [(o.id, agent_line(o.name)) for o in usable]
-        body = Text(sanitize(message) + "\n")
+        body = render.agent_text(message + "\n")
         for option in usable:
             body.append(f"\n{agent_line(option.name)}: ", style="bold")
             body.append(auth_instructions(option))
@@ -636,7 +635,7 @@ class ChatApp(App[int]):
         return decline() if action == "decline" else cancel()
 
     async def ask_url(self, request: UrlRequest) -> ElicitationAnswer:
-        body = Text(sanitize(request.message) + "\n\n", style="bold")
+        body = render.agent_text(request.message + "\n\n", style="bold")
         body.append(agent_line(request.url) + "\n")
         body.append("host: ")
         body.append(agent_line(request.host), style="bold reverse")

@@ -146,7 +146,7 @@ class _Run:
                 self.main_task.cancel()
 
     def agent_said(self, line: str) -> None:
-        self.say(Text(line, style="dim"))
+        self.say(render.agent_text(line, style="dim"))
 
     def on_update(self, session_id: str, update: s.SessionUpdate | v2.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
@@ -163,15 +163,15 @@ class _Run:
         self.err.print(render.safe_renderable(text))
 
     def problem(self, headline: str, details: str = "") -> None:
-        self.say(Text("acp chat: ", style="bold red") + Text(headline))
+        self.say(Text("acp chat: ", style="bold red") + render.agent_text(headline))
         if details:
-            self.say(Text(details))
+            self.say(render.agent_text(details))
 
     def warn(self, text: str) -> None:
-        self.say(Text("acp chat: warning: ", style="yellow") + Text(text))
+        self.say(Text("acp chat: warning: ", style="yellow") + render.agent_text(text))
 
     def on_stray_output(self, line: str) -> None:
-        self.say(Text("agent output (not ACP): ", style="bold yellow") + Text(line))
+        self.say(Text("agent output (not ACP): ", style="bold yellow") + render.agent_text(line))
 
     def print_conversation(self, state: SessionState, stop_reason: str | None) -> None:
         assert self.client is not None
