@@ -59,11 +59,13 @@ from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
 from ..render import agent_line, unset_none
+from ..sanitize import sanitize
 from .commands import COMMANDS, help_text
 from .screens import (
     AuthProgressScreen,
     ChoiceScreen,
     EnvVarScreen,
+    ErrorScreen,
     FormResult,
     FormScreen,
     PermissionScreen,
@@ -284,11 +286,18 @@ class ChatApp(App[int]):
         self.schedule_refresh()
 
     def _startup_failed(self, problem: StartupProblem) -> None:
+        """The agent could not be started: say why, on a screen of its own, then quit."""
         self.startup_problem = problem
         self.exit_code = problem.exit_code
         self.note(render.agent_text(str(problem), style="bold red"), error=True)
         self.note("Press Ctrl+Q to quit.")
         self.query_one("#status", StatusLine).show(None, None, Text("not connected", style="red"))
+        self.push_screen(
+            ErrorScreen(problem.headline, problem.details),
+            callback=lambda leave: (
+                self.exit(self.exit_code, return_code=self.exit_code) if leave else None
+            ),
+        )
         self.connected.set()
 
     def _on_stderr(self, line: str) -> None:
@@ -708,5 +717,5 @@ def run_app(options: ChatOptions) -> int:
     app = ChatApp(options)
     app.run()
     if app.startup_problem is not None:
-        print(f"acp chat: {app.startup_problem}", file=sys.stderr)
+        print(f"acp chat: {sanitize(str(app.startup_problem))}", file=sys.stderr)
     return app.return_code if app.return_code is not None else app.exit_code

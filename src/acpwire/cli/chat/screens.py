@@ -31,6 +31,7 @@ __all__ = [
     "AuthProgressScreen",
     "ChoiceScreen",
     "EnvVarScreen",
+    "ErrorScreen",
     "FormResult",
     "FormScreen",
     "PermissionScreen",
@@ -192,6 +193,43 @@ class FormScreen(ModalScreen[FormResult]):
 
     def action_cancel_form(self) -> None:
         self.dismiss(("cancel", None))
+
+
+class ErrorScreen(ModalScreen[bool]):
+    """A problem the chat cannot go on after (the agent could not be started): what
+    happened, then Quit (Enter, or q); Esc closes the screen to read the transcript."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_false", "Close"),
+        Binding("q", "dismiss_true", "Quit"),
+    ]
+
+    def __init__(self, headline: str, details: str) -> None:
+        super().__init__()
+        self.headline = headline
+        self.details = details
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="error"):
+            yield Label(Text(sanitize(self.headline), style="bold red"))
+            if self.details:
+                yield Static(Text(sanitize(self.details)))
+            with Horizontal(id="options"):
+                yield Button("Quit", id="quit", variant="error")
+                yield Button("Close", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#quit", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "quit")
+
+    def action_dismiss_true(self) -> None:
+        self.dismiss(True)
+
+    def action_dismiss_false(self) -> None:
+        self.dismiss(False)
 
 
 class ChoiceScreen(ModalScreen[str | None]):

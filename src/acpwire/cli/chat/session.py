@@ -41,7 +41,7 @@ from ...protocol.errors import (
     VersionMismatchError,
 )
 from ...schema import UnsetType
-from ...transports.remote import Reconnected
+from ...transports.remote import Reconnected, token_refused
 from ...transports.subprocess import SubprocessTransport
 from ..sanitize import sanitize
 
@@ -210,7 +210,8 @@ class StartupProblem:
 
 
 def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupProblem | None:
-    """Turn an error from starting/initializing the agent into a message (None: not ours)."""
+    """Turn an error from starting/initializing the agent into a message (``None`` for a
+    cancellation or an interrupt, which are not errors to describe)."""
     command = shlex.join(argv)
     if isinstance(exc, AgentNotFoundError):
         hint = ""
@@ -247,8 +248,32 @@ def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupPr
         return StartupProblem(
             f"agent command cannot be executed: {command}", str(exc), EXIT_START_FAILED
         )
+    if isinstance(exc, RequestError):  # the answer to initialize
+        hint = ""
+        if exc.code == ErrorCode.METHOD_NOT_FOUND:
+            hint = (
+                "It does not know `initialize`: is it an ACP agent (some need a flag, e.g. --acp)?"
+            )
+        return StartupProblem(
+            f"the agent ({command}) answered initialize with an error: "
+            f"{exc.message} (code {exc.code})",
+            hint,
+            EXIT_START_FAILED,
+        )
+    if isinstance(exc, ConnectionClosedError) and token_refused(exc):
+        return StartupProblem(
+            f"the agent at {command} refused the token: {exc}",
+            "Give the token `acp serve` printed, with --token or $ACP_TOKEN.",
+            EXIT_START_FAILED,
+        )
     if isinstance(exc, ConnectionClosedError):  # a remote agent (--url) out of reach
-        return StartupProblem(f"cannot reach the agent at {command}", str(exc), EXIT_START_FAILED)
+        return StartupProblem(f"cannot reach the agent at {command}: {exc}", "", EXIT_START_FAILED)
+    if isinstance(exc, Exception):  # anything else: one clear line, never a traceback
+        return StartupProblem(
+            f"the agent ({command}) could not be started: {exc or type(exc).__name__}",
+            "",
+            EXIT_START_FAILED,
+        )
     return None
 
 
