@@ -19,9 +19,11 @@ import json
 import os
 import re
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from server._serve import Serve, acp_serve
 
 from acpwire.cli.chat.session import EXIT_START_FAILED, EXIT_USAGE
 
@@ -113,18 +115,16 @@ def test_the_app_shows_an_error_screen_and_exits_3(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-async def serve_dying_agent() -> object:
-    from server._serve import acp_serve
-
+async def serve_dying_agent() -> AsyncIterator[Serve]:
     async with acp_serve("--token", TOKEN, "--", *DIES_AT_ONCE) as serve:
         yield serve
 
 
 @pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
 async def test_an_agent_that_dies_at_once_behind_acp_serve_is_one_line(
-    serve_dying_agent: object, http: bool
+    serve_dying_agent: Serve, http: bool
 ) -> None:
-    url = getattr(serve_dying_agent, "url")
+    url = serve_dying_agent.url
     args = ["chat", "--url", url, *(["--http"] if http else []), "--token", TOKEN]
     code, _, err = await acp(*args, "--prompt", "hi")
     assert code == EXIT_START_FAILED
@@ -133,8 +133,8 @@ async def test_an_agent_that_dies_at_once_behind_acp_serve_is_one_line(
 
 
 @pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
-async def test_a_refused_token_is_said_at_once(serve_dying_agent: object, http: bool) -> None:
-    url = getattr(serve_dying_agent, "url")
+async def test_a_refused_token_is_said_at_once(serve_dying_agent: Serve, http: bool) -> None:
+    url = serve_dying_agent.url
     args = ["chat", "--url", url, *(["--http"] if http else []), "--token", "wrong-token"]
     code, _, err = await acp(*args, "--prompt", "hi")
     assert code == EXIT_START_FAILED
@@ -144,9 +144,9 @@ async def test_a_refused_token_is_said_at_once(serve_dying_agent: object, http: 
 
 @pytest.mark.parametrize("http", [False, True], ids=["websocket", "http"])
 async def test_acp_connect_answers_the_editors_initialize_with_a_refused_token(
-    serve_dying_agent: object, http: bool
+    serve_dying_agent: Serve, http: bool
 ) -> None:
-    url = getattr(serve_dying_agent, "url")
+    url = serve_dying_agent.url
     initialize = {
         "jsonrpc": "2.0",
         "id": 7,

@@ -185,6 +185,8 @@ class HttpTransport:
         deadline = loop.time() + self._resume_within
         delay = 0.1
         while True:
+            if self._closed:  # closed while this POST waited to retry: the client is gone
+                raise ConnectionClosedError("transport is closed")
             try:
                 return await self._client.post(
                     self.url, content=message, headers=headers, timeout=self._timeout

@@ -16,9 +16,9 @@ What :class:`ReconnectingTransport` guarantees (docs/remote.md, "Reconnect"):
   what the client already has is dropped), under the same session ids.
 * **Backoff.** Attempts wait 0.2 s, doubling up to 10 s, with jitter; after
   ``give_up_after`` seconds (default 300) without success the transport ends
-  broken. A refused token (HTTP 401/403) ends it at once, and so does a first
-  ``initialize`` that cannot be sent (there is no connection to restore yet): the
-  send raises, so the application hears at once why.
+  broken. A refused token (HTTP 401/403) ends it at once, and so does a break
+  before the first ``initialize`` was answered (there is nothing to restore yet): the
+  send or the receive raises, so the application hears at once why.
 * **A gap is reported, never hidden.** Requests that were in flight are
   answered here with a :class:`~acpwire.protocol.errors.ConnectionLost` error
   (code -32099, ``data.sessionReattached``), which the application can tell from
@@ -279,6 +279,13 @@ class ReconnectingTransport:
                 error = exc
             if self._closed:
                 await self._inbox.put(_Ended(None))
+                return
+            if not self._initialized:  # nothing to restore: the application hears why now
+                self._ended = True
+                reason = error or ConnectionClosedError(
+                    "the server ended the connection before initialize was answered", broken=True
+                )
+                await self._inbox.put(_Ended(reason))
                 return
             log.warning("connection to the agent lost (%s); reconnecting", error or "ended")
             if not await self._reconnect():
