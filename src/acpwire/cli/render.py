@@ -22,6 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.padding import Padding
@@ -198,31 +199,36 @@ def _clipped(text: str, limit: int | None) -> tuple[str, Text | None]:
     return text[:limit], note
 
 
-_SENTENCE_END = (".", "!", "?", ":", "**")
-
-
 def thought_text(message: MessageView) -> str:
     """A thought's text blocks joined, with a paragraph break where one thought ends.
 
     Agents stream reasoning either as token deltas ("Thin", "king") or as whole
-    thoughts one chunk each ("**Planning**...files.", "**Reading**..."), with no
+    thoughts one chunk each ("**Planning**...files.", "12 files; ..."), with no
     separator and usually no message id. A break goes where a chunk closes a
     sentence and the next one opens a new one with no space between them, which a
     token stream does not produce (its spaces start the next token).
     """
-    pieces = [b.text for b in message.content if isinstance(b, s.TextContent)]
     out: list[str] = []
-    for piece in pieces:
-        if out and piece and out[-1]:
-            previous = out[-1]
-            if (
-                previous.endswith(_SENTENCE_END)
-                and not previous[-1].isspace()
-                and (piece[0].isupper() or piece[0] in "*#")
-            ):
-                out.append("\n\n")
+    before = ""  # the last two characters joined so far
+    for piece in (b.text for b in message.content if isinstance(b, s.TextContent)):
+        if _opens_a_thought(before, piece):
+            out.append("\n\n")
         out.append(piece)
+        before = (before + piece)[-2:]
     return "".join(out)
+
+
+def _opens_a_thought(before: str, piece: str) -> bool:
+    """Whether ``piece`` starts a new thought right after text that ends with ``before``."""
+    if not before or not piece or before[-1].isspace():
+        return False
+    first = piece[0]
+    if not (first.isupper() or first.isdigit() or first in "*#"):
+        return False
+    if before.endswith("**"):
+        return True
+    # "3." then "11" goes on a number; "first." then "12 files" is a new thought.
+    return before[-1] in ".!?:" and not (first.isdigit() and before[:1].isdigit())
 
 
 def render_thought(
@@ -467,7 +473,7 @@ def render_status(
             text += f" {cost.amount:g} {agent_line(cost.currency)}"
         parts.append((text, "magenta", 1))
     if width is not None:
-        while sum(len(p[0]) + 3 for p in parts) - 3 > width and any(p[2] for p in parts):
+        while sum(cell_len(p[0]) + 3 for p in parts) - 3 > width and any(p[2] for p in parts):
             worst = max(range(len(parts)), key=lambda i: (parts[i][2], i))
             del parts[worst]
     out = Text()

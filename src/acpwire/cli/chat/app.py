@@ -68,6 +68,7 @@ from .screens import (
     ErrorScreen,
     FormResult,
     FormScreen,
+    HelpScreen,
     PermissionScreen,
 )
 from .session import (
@@ -111,11 +112,12 @@ class ChatApp(App[int]):
     TITLE = "acp chat"
     CSS_PATH = "chat.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True),
-        Binding("escape", "cancel_turn", "Cancel turn"),
+        # The key bar fits 80 columns: short labels, Esc (the same as Ctrl+C) only in F1.
+        Binding("ctrl+c", "interrupt", "Cancel", priority=True),
+        Binding("escape", "cancel_turn", "Cancel turn", show=False),
         Binding("f1", "help", "Help"),
-        Binding("f2", "toggle_log", "Agent stderr"),
-        Binding("ctrl+t", "toggle_thoughts", "Fold thoughts"),
+        Binding("f2", "toggle_log", "Stderr"),
+        Binding("ctrl+t", "toggle_thoughts", "Thoughts"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -143,6 +145,8 @@ class ChatApp(App[int]):
         self._auth_screen: AuthProgressScreen | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._refresh_pending = False
+        self._noted_plan: object = None
+        """The finished plan last moved into the transcript (not again for the same one)."""
 
     # ---------------------------------------------------------------- layout
 
@@ -442,10 +446,7 @@ class ChatApp(App[int]):
         if state is None:
             return
         self.transcript.sync()
-        plan = self.query_one("#plan", Static)
-        plan.display = bool(state.plan)
-        if state.plan:
-            plan.update(render.render_plan(state.plan))
+        self._show_plan(state)
         if self.agent_dead:
             suffix = Text("  agent stopped", style="bold red")
         elif state.turn_running:
@@ -456,6 +457,19 @@ class ChatApp(App[int]):
             suffix = Text("")
         self.query_one("#status", StatusLine).show(state, self.label, suffix)
         self._signal()
+
+    def _show_plan(self, state: SessionState) -> None:
+        """Pin the plan above the prompt while it is being worked on; once every entry is
+        done and the turn is over it moves into the transcript, where it stays."""
+        plan = self.query_one("#plan", Static)
+        finished = all(str(e.status) == "completed" for e in state.plan)
+        pinned = bool(state.plan) and (state.turn_running or not finished)
+        if not pinned and state.plan and state.plan is not self._noted_plan:
+            self._noted_plan = state.plan
+            self.note(render.render_plan(state.plan))
+        plan.display = pinned
+        if pinned:
+            plan.update(render.render_plan(state.plan))
 
     def action_toggle_thoughts(self) -> None:
         self.transcript.action_toggle_thoughts()
@@ -572,7 +586,9 @@ class ChatApp(App[int]):
             self.note(f"/{name}: {exc}", error=True)
 
     def action_help(self) -> None:
-        self.note(help_text(self))
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(help_text(self)))
+            self._signal()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         # textual annotates the parameter as a bare (generic) Screen.

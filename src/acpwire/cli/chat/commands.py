@@ -36,12 +36,24 @@ class ChatHost(Protocol):
 
     async def new_session(self) -> bool: ...
 
+    def action_help(self) -> None: ...
+
     async def action_quit(self) -> None: ...
 
 
-KEYS_HELP = """Keys: Enter send | Ctrl+J newline | Tab complete /command | Esc or Ctrl+C cancel the turn
-(Ctrl+C again or while idle: quit) | F2 agent stderr log | Ctrl+P command palette | Ctrl+Q quit.
-Mention files with @path (sent as resource links, or embedded when the agent accepts it)."""
+KEYS_HELP: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the prompt"),
+    ("Ctrl+J", "new line (or Shift+Enter)"),
+    ("Tab", "complete a /command"),
+    ("Esc, Ctrl+C", "cancel the running turn"),
+    ("Ctrl+C", "again, or while idle: quit"),
+    ("F1", "this help"),
+    ("F2", "show or hide the agent's stderr"),
+    ("Ctrl+T", "fold or unfold thoughts"),
+    ("Ctrl+P", "palette: modes, config options"),
+    ("Ctrl+Q", "quit"),
+)
+"""The keys, one per line, shown first by :func:`help_text` (so they fit 80x24)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,12 @@ def _command(
 
 def help_text(app: ChatHost) -> Text:
     """The keys, the local commands and the agent's commands."""
-    out = Text(KEYS_HELP + "\n")
+    out = Text("Keys\n", style="bold")
+    for keys, does in KEYS_HELP:
+        out.append(f"  {keys:<12}", style="bold")
+        out.append(f"{does}\n")
+    out.append("@path in a prompt sends that file along.\n")
+    out.append("Commands\n", style="bold")
     for command in COMMANDS.values():
         out.append(f"/{command.name}", style="bold")
         out.append(f"  {command.summary}\n")
@@ -86,7 +103,7 @@ def help_text(app: ChatHost) -> Text:
 
 @_command("help", "show keys and commands")
 async def _help(app: ChatHost, rest: str) -> None:
-    app.note(help_text(app))
+    app.action_help()
 
 
 @_command("mode", "list modes, or switch: /mode ID")

@@ -34,6 +34,7 @@ __all__ = [
     "ErrorScreen",
     "FormResult",
     "FormScreen",
+    "HelpScreen",
     "PermissionScreen",
 ]
 
@@ -193,6 +194,30 @@ class FormScreen(ModalScreen[FormResult]):
 
     def action_cancel_form(self) -> None:
         self.dismiss(("cancel", None))
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and commands (F1, ``/help``), keys first; the rest scrolls. Esc or F1 closes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Close"),
+        Binding("f1", "dismiss_none", "Close"),
+    ]
+
+    def __init__(self, body: RenderableType) -> None:
+        super().__init__()
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="dialog", classes="help") as dialog:
+            dialog.border_title = "Help (Esc closes)"
+            yield Static(self.body)
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog").focus()  # arrows and PgUp/PgDn scroll
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
 
 
 class ErrorScreen(ModalScreen[bool]):

@@ -111,9 +111,10 @@ class StatusLine(Static):
         if self.state is None:
             line = self.suffix.copy()
         else:
-            line = render.render_status(
-                self.state, agent=self.agent, width=width - self.suffix.cell_len
-            )
+            # The suffix (working, stopped, stop reason) is never the part cut off.
+            room = max(width - self.suffix.cell_len, 0)
+            line = render.render_status(self.state, agent=self.agent, width=room)
+            line.truncate(room, overflow="ellipsis")
             line.append_text(self.suffix)
         line.truncate(width, overflow="ellipsis")
         self.update(line)
