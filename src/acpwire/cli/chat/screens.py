@@ -141,7 +141,7 @@ class FormScreen(ModalScreen[FormResult]):
                         text = ", ".join(str(v) for v in value)
                     elif value is not None:
                         text = str(value)
-                    yield Input(text, type=kind, id=widget_id)
+                    yield Input(agent_line(text), type=kind, id=widget_id)
             with Horizontal(id="options"):
                 yield Button("Submit", id="submit", variant="success")
                 yield Button("Decline", id="decline", variant="error")
