@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from acpwire.client import Client, connect
 from acpwire.client.permissions import AllowAll
 from acpwire.client.terminals import TerminalManager
 from acpwire.client.toolkit import (
@@ -17,7 +18,12 @@ from acpwire.client.toolkit import (
     ToolkitClient,
     open_agent,
 )
-from acpwire.protocol.errors import VersionMismatchError
+from acpwire.protocol.errors import (
+    ConnectionClosedError,
+    ErrorCode,
+    RequestError,
+    VersionMismatchError,
+)
 from acpwire.schema import Implementation
 
 TIMEOUT = 20.0
@@ -75,3 +81,28 @@ async def test_an_agent_answering_another_protocol_version_is_refused() -> None:
     with pytest.raises(VersionMismatchError, match="version 2"):
         async with open_agent([*AGENT, "--protocol-version", "2"], env=ENV):
             pass  # pragma: no cover
+
+
+async def test_a_missing_working_directory_is_named_instead_of_the_program(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder"
+    with pytest.raises(AgentNotFoundError) as caught:
+        async with open_agent(AGENT, env=ENV, cwd=missing):
+            pass  # pragma: no cover
+    assert f"its working directory {str(missing)!r} does not exist" in str(caught.value)
+    assert "ENOENT" not in str(caught.value)
+
+
+async def test_a_command_that_answers_initialize_with_an_error_raises_that_error() -> None:
+    """``cat`` echoes the request back: the client refuses it (-32601), cat echoes that."""
+    with pytest.raises(RequestError) as caught:
+        async with open_agent(["cat"]):
+            pass  # pragma: no cover
+    assert caught.value.code == ErrorCode.METHOD_NOT_FOUND
+
+
+async def test_connect_says_how_an_agent_that_died_during_initialize_ended() -> None:
+    with pytest.raises(ConnectionClosedError) as caught:
+        async with connect(Client(), AGENT[0], [*AGENT[1:], "--crash-on-initialize"], env=ENV):
+            pass  # pragma: no cover
+    assert "exited with code 3 during initialize" in str(caught.value)
+    assert "simulated crash during initialize" in str(caught.value)

@@ -28,6 +28,7 @@ from .. import schema as s
 from ..engine.connection import Connection
 from ..engine.roles import Peer, build_router
 from ..protocol.errors import (
+    ConnectionClosedError,
     InvalidParams,
     MethodNotFound,
     UnstableMethodError,
@@ -610,13 +611,20 @@ async def connect(
     """Spawn an agent, connect ``client`` to it and (by default) initialize.
 
     On exit the connection is closed and the agent stopped: stdin closed, then
-    terminate, then kill.
+    terminate, then kill. An agent that ends during ``initialize`` raises
+    :class:`~acpwire.protocol.errors.ConnectionClosedError` saying how it ended and
+    what it last wrote to stderr.
     """
     transport: SubprocessTransport = await spawn(command, args, env=env, cwd=cwd, **spawn_options)
     conn = ClientSideConnection(client, transport)
     try:
         if initialize:
-            await conn.initialize()
+            try:
+                await conn.initialize()
+            except ConnectionClosedError:
+                await conn.close()  # the agent is stopped, so its exit status is known
+                ended = transport.ended("initialize")
+                raise ConnectionClosedError(f"agent {command!r} {ended}", broken=True) from None
         yield conn
     finally:
         await conn.close()

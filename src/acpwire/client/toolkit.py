@@ -883,9 +883,11 @@ async def open_agent(
     answering ``initialize``, :class:`AgentStartError` when it does not answer within
     ``initialize_timeout`` seconds,
     :class:`~acpwire.protocol.errors.ConnectionClosedError` when ``url`` cannot be
-    reached, and :class:`~acpwire.protocol.errors.VersionMismatchError` when it answers
-    with a protocol version this library cannot speak (the agent is stopped first,
-    INIT-010).
+    reached (or refuses the token: HTTP 401/403, at once),
+    :class:`~acpwire.protocol.errors.RequestError` when the agent answers
+    ``initialize`` with an error, and
+    :class:`~acpwire.protocol.errors.VersionMismatchError` when it answers with a
+    protocol version this library cannot speak (the agent is stopped first, INIT-010).
     """
     if (command is None) == (url is None):
         raise ValueError("open_agent needs either a command or url=")
@@ -915,12 +917,9 @@ async def open_agent(
         await asyncio.wait_for(client.initialize(), initialize_timeout)
     except ConnectionClosedError:
         await client.close()
+        message = f"agent {argv[0]!r} {transport.ended('initialize')}"
         tail = _tail(transport.stderr_tail())
-        code = transport.returncode
-        how = "closed its output" if code is None else f"exited with code {code}"
-        message = f"agent {argv[0]!r} {how} during initialize"
-        message += f"; last stderr lines:\n{tail}" if tail else " (no stderr output)"
-        raise AgentExitedError(message, returncode=code, stderr_tail=tail) from None
+        raise AgentExitedError(message, returncode=transport.returncode, stderr_tail=tail) from None
     except asyncio.TimeoutError:
         await client.close()
         tail = _tail(transport.stderr_tail())

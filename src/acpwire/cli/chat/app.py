@@ -32,11 +32,12 @@ import webbrowser
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, RichLog, Static, TextArea
 from textual.worker import Worker
@@ -57,14 +58,17 @@ from ...client.state import SessionState, select_values
 from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
-from ..render import unset_none
+from ..render import agent_line, unset_none
+from ..sanitize import sanitize
 from .commands import COMMANDS, help_text
 from .screens import (
     AuthProgressScreen,
     ChoiceScreen,
     EnvVarScreen,
+    ErrorScreen,
     FormResult,
     FormScreen,
+    HelpScreen,
     PermissionScreen,
 )
 from .session import (
@@ -108,11 +112,12 @@ class ChatApp(App[int]):
     TITLE = "acp chat"
     CSS_PATH = "chat.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True),
-        Binding("escape", "cancel_turn", "Cancel turn"),
+        # The key bar fits 80 columns: short labels, Esc (the same as Ctrl+C) only in F1.
+        Binding("ctrl+c", "interrupt", "Cancel", priority=True),
+        Binding("escape", "cancel_turn", "Cancel turn", show=False),
         Binding("f1", "help", "Help"),
-        Binding("f2", "toggle_log", "Agent stderr"),
-        Binding("ctrl+t", "toggle_thoughts", "Fold thoughts"),
+        Binding("f2", "toggle_log", "Stderr"),
+        Binding("ctrl+t", "toggle_thoughts", "Thoughts"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -140,6 +145,8 @@ class ChatApp(App[int]):
         self._auth_screen: AuthProgressScreen | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._refresh_pending = False
+        self._noted_plan: object = None
+        """The finished plan last moved into the transcript (not again for the same one)."""
 
     # ---------------------------------------------------------------- layout
 
@@ -283,25 +290,32 @@ class ChatApp(App[int]):
         self.schedule_refresh()
 
     def _startup_failed(self, problem: StartupProblem) -> None:
+        """The agent could not be started: say why, on a screen of its own, then quit."""
         self.startup_problem = problem
         self.exit_code = problem.exit_code
-        self.note(Text(str(problem), style="bold red"), error=True)
+        self.note(render.agent_text(str(problem), style="bold red"), error=True)
         self.note("Press Ctrl+Q to quit.")
         self.query_one("#status", StatusLine).show(None, None, Text("not connected", style="red"))
+        self.push_screen(
+            ErrorScreen(problem.headline, problem.details),
+            callback=lambda leave: (
+                self.exit(self.exit_code, return_code=self.exit_code) if leave else None
+            ),
+        )
         self.connected.set()
 
     def _on_stderr(self, line: str) -> None:
         with contextlib.suppress(Exception):
-            self.query_one("#log", RichLog).write(Text(line))
+            self.query_one("#log", RichLog).write(render.agent_text(line))
 
     def _on_stray_output(self, line: str) -> None:
-        self.note(Text("agent output (not ACP): ", style="bold yellow") + Text(line))
+        self.note(Text("agent output (not ACP): ", style="bold yellow") + render.agent_text(line))
         if self._auth_screen is not None:
             with contextlib.suppress(Exception):
                 self._auth_screen.show_output(line)
 
     def _warn(self, text: str) -> None:
-        self.note(Text(f"warning: {text}", style="yellow"))
+        self.note(render.agent_text(f"warning: {text}", style="yellow"))
 
     async def new_session(self) -> bool:
         """``session/new``; on -32000 offer the agent's auth methods and retry."""
@@ -343,10 +357,10 @@ class ChatApp(App[int]):
         usable = [o for o in options if o.usable]
         if not usable:
             return None
-        buttons = [(o.id, o.name) for o in usable]
-        body = Text(message + "\n")
+        buttons = [(o.id, agent_line(o.name)) for o in usable]
+        body = render.agent_text(message + "\n")
         for option in usable:
-            body.append(f"\n{option.name}: ", style="bold")
+            body.append(f"\n{agent_line(option.name)}: ", style="bold")
             body.append(auth_instructions(option))
         picked = await self._modal(ChoiceScreen(body, [*buttons, ("", "Not now")]))
         chosen = next((o for o in usable if o.id == picked), None)
@@ -432,20 +446,30 @@ class ChatApp(App[int]):
         if state is None:
             return
         self.transcript.sync()
-        plan = self.query_one("#plan", Static)
-        plan.display = bool(state.plan)
-        if state.plan:
-            plan.update(render.render_plan(state.plan))
+        self._show_plan(state)
         if self.agent_dead:
             suffix = Text("  agent stopped", style="bold red")
         elif state.turn_running:
             suffix = Text("  working... (Esc cancels)", style="bold yellow")
         elif state.stop_reason:
-            suffix = Text(f"  stop: {state.stop_reason}", style="dim")
+            suffix = Text(f"  stop: {agent_line(state.stop_reason)}", style="dim")
         else:
             suffix = Text("")
         self.query_one("#status", StatusLine).show(state, self.label, suffix)
         self._signal()
+
+    def _show_plan(self, state: SessionState) -> None:
+        """Pin the plan above the prompt while it is being worked on; once every entry is
+        done and the turn is over it moves into the transcript, where it stays."""
+        plan = self.query_one("#plan", Static)
+        finished = all(str(e.status) == "completed" for e in state.plan)
+        pinned = bool(state.plan) and (state.turn_running or not finished)
+        if not pinned and state.plan and state.plan is not self._noted_plan:
+            self._noted_plan = state.plan
+            self.note(render.render_plan(state.plan))
+        plan.display = pinned
+        if pinned:
+            plan.update(render.render_plan(state.plan))
 
     def action_toggle_thoughts(self) -> None:
         self.transcript.action_toggle_thoughts()
@@ -477,8 +501,9 @@ class ChatApp(App[int]):
                         f" <{extra.hint}>" if isinstance(extra, s.UnstructuredCommandInput) else ""
                     )
                     slash = "//" if name in COMMANDS else "/"
-                    lines.append(f"{slash}{name}{hint_text}  {command.description} (agent)")
-            hint.update("\n".join(lines))
+                    line = f"{slash}{name}{hint_text}  {command.description} (agent)"
+                    lines.append(agent_line(line))
+            hint.update(Text("\n".join(lines)))
             hint.display = bool(lines)
         else:
             hint.display = False
@@ -561,7 +586,9 @@ class ChatApp(App[int]):
             self.note(f"/{name}: {exc}", error=True)
 
     def action_help(self) -> None:
-        self.note(help_text(self))
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(help_text(self)))
+            self._signal()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         # textual annotates the parameter as a bare (generic) Screen.
@@ -571,23 +598,23 @@ class ChatApp(App[int]):
             return
         for mode in state.available_modes:
             yield SystemCommand(
-                f"Mode: {mode.name}",
-                f"switch the session to mode {mode.id}",
+                _palette_text(f"Mode: {mode.name}"),
+                _palette_text(f"switch the session to mode {mode.id}"),
                 lambda m=mode.id: self._run_command("mode", m),
             )
         for option in state.config_options:
             if isinstance(option, s.SessionConfigSelect):
                 for value in select_values(option):
                     yield SystemCommand(
-                        f"Config: {option.name} = {value}",
-                        f"set {option.id} to {value}",
+                        _palette_text(f"Config: {option.name} = {value}"),
+                        _palette_text(f"set {option.id} to {value}"),
                         lambda o=option.id, v=value: self._run_command("config", f"{o} {v}"),
                     )
             elif isinstance(option, s.SessionConfigBoolean):
                 new = "false" if option.current_value else "true"
                 yield SystemCommand(
-                    f"Config: {option.name} = {new}",
-                    f"set {option.id} to {new}",
+                    _palette_text(f"Config: {option.name} = {new}"),
+                    _palette_text(f"set {option.id} to {new}"),
                     lambda o=option.id, v=new: self._run_command("config", f"{o} {v}"),
                 )
 
@@ -615,7 +642,11 @@ class ChatApp(App[int]):
 
     async def ask_permission(self, request: PermissionRequest) -> str | None:
         terminals = {} if self.state is None else self.state.terminals
-        body = render.render_tool_call(request.tool_call, terminals)
+        body = Group(
+            render.render_tool_call(request.tool_call, terminals),
+            Text(),
+            render.render_permission_options(request.options),
+        )
         answer: str | None = await self._modal(PermissionScreen(request, body))
         return answer
 
@@ -629,12 +660,12 @@ class ChatApp(App[int]):
         return decline() if action == "decline" else cancel()
 
     async def ask_url(self, request: UrlRequest) -> ElicitationAnswer:
-        body = Text(request.message + "\n\n", style="bold")
-        body.append(request.url + "\n")
+        body = render.agent_text(request.message + "\n\n", style="bold")
+        body.append(agent_line(request.url) + "\n")
         body.append("host: ")
-        body.append(request.host, style="bold reverse")
+        body.append(agent_line(request.host), style="bold reverse")
         for warning in request.warnings:
-            body.append(f"\nwarning: {warning}", style="yellow")
+            body.append(f"\nwarning: {agent_line(warning)}", style="yellow")
         picked = await self._modal(ChoiceScreen(body, [("open", "Open"), ("decline", "Decline")]))
         if picked == "open":
             with contextlib.suppress(Exception):
@@ -692,10 +723,15 @@ class ChatApp(App[int]):
         self.exit(self.exit_code, return_code=self.exit_code)
 
 
+def _palette_text(text: str) -> str:
+    """A palette entry (the palette reads markup): the agent's words on one line, escaped."""
+    return escape(agent_line(text))
+
+
 def run_app(options: ChatOptions) -> int:
     """Run the interactive app; returns the exit status (start-up problems are printed too)."""
     app = ChatApp(options)
     app.run()
     if app.startup_problem is not None:
-        print(f"acp chat: {app.startup_problem}", file=sys.stderr)
+        print(f"acp chat: {sanitize(str(app.startup_problem))}", file=sys.stderr)
     return app.return_code if app.return_code is not None else app.exit_code

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import json
 import os
 import signal
 import sys
@@ -47,6 +46,7 @@ from ...client.state import SessionState
 from ...protocol.errors import ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
+from ..sanitize import json_line, sanitize
 from .session import (
     AUTH_PROGRESS_EVERY,
     CANCEL_GRACE,
@@ -134,7 +134,7 @@ class _Run:
         if self.output_closed:
             return
         try:
-            self.out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self.out.write(json_line(obj) + "\n")
             self.out.flush()
         except BrokenPipeError:
             self.output_closed = True
@@ -146,7 +146,7 @@ class _Run:
                 self.main_task.cancel()
 
     def agent_said(self, line: str) -> None:
-        self.say(Text(line, style="dim"))
+        self.say(render.agent_text(line, style="dim"))
 
     def on_update(self, session_id: str, update: s.SessionUpdate | v2.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
@@ -157,20 +157,21 @@ class _Run:
             self.err.file.write("\n")
 
     def say(self, text: RenderableType) -> None:
-        """A line for the person on stderr (after a question left open, on a new line)."""
+        """A line for the person on stderr (after a question left open, on a new line);
+        whatever the agent put in it is made safe here."""
         self._end_line()
-        self.err.print(text)
+        self.err.print(render.safe_renderable(text))
 
     def problem(self, headline: str, details: str = "") -> None:
-        self.say(Text("acp chat: ", style="bold red") + Text(headline))
+        self.say(Text("acp chat: ", style="bold red") + render.agent_text(headline))
         if details:
-            self.say(Text(details))
+            self.say(render.agent_text(details))
 
     def warn(self, text: str) -> None:
-        self.say(Text("acp chat: warning: ", style="yellow") + Text(text))
+        self.say(Text("acp chat: warning: ", style="yellow") + render.agent_text(text))
 
     def on_stray_output(self, line: str) -> None:
-        self.say(Text("agent output (not ACP): ", style="bold yellow") + Text(line))
+        self.say(Text("agent output (not ACP): ", style="bold yellow") + render.agent_text(line))
 
     def print_conversation(self, state: SessionState, stop_reason: str | None) -> None:
         assert self.client is not None
@@ -214,7 +215,7 @@ class _Run:
 
         restore = _echo_off(fd) if secret else None
         self._end_line()
-        self.err.file.write(prompt)
+        self.err.file.write(sanitize(prompt))
         self.err.file.flush()
         self._line_open = True
         loop.add_reader(fd, readable)
@@ -246,8 +247,7 @@ class _Run:
         terminals = {} if self.client is None else self.client.state(request.session_id).terminals
         self.say(Text("The agent asks permission:", style="bold yellow"))
         self.say(render.render_tool_call(request.tool_call, terminals, plain=True))
-        for i, option in enumerate(request.options, 1):
-            self.say(Text(f"  {i}) {option.name} [{option.kind}]"))
+        self.say(render.render_permission_options(request.options))
         while True:
             answer = await self.ask("choose (number, empty to dismiss; Ctrl-C cancels the turn): ")
             if not answer:
@@ -279,7 +279,7 @@ class _Run:
         if not self.interactive or not usable:
             return None
         for i, option in enumerate(usable, 1):
-            self.say(Text(f"  {i}) {option.name}: {auth_instructions(option)}"))
+            self.say(Text(f"  {i}) {render.agent_line(option.name)}: {auth_instructions(option)}"))
         answer = await self.ask("authenticate with (number, empty to quit): ")
         answer = (answer or "").strip()
         if not (answer.isdigit() and 1 <= int(answer) <= len(usable)):
@@ -298,7 +298,7 @@ class _Run:
         assert self.client is not None
         self.say(
             Text(
-                f"authenticating with {option.name}: the agent may print a login URL or "
+                f"authenticating with {render.agent_line(option.name)}: the agent may print a login URL or "
                 "open a browser (Ctrl-C cancels)",
                 style="cyan",
             )
@@ -333,7 +333,7 @@ class _Run:
 
     async def run_terminal_login(self, option: AuthOption) -> bool:
         assert option.argv is not None
-        self.say(Text(f"running the terminal login of {option.name}...", style="cyan"))
+        self.say(Text(f"running the terminal login of {render.agent_line(option.name)}...", "cyan"))
         previous, self.on_interrupt = self.on_interrupt, _ignore  # Ctrl-C is the login's own
         try:
             process = await asyncio.create_subprocess_exec(
@@ -352,12 +352,12 @@ class _Run:
 
     async def ask_env_vars(self, option: AuthOption) -> dict[str, str] | None:
         if option.link:
-            self.say(Text(f"get credentials at {option.link}", style="cyan"))
+            self.say(Text(f"get credentials at {render.agent_line(option.link)}", style="cyan"))
         values: dict[str, str] = {}
         for var in option.vars:
             optional = " (optional)" if var.optional else ""
             label = f"{var.label} ({var.name})" if var.label else var.name
-            value = await self.ask(f"{label}{optional}: ", secret=var.secret)
+            value = await self.ask(f"{render.agent_line(label)}{optional}: ", secret=var.secret)
             if value:
                 values[var.name] = value
             elif not var.optional:
@@ -570,7 +570,7 @@ class _ReportDenials:
 
     async def __call__(self, request: PermissionRequest) -> Any:
         outcome = await self.policy(request)
-        title = request.tool_call.title or request.tool_call.tool_call_id
+        title = render.agent_line(request.tool_call.title or request.tool_call.tool_call_id)
         self.run.say(Text(f"acp chat: denied permission: {title} (--policy deny)", "yellow"))
         return outcome
 
