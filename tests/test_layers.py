@@ -60,13 +60,17 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+# Parsed once, at collection: CPython 3.11's ast.parse can fail with "AST constructor
+# recursion depth mismatch" when the garbage collector runs Python code (an earlier
+# test's leaked socket warning) in the middle of it.
+TREES = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in MODULES.items()}
 
 
 def imports_of(name: str) -> Iterator[str]:
     """The acpwire modules ``name`` imports (a ``from pkg import sub`` names ``pkg.sub``)."""
     path = MODULES[name]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(TREES[name]):
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name in MODULES)
         elif isinstance(node, ast.ImportFrom):
@@ -155,10 +159,10 @@ def test_no_module_imports_from_a_higher_layer_or_across_the_roles() -> None:
 
 def test_the_schema_and_the_protocol_core_never_import_asyncio() -> None:
     wrong = []
-    for name, path in sorted(MODULES.items()):
+    for name in sorted(MODULES):
         if layer_of(name) not in NO_ASYNCIO:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(TREES[name]):
             names = (
                 [a.name for a in node.names]
                 if isinstance(node, ast.Import)
