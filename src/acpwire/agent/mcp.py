@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from .._waits import within
 from ..protocol.errors import AcpError, RequestError
 from ..protocol.mcp_binding import MCP_PROTOCOL_VERSION
 from ..schema import (
@@ -179,7 +180,7 @@ class _StderrCapture:
         self.close_writer()
         if wait:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._eof), _STDERR_EOF_GRACE)
+                await within(asyncio.shield(self._eof), _STDERR_EOF_GRACE)
         return "\n".join(line for line in self.tail if line.strip())
 
 

@@ -45,6 +45,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import schema as s
+from .._tasks import TaskSet
 from ..protocol.errors import (
     AuthRequired,
     ConnectionClosedError,
@@ -200,7 +201,9 @@ class AppAgent(Agent):
         self.turns: dict[str, Turn] = {}
         """The turn running in each session that has one, by session id."""
         self.authenticated = False
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet(log)
+        """Work after an answer, and the connection's watcher. Never closed: each task
+        ends with the connection (a send to a closed one fails, quietly)."""
         self._watching = False
 
     # -- helpers -----------------------------------------------------------
@@ -245,9 +248,7 @@ class AppAgent(Agent):
                 await make()
 
         def start(_: object = None) -> None:
-            task = asyncio.ensure_future(later())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._background.spawn(later())
 
         current = asyncio.current_task()
         if current is None:
@@ -319,9 +320,7 @@ class AppAgent(Agent):
                 turn.cancel()
             await self.aclose_mcp()
 
-        task = asyncio.ensure_future(watch())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(watch(), name="watch the connection")
 
     async def aclose_mcp(self) -> None:
         """The connection is over: disconnect the MCP servers of every session it had open."""

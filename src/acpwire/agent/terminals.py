@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal as _signal
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
 from .. import schema as s
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError, RequestError
 from ..schema import UnsetType
 from .connection import ClientPeer
@@ -124,9 +125,9 @@ class TerminalHandle:
         await self.close()
 
 
-async def _bounded(coro: object) -> None:
+async def _bounded(coro: Awaitable[object]) -> None:
     with contextlib.suppress(asyncio.TimeoutError, RequestError, ConnectionClosedError, OSError):
-        await asyncio.wait_for(coro, CLEANUP_TIMEOUT)  # type: ignore[arg-type]
+        await within(coro, CLEANUP_TIMEOUT)
 
 
 async def run_locally(
@@ -161,7 +162,7 @@ async def run_locally(
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), CLEANUP_TIMEOUT)
+            await within(proc.wait(), CLEANUP_TIMEOUT)
         raise
     truncated = False
     if output_byte_limit is not None and len(data) > output_byte_limit:
