@@ -58,6 +58,7 @@ from ..schema import (
     McpServerStdio,
     MessageMcpNotification,
     UnknownVariant,
+    unset_to_none,
 )
 
 if TYPE_CHECKING:
@@ -676,7 +677,7 @@ class _AcpDispatcher:
             raise MCPError(-32000, str(exc)) from None
         if answer.error is not UNSET:
             error = answer.error
-            data = None if error.data is UNSET else error.data
+            data = unset_to_none(error.data)
             raise MCPError(error.code, error.message, data)
         result: object = answer.result
         if not isinstance(result, dict):

@@ -18,7 +18,7 @@ from types import TracebackType
 from .. import schema as s
 from .._waits import within
 from ..protocol.errors import ConnectionClosedError, RequestError
-from ..schema import UnsetType
+from ..schema import unset_to_none
 from .connection import ClientPeer
 
 __all__ = ["CLEANUP_TIMEOUT", "RunResult", "TerminalHandle", "run_locally"]
@@ -43,10 +43,6 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
-
-
-def _value(v: object) -> object:
-    return None if isinstance(v, UnsetType) else v
 
 
 class TerminalHandle:
@@ -82,7 +78,7 @@ class TerminalHandle:
     async def wait(self) -> s.WaitForTerminalExitResponse:
         """``terminal/wait_for_exit``."""
         result = await self.client.wait_for_terminal_exit(self.session_id, self.id)
-        code, sig = _value(result.exit_code), _value(result.signal)
+        code, sig = unset_to_none(result.exit_code), unset_to_none(result.signal)
         self.exit_code = code if isinstance(code, int) else None
         self.signal = sig if isinstance(sig, str) else None
         self.exited = True

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -24,7 +24,7 @@ from rich.text import Text
 
 from .. import schema as s
 from ..client.state import MessageView, SessionState, TerminalSnapshot, ToolCallView
-from ..schema import UnsetType
+from ..schema import unset_to_none
 
 if TYPE_CHECKING:
     from ..schema import v2
@@ -80,12 +80,8 @@ _TOOL_ICONS = {
 }
 
 
-_T = TypeVar("_T")
-
-
-def unset_none(value: _T | UnsetType) -> _T | None:
-    """``None`` for a field the peer left out, else its value."""
-    return None if isinstance(value, UnsetType) else value
+unset_none = unset_to_none
+"""The chat UI's name for :func:`acpwire.schema.unset_to_none` (until it imports that)."""
 
 
 # ---------------------------------------------------------------------- content
@@ -295,12 +291,12 @@ def render_tool_call(
         head.append("  awaiting permission", style="bold yellow")
     parts: list[Text] = [head]
     for loc in call.locations:
-        line = unset_none(loc.line)
+        line = unset_to_none(loc.line)
         parts.append(Text(f"  at {loc.path}" + (f":{line}" if line is not None else ""), "dim"))
     body: list[Text] = []
     for item in call.content:
         if isinstance(item, s.Diff):
-            body.append(render_diff(item.path, unset_none(item.old_text), item.new_text))
+            body.append(render_diff(item.path, unset_to_none(item.old_text), item.new_text))
         elif isinstance(item, s.Terminal):
             body.append(render_terminal(item.terminal_id, terminals.get(item.terminal_id)))
         elif isinstance(item, s.Content):
@@ -332,7 +328,7 @@ def render_plan(entries: Sequence[s.PlanEntry]) -> RenderableType:
 def render_notice(notice: s.Notice) -> Text:
     style = {"error": "bold red", "warning": "yellow"}.get(str(notice.severity), "blue")
     text = Text(f"{notice.severity}: {notice.title}", style=style)
-    description = unset_none(notice.description)
+    description = unset_to_none(notice.description)
     if description:
         text.append(f"\n  {description}", style="")
     return text
@@ -374,7 +370,7 @@ def render_status(
         usage = state.usage
         pct = f" ({usage.used * 100 // usage.size}%)" if usage.size else ""
         text = f"usage: {usage.used}/{usage.size}{pct}"
-        cost = unset_none(usage.cost)
+        cost = unset_to_none(usage.cost)
         if isinstance(cost, s.Cost):
             text += f" {cost.amount:g} {cost.currency}"
         parts.append((text, "magenta", 1))
@@ -468,7 +464,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, (s.ToolCallStart, s.ToolCallProgress)):
         fields = [update.tool_call_id]
         for name in ("kind", "status", "title"):
-            value = unset_none(getattr(update, name))
+            value = unset_to_none(getattr(update, name))
             if value is not None:
                 fields.append(f"{name}={value}")
         out.append(" ".join(fields))
@@ -479,7 +475,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, s.UsageUpdate):
         out.append(f"{update.used}/{update.size}")
     elif isinstance(update, s.SessionInfoUpdate):
-        out.append(str(unset_none(update.title)))
+        out.append(str(unset_to_none(update.title)))
     elif isinstance(update, s.AvailableCommandsUpdate):
         out.append(", ".join("/" + c.name for c in update.available_commands))
     else:
