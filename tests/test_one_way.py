@@ -1,5 +1,6 @@
-"""One way for each mechanic (STYLE.md): a bounded wait is ``acpwire._waits.within``, a
-set of background tasks is ``acpwire._tasks.TaskSet``.
+"""One way for each mechanic (STYLE.md, docs/concepts/closing.md): a bounded wait is
+``acpwire._waits.within``, a set of background tasks is ``acpwire._tasks.TaskSet``, and
+``close``/``aclose`` mean the same on a public class that has both.
 
 The source is read with :mod:`ast`: any ``asyncio.wait_for`` (bpo-42130: on 3.10 and
 3.11 it loses a cancellation that meets the awaited thing completing), and any
@@ -11,6 +12,8 @@ fails when one of them is clean, so the list can only shrink.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +40,11 @@ NOT_YET: dict[str, set[str]] = {
         "acpwire/cli/chat/oneshot.py",
     },
 }
+
+
+CLOSE_DIFFERS_FROM_ACLOSE = {"acpwire.client.ToolkitClient"}
+"""Public classes whose ``close()`` and ``aclose()`` still do different things (the
+toolkit's aclose keeps the connection); the list can only shrink."""
 
 
 def findings(tree: ast.AST) -> Iterator[str]:
@@ -97,3 +105,36 @@ async def f(t, tasks):
         "asyncio.wait_for",
     ]
     assert list(findings(ast.parse("async def f(p):\n    await p.wait_for(1)\n"))) == []
+
+
+def public_classes() -> dict[str, type]:
+    found: dict[str, type] = {}
+    for module in (
+        "acpwire.agent",
+        "acpwire.client",
+        "acpwire.server",
+        "acpwire.store",
+        "acpwire.transports",
+        "acpwire.testing",
+    ):
+        mod = importlib.import_module(module)
+        for name in mod.__all__:
+            value = getattr(mod, name)
+            if inspect.isclass(value):
+                found.setdefault(f"{module}.{name}", value)
+    return found
+
+
+def test_close_and_aclose_are_awaited_and_the_same_where_a_class_has_both() -> None:
+    differ = set()
+    for name, cls in public_classes().items():
+        aclose = getattr(cls, "aclose", None)
+        if aclose is not None:
+            assert inspect.iscoroutinefunction(aclose), f"{name}.aclose is not async"
+        close = getattr(cls, "close", None)
+        if aclose is not None and close is not None and close is not aclose:
+            differ.add(name)
+    assert differ == CLOSE_DIFFERS_FROM_ACLOSE, (
+        "a class with close() and aclose() makes one the other (close = aclose); "
+        "remove fixed ones from CLOSE_DIFFERS_FROM_ACLOSE"
+    )
