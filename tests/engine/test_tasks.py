@@ -122,7 +122,9 @@ async def test_a_task_spawned_while_or_after_the_set_closes_never_runs() -> None
     assert len(tasks) == 0
 
 
-async def test_aclose_from_one_of_its_own_tasks_does_not_wait_for_itself() -> None:
+async def test_aclose_from_one_of_its_own_tasks_does_not_wait_for_itself(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     tasks = TaskSet(log)
     other = tasks.spawn(asyncio.Event().wait())
 
@@ -133,6 +135,7 @@ async def test_aclose_from_one_of_its_own_tasks_does_not_wait_for_itself() -> No
     me = tasks.spawn(closer())
     assert await within(asyncio.shield(me), 5) == "closed"
     assert other.cancelled()
+    assert not [r for r in caplog.records if r.name == "tests.tasks"]  # nothing left running
 
 
 async def test_wait_does_not_cancel_and_waits_for_tasks_spawned_meanwhile() -> None:
