@@ -12,6 +12,7 @@ import pytest
 from engine.test_behaviour import RecordingClient
 
 from acpwire import schema as s
+from acpwire._waits import within
 from acpwire.client.connection import ClientSideConnection
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
@@ -182,6 +183,24 @@ async def test_an_idle_connection_is_closed(agents: Agents, kind: str) -> None:
         await asyncio.wait_for(conn.initialize(), TIMEOUT)
         await asyncio.wait_for(conn.connection.wait_closed(), TIMEOUT)
         assert app.host.connections == {}
+        await conn.close()
+
+
+async def test_shutdown_waits_for_a_connection_another_end_is_tearing_down(
+    agents: Agents,
+) -> None:
+    # An idle, stalled or ended connection is ended by a task of the host's, and leaves
+    # host.connections as its teardown begins: shutdown must still wait for its agent.
+    app = asgi_app(agents, auth=[TOKEN])
+    async with serve_in_background(app) as served:
+        conn = ClientSideConnection(RecordingClient(), await open_transport(served, "http"))
+        await within(conn.initialize(), TIMEOUT)
+        (remote,) = app.host.connections.values()
+        app.host.spawn(remote.terminate("idle"))
+        await asyncio.sleep(0)  # its teardown has begun
+        assert app.host.connections == {} and not remote.life.closed.is_set()
+        await app.host.aclose()
+        assert remote.life.closed.is_set()
         await conn.close()
 
 

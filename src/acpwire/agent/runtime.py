@@ -45,6 +45,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import schema as s
+from .._tasks import TaskSet
 from ..protocol.errors import (
     AuthRequired,
     ConnectionClosedError,
@@ -55,7 +56,7 @@ from ..protocol.errors import (
     ResourceNotFound,
 )
 from ..protocol.version import negotiate
-from ..schema import UNSET, UnsetType, to_json
+from ..schema import UNSET, none_to_unset, to_json, unset_to_none
 from ..schema.methods import V1_UNSTABLE
 from ..schema.stability import reads_unstable
 from ..store import SessionRecord
@@ -80,18 +81,12 @@ __all__ = ["NO_SIGN_IN", "SERVED_IF", "AppAgent", "TurnInProgress"]
 
 log = logging.getLogger("acpwire.agent")
 
-_T = TypeVar("_T")
-
 
 class TurnInProgress(RequestError):
     """A prompt arrived for a session whose previous turn is still running."""
 
     default_code = ErrorCode.INVALID_REQUEST
     default_message = "A prompt turn is already running in this session"
-
-
-def _value(v: _T | UnsetType) -> _T | None:
-    return None if isinstance(v, UnsetType) else v
 
 
 def _check_dirs(cwd: str, additional: Sequence[str]) -> None:
@@ -200,7 +195,9 @@ class AppAgent(Agent):
         self.turns: dict[str, Turn] = {}
         """The turn running in each session that has one, by session id."""
         self.authenticated = False
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet(log)
+        """Work after an answer, and the connection's watcher. Never closed: each task
+        ends with the connection (a send to a closed one fails, quietly)."""
         self._watching = False
 
     # -- helpers -----------------------------------------------------------
@@ -212,9 +209,9 @@ class AppAgent(Agent):
 
     @property
     def _booleans(self) -> bool:
-        session = _value(self._client_caps.session)
-        options = _value(session.config_options) if session is not None else None
-        return options is not None and _value(options.boolean) is not None
+        session = unset_to_none(self._client_caps.session)
+        options = unset_to_none(session.config_options) if session is not None else None
+        return options is not None and unset_to_none(options.boolean) is not None
 
     async def _require_auth(self) -> None:
         """The gate's check (see :data:`NO_SIGN_IN`); raises :class:`AuthRequired`."""
@@ -245,9 +242,7 @@ class AppAgent(Agent):
                 await make()
 
         def start(_: object = None) -> None:
-            task = asyncio.ensure_future(later())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._background.spawn(later())
 
         current = asyncio.current_task()
         if current is None:
@@ -282,8 +277,8 @@ class AppAgent(Agent):
             servers = await session.connect_mcp()
         except RuntimeError:
             return  # the session closed meanwhile
-        wanted = _value(self._client_caps.session)
-        notices = wanted is not None and _value(wanted.notices) is not None
+        wanted = unset_to_none(self._client_caps.session)
+        notices = wanted is not None and unset_to_none(wanted.notices) is not None
         if not (servers.failures and notices and session.take_mcp_report()):
             return
         for name, reason in servers.failures.items():
@@ -319,9 +314,7 @@ class AppAgent(Agent):
                 turn.cancel()
             await self.aclose_mcp()
 
-        task = asyncio.ensure_future(watch())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(watch(), name="watch the connection")
 
     async def aclose_mcp(self) -> None:
         """The connection is over: disconnect the MCP servers of every session it had open."""
@@ -335,8 +328,8 @@ class AppAgent(Agent):
     # -- initialization and auth ---------------------------------------------
 
     async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
-        auth = _value(self._client_caps.auth)
-        terminal = auth is not None and _value(auth.terminal) is True
+        auth = unset_to_none(self._client_caps.auth)
+        terminal = auth is not None and unset_to_none(auth.terminal) is True
         app = self.app
         return s.InitializeResponse(
             protocol_version=negotiate(params.protocol_version),
@@ -345,7 +338,7 @@ class AppAgent(Agent):
             ),
             auth_methods=advertised_methods(app.auth_methods, terminal=terminal),
             agent_info=s.Implementation(
-                name=app.name, version=app.version, title=UNSET if app.title is None else app.title
+                name=app.name, version=app.version, title=none_to_unset(app.title)
             ),
         )
 
@@ -373,7 +366,7 @@ class AppAgent(Agent):
     # -- sessions --------------------------------------------------------------
 
     async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
-        additional = _value(params.additional_directories) or []
+        additional = unset_to_none(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         session_id = f"sess_{uuid.uuid4().hex}"
         record = new_record(session_id, params.cwd, additional, self.app.config)
@@ -418,7 +411,7 @@ class AppAgent(Agent):
         return self._open(record, mcp_servers)
 
     async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
-        additional = _value(params.additional_directories) or []
+        additional = unset_to_none(params.additional_directories) or []
         session = await self._reopen(params.session_id, params.cwd, additional, params.mcp_servers)
         await session.replay()  # before the response (SESS-007)
         return s.LoadSessionResponse(
@@ -426,9 +419,9 @@ class AppAgent(Agent):
         )
 
     async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
-        additional = _value(params.additional_directories) or []
+        additional = unset_to_none(params.additional_directories) or []
         session = await self._reopen(
-            params.session_id, params.cwd, additional, _value(params.mcp_servers) or []
+            params.session_id, params.cwd, additional, unset_to_none(params.mcp_servers) or []
         )
         return s.ResumeSessionResponse(
             modes=session.modes_state() or UNSET, config_options=session.config_options() or UNSET
@@ -449,9 +442,9 @@ class AppAgent(Agent):
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        cwd, cursor = _value(params.cwd), _value(params.cursor)
+        cwd, cursor = unset_to_none(params.cwd), unset_to_none(params.cursor)
         archive = self.app.unstable  # sessionCapabilities.archive is advertised
-        archived = admin.archive_filter(_value(params.archived)) if archive else "include"
+        archived = admin.archive_filter(unset_to_none(params.archived)) if archive else "include"
         await self.app.history.flush()  # recency includes what was just recorded
         try:
             records, next_cursor = await admin.list_page(
@@ -460,9 +453,7 @@ class AppAgent(Agent):
         except ValueError:
             raise InvalidParams("invalid cursor", {"cursor": cursor}) from None
         sessions = [admin.session_info(r, archive=archive) for r in records]
-        return s.ListSessionsResponse(
-            sessions=sessions, next_cursor=UNSET if next_cursor is None else next_cursor
-        )
+        return s.ListSessionsResponse(sessions=sessions, next_cursor=none_to_unset(next_cursor))
 
     async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
         await self._live(params.session_id).set_mode(params.mode_id)
@@ -472,7 +463,7 @@ class AppAgent(Agent):
         self, params: s.SetSessionConfigOptionRequest
     ) -> s.SetSessionConfigOptionResponse:
         session = self._live(params.session_id)
-        if _value(params.type) == "boolean" and not isinstance(params.value, bool):
+        if unset_to_none(params.type) == "boolean" and not isinstance(params.value, bool):
             raise InvalidParams(
                 "type boolean needs a boolean value", {"configId": params.config_id}
             )
@@ -500,7 +491,7 @@ class AppAgent(Agent):
     async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        additional = _value(params.additional_directories) or []
+        additional = unset_to_none(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         for live in self._open_everywhere(params.session_id):
             await live.save()  # the fork starts from the parent's latest settings and state
@@ -508,7 +499,7 @@ class AppAgent(Agent):
         parent = await admin.stored(self.app.store, params.session_id)
         fork = admin.fork_record(parent, f"sess_{uuid.uuid4().hex}", params.cwd, additional)
         record = await admin.copy_history(self.app.store, parent.session_id, fork)
-        session = self._open(record, _value(params.mcp_servers) or [])
+        session = self._open(record, unset_to_none(params.mcp_servers) or [])
         return s.ForkSessionResponse(
             session_id=session.id,
             modes=session.modes_state() or UNSET,
@@ -562,7 +553,7 @@ class AppAgent(Agent):
         return s.ListProvidersResponse(providers=self.app.providers.infos())
 
     async def set_provider(self, params: s.SetProviderRequest) -> s.SetProviderResponse:
-        headers = _value(params.headers) or {}
+        headers = unset_to_none(params.headers) or {}
         await self.app.providers.set(params.provider_id, params.api_type, params.base_url, headers)
         return s.SetProviderResponse()
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
@@ -30,7 +30,7 @@ from rich.text import Text
 
 from .. import schema as s
 from ..client.state import MessageView, SessionState, TerminalSnapshot, ToolCallView
-from ..schema import UnsetType
+from ..schema import unset_to_none
 from .sanitize import sanitize
 
 if TYPE_CHECKING:
@@ -60,7 +60,6 @@ __all__ = [
     "render_update",
     "safe_renderable",
     "thought_text",
-    "unset_none",
     "update_to_wire",
 ]
 
@@ -102,8 +101,6 @@ OPTION_KIND_LABELS: Mapping[str, str] = {
 """What a permission option does, in acpwire's words: shown with every option, so an
 agent that names an ``allow_always`` option "Reject" cannot make a user allow it."""
 
-_T = TypeVar("_T")
-
 
 def agent_line(value: object) -> str:
     """A name or label the agent chose, made safe and put on one line."""
@@ -140,11 +137,6 @@ def safe_renderable(renderable: RenderableType) -> RenderableType:
 def option_label(kind: object) -> str:
     """acpwire's label for a permission option's kind (an unknown kind is named so)."""
     return OPTION_KIND_LABELS.get(str(kind), f"Unknown kind ({agent_line(kind)})")
-
-
-def unset_none(value: _T | UnsetType) -> _T | None:
-    """``None`` for a field the peer left out, else its value."""
-    return None if isinstance(value, UnsetType) else value
 
 
 # ---------------------------------------------------------------------- content
@@ -369,13 +361,13 @@ def render_tool_call(
         head.append("  awaiting permission", style="bold yellow")
     parts: list[Text] = [head]
     for loc in call.locations:
-        line = unset_none(loc.line)
+        line = unset_to_none(loc.line)
         where = agent_line(loc.path) + (f":{line}" if line is not None else "")
         parts.append(Text(f"  at {where}", "dim"))
     body: list[Text] = []
     for item in call.content:
         if isinstance(item, s.Diff):
-            body.append(render_diff(item.path, unset_none(item.old_text), item.new_text))
+            body.append(render_diff(item.path, unset_to_none(item.old_text), item.new_text))
         elif isinstance(item, s.Terminal):
             body.append(render_terminal(item.terminal_id, terminals.get(item.terminal_id)))
         elif isinstance(item, s.Content):
@@ -424,7 +416,7 @@ def render_plan(entries: Sequence[s.PlanEntry]) -> RenderableType:
 def render_notice(notice: s.Notice) -> Text:
     style = {"error": "bold red", "warning": "yellow"}.get(str(notice.severity), "blue")
     text = Text(f"{agent_line(notice.severity)}: {agent_line(notice.title)}", style=style)
-    description = unset_none(notice.description)
+    description = unset_to_none(notice.description)
     if description:
         text.append_text(_indented(agent_text(description), "  ", "\n  "))
     return text
@@ -468,7 +460,7 @@ def render_status(
         usage = state.usage
         pct = f" ({usage.used * 100 // usage.size}%)" if usage.size else ""
         text = f"usage: {usage.used}/{usage.size}{pct}"
-        cost = unset_none(usage.cost)
+        cost = unset_to_none(usage.cost)
         if isinstance(cost, s.Cost):
             text += f" {cost.amount:g} {agent_line(cost.currency)}"
         parts.append((text, "magenta", 1))
@@ -564,7 +556,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, (s.ToolCallStart, s.ToolCallProgress)):
         fields = [update.tool_call_id]
         for name in ("kind", "status", "title"):
-            value = unset_none(getattr(update, name))
+            value = unset_to_none(getattr(update, name))
             if value is not None:
                 fields.append(f"{name}={value}")
         body = " ".join(fields)
@@ -575,7 +567,7 @@ def render_update(update: s.SessionUpdate) -> Text:
     elif isinstance(update, s.UsageUpdate):
         body = f"{update.used}/{update.size}"
     elif isinstance(update, s.SessionInfoUpdate):
-        body = str(unset_none(update.title))
+        body = str(unset_to_none(update.title))
     elif isinstance(update, s.AvailableCommandsUpdate):
         body = ", ".join("/" + c.name for c in update.available_commands)
     else:

@@ -43,6 +43,7 @@ from ..protocol.mcp_binding import (
     binding_error,
     check_envelope,
 )
+from ..schema import none_to_unset
 
 if TYPE_CHECKING:
     from .connection import AgentPeer
@@ -188,7 +189,7 @@ def _error(problem: McpProtocolError) -> s.MessageMcpResponse:
         error=s.McpError(
             code=problem.code,
             message=problem.message,
-            data=s.UNSET if problem.data is None else problem.data,
+            data=none_to_unset(problem.data),
         )
     )
 

@@ -254,7 +254,7 @@ class AcpAsgiApp:
                 budget -= len(message.get("body", b""))
 
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(drain(), limits.close_timeout)
+            await within(drain(), limits.close_timeout)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         """The whole body, within the size limit, the time limit and the endpoint's budget.

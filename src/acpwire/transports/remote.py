@@ -44,6 +44,7 @@ from typing import Any, Literal, cast
 
 import msgspec
 
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from ..protocol.peek import SESSION_OPENING, NotAMessage, Peeked, peek
@@ -453,7 +454,7 @@ class ReconnectingTransport:
                 self._incoming(p, message)
                 backlog.append(message)
 
-        result = await asyncio.wait_for(answer(), self.call_timeout)
+        result = await within(answer(), self.call_timeout)
         if method == "initialize" and result is not None:
             raise ConnectionClosedError(f"initialize failed on reconnect: {result}", broken=True)
         return result

@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from .pipes import read_heap_sized, widen_pipe
@@ -181,7 +182,7 @@ class SubprocessTransport:
         proc = self.process
         reading = True
         try:
-            await asyncio.wait_for(self._stream.close(), min(self.grace_period, DRAIN_TIMEOUT))
+            await within(self._stream.close(), min(self.grace_period, DRAIN_TIMEOUT))
         except Exception:
             reading = False
             if proc.stdin is not None:  # drop what it will never read

@@ -56,9 +56,10 @@ from ...client.elicitation import (
 from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
 from ...client.state import SessionState, select_values
 from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
+from ...schema import unset_to_none
 from ...transports.subprocess import SubprocessTransport
 from .. import render
-from ..render import agent_line, unset_none
+from ..render import agent_line
 from ..sanitize import sanitize
 from .commands import COMMANDS, help_text
 from .screens import (
@@ -496,7 +497,7 @@ class ChatApp(App[int]):
                     lines.append(f"/{name}  {COMMANDS[name].summary} (local)")
                 if name in agent_commands:
                     command = agent_commands[name]
-                    extra = unset_none(command.input)
+                    extra = unset_to_none(command.input)
                     hint_text = (
                         f" <{extra.hint}>" if isinstance(extra, s.UnstructuredCommandInput) else ""
                     )

@@ -17,7 +17,8 @@ from rich.text import Text
 from ... import schema as s
 from ...client.state import SessionState, select_values
 from ...protocol.errors import CapabilityError
-from ..render import agent_line, unset_none
+from ...schema import unset_to_none
+from ..render import agent_line
 from .session import ChatClient, ChatOptions
 
 __all__ = ["COMMANDS", "KEYS_HELP", "ChatHost", "LocalCommand", "help_text"]
@@ -153,8 +154,8 @@ async def _sessions(app: ChatHost, rest: str) -> None:
     if not sessions:
         app.note("no earlier sessions")
     for info in sessions:
-        title = unset_none(info.title) or ""
-        updated = unset_none(info.updated_at) or ""
+        title = unset_to_none(info.title) or ""
+        updated = unset_to_none(info.updated_at) or ""
         current = "*" if app.state and info.session_id == app.state.session_id else " "
         app.note(agent_line(f"{current} {info.session_id}  {title}  {updated}".rstrip()))
 

@@ -24,7 +24,8 @@ from ... import schema as s
 from ...client.auth import AuthOption
 from ...client.elicitation import FormRequest
 from ...client.permissions import PermissionRequest
-from ..render import OPTION_KIND_LABELS, agent_line, option_label, unset_none
+from ...schema import unset_to_none
+from ..render import OPTION_KIND_LABELS, agent_line, option_label
 from ..sanitize import sanitize
 
 __all__ = [
@@ -106,10 +107,10 @@ class FormScreen(ModalScreen[FormResult]):
                 yield Label(Text(sanitize(error), style="red"))
             required = set(request.required)
             for index, (name, prop) in enumerate(request.properties.items()):
-                title = agent_line(unset_none(getattr(prop, "title", None)) or name)
+                title = agent_line(unset_to_none(getattr(prop, "title", None)) or name)
                 star = " *" if name in required else ""
                 yield Label(Text(f"{title}{star}"))
-                description = unset_none(getattr(prop, "description", None))
+                description = unset_to_none(getattr(prop, "description", None))
                 if description:
                     yield Label(Text(sanitize(description), style="dim"))
                 value = request.values.get(name)
@@ -117,13 +118,13 @@ class FormScreen(ModalScreen[FormResult]):
                 if isinstance(prop, s.BooleanPropertySchema):
                     yield Checkbox(Text(title), bool(value), id=widget_id)
                 elif isinstance(prop, s.StringPropertySchema) and (
-                    bool(unset_none(prop.enum)) or bool(unset_none(prop.one_of))
+                    bool(unset_to_none(prop.enum)) or bool(unset_to_none(prop.one_of))
                 ):
                     choices: list[tuple[Text, str]] = [
-                        (Text(agent_line(e)), e) for e in (unset_none(prop.enum) or [])
+                        (Text(agent_line(e)), e) for e in (unset_to_none(prop.enum) or [])
                     ] + [
                         (Text(agent_line(o.title)), o.const)
-                        for o in (unset_none(prop.one_of) or [])
+                        for o in (unset_to_none(prop.one_of) or [])
                     ]
                     yield Select(
                         choices,
