@@ -34,6 +34,8 @@ import sys
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
+from .._waits import within
+
 if TYPE_CHECKING:
     from ..transports.base import Transport
 
@@ -216,7 +218,7 @@ async def _bridge(args: argparse.Namespace, token: str | None, headers: dict[str
     except ConnectionClosedError as exc:
         print(f"acp connect: {exc}", file=sys.stderr, flush=True)
         with contextlib.suppress(asyncio.TimeoutError, ConnectionClosedError, OSError):
-            first = await asyncio.wait_for(editor.receive(), FIRST_MESSAGE_WAIT)
+            first = await within(editor.receive(), FIRST_MESSAGE_WAIT)
             if isinstance(first, bytes):
                 await _refuse(editor, first, exc)
         await editor.close()
