@@ -396,3 +396,35 @@ async def test_waiting_for_a_readable_queue_takes_nothing_even_when_cancelled() 
     queue.end()
     await asyncio.wait_for(queue.readable(), TIMEOUT)  # the end is readable too
     assert await queue.get() is None
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"content-type": "text/plain", **AUTH}, 415),
+        ({"content-type": "application/json"}, 401),
+        ({"content-type": "application/json", "authorization": "Bearer wrong"}, 401),
+        ({**JSON, "origin": "https://evil.example"}, 403),
+    ],
+    ids=["415", "401-no-token", "401-wrong-token", "403-origin"],
+)
+async def test_a_post_refused_before_its_body_was_read_closes_its_http1_connection(
+    headers: dict[str, str], status: int
+) -> None:
+    """Answered before its body was read, an HTTP/1.1 request cannot be followed by another
+    on that connection (the server closes it rather than wait for the body): the answer says
+    ``connection: close``, so a keep-alive client opens a new connection for its next request
+    instead of sending it into one the server is closing (`acp check --via http` over TLS saw
+    "Server disconnected without sending a response" on the request after a 415)."""
+    async with serving(Agents(), Limits()) as served, httpx.AsyncClient(timeout=TIMEOUT) as http:
+        for _ in range(5):
+            refused = await http.post(served.url, content=INIT, headers=headers)
+            assert refused.status_code == status
+            assert refused.headers.get("connection") == "close"
+            answered = await http.post(served.url, content=INIT, headers=JSON)
+            assert answered.status_code == 200
+            await http.delete(served.url, headers={**AUTH, **_connection_of(answered)})
+
+
+def _connection_of(response: httpx.Response) -> dict[str, str]:
+    return {"acp-connection-id": response.headers["acp-connection-id"]}
