@@ -22,7 +22,6 @@ PACKAGE = SRC / "acpwire"
 
 NOT_YET: dict[str, set[str]] = {
     "asyncio.wait_for": {
-        "acpwire/cli/chat/app.py",
         "acpwire/client/toolkit.py",
         "acpwire/testing/conformance/client_driver.py",
         "acpwire/testing/conformance/client_runner.py",
@@ -37,7 +36,6 @@ NOT_YET: dict[str, set[str]] = {
     },
     "a hand-rolled task set": {
         "acpwire/agent/app_v2.py",
-        "acpwire/cli/chat/oneshot.py",
     },
 }
 

@@ -43,6 +43,7 @@ from textual.widgets import Footer, RichLog, Static, TextArea
 from textual.worker import Worker
 
 from ... import schema as s
+from ..._waits import within
 from ...client.auth import AuthOption, auth_options
 from ...client.elicitation import (
     ElicitationAnswer,
@@ -80,8 +81,11 @@ from .session import (
     EXIT_OK,
     EXIT_START_FAILED,
     INTERRUPT_GRACE,
+    RETRY,
     ChatClient,
     ChatOptions,
+    RestartAgent,
+    SignInRefused,
     StartupProblem,
     agent_label,
     auth_instructions,
@@ -93,15 +97,14 @@ from .session import (
     embeds_context,
     forget_failed_prompt,
     format_auth_required,
-    is_auth_required,
     open_chat_agent,
     show_library_warnings,
+    signed_in,
 )
 from .widgets import PromptInput, StatusLine, Transcript
 
 __all__ = ["ChatApp", "run_app"]
 
-_RETRY = "retry"
 _STOP_TIMEOUT = 10.0
 """Upper bound on stopping the agent when the app ends (it takes well under a second:
 the agent gets INTERRUPT_GRACE after stdin closes, then SIGTERM, then SIGKILL)."""
@@ -277,7 +280,7 @@ class ChatApp(App[int]):
         self._stop_agent.set()
         if self._agent_worker is not None:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._agent_stopped.wait(), _STOP_TIMEOUT)
+                await within(self._agent_stopped.wait(), _STOP_TIMEOUT)
 
     def _report_death(self) -> None:
         """The connection ended without us closing it: say how the agent ended."""
@@ -320,26 +323,26 @@ class ChatApp(App[int]):
 
     async def new_session(self) -> bool:
         """``session/new``; on -32000 offer the agent's auth methods and retry."""
-        assert self.client is not None
-        while True:
-            try:
-                state = await self.client.new_session(self.options.cwd)
-            except RequestError as exc:
-                if is_auth_required(exc):
-                    decision = await self.authenticate(exc)
-                    if decision == _RETRY:
-                        continue
-                    if isinstance(decision, dict):
-                        self._restart(decision)
-                        return False
-                    self.exit_code = EXIT_AUTH_REQUIRED
-                self.note(f"session/new failed: {exc.message} (code {exc.code})", error=True)
-                return False
-            except ConnectionClosedError:
-                self._report_death()
-                return False
-            self.use_state(state)
-            return True
+        client = self.client
+        assert client is not None
+        try:
+            state = await signed_in(lambda: client.new_session(self.options.cwd), self.authenticate)
+        except RestartAgent as restart:
+            self._restart(restart.env)
+            return False
+        except SignInRefused as refused:
+            self.exit_code = EXIT_AUTH_REQUIRED
+            exc = refused.refusal
+            self.note(f"session/new failed: {exc.message} (code {exc.code})", error=True)
+            return False
+        except RequestError as exc:
+            self.note(f"session/new failed: {exc.message} (code {exc.code})", error=True)
+            return False
+        except ConnectionClosedError:
+            self._report_death()
+            return False
+        self.use_state(state)
+        return True
 
     def _restart(self, env: dict[str, str]) -> None:
         """Stop this agent process and start it again with ``env`` added."""
@@ -349,7 +352,7 @@ class ChatApp(App[int]):
     # ---------------------------------------------------------------- authentication
 
     async def authenticate(self, exc: RequestError) -> str | dict[str, str] | None:
-        """Offer the methods; ``_RETRY`` when done in this process, variables to restart
+        """Offer the methods; ``RETRY`` when done in this process, variables to restart
         the agent with, or ``None``."""
         assert self.client is not None
         options = auth_options(self.client.agent.initialize_response, self.options.agent)
@@ -372,8 +375,8 @@ class ChatApp(App[int]):
             values: dict[str, str] | None = await self._modal(EnvVarScreen(option))
             return values
         if option.kind == "terminal":
-            return _RETRY if await self._terminal_login(option) else None
-        return _RETRY if await self._agent_login(option) else None
+            return RETRY if await self._terminal_login(option) else None
+        return RETRY if await self._agent_login(option) else None
 
     async def _agent_login(self, option: AuthOption) -> bool:
         """``authenticate``, with a screen showing progress and the agent's output."""
@@ -550,29 +553,20 @@ class ChatApp(App[int]):
         client = self.client
         assert client is not None
         try:
-            while True:
-                try:
-                    await client.prompt(state.session_id, blocks)
-                except RequestError as exc:
-                    if not is_auth_required(exc):
-                        self.note(
-                            f"the agent answered an error: {exc.message} (code {exc.code})",
-                            error=True,
-                        )
-                        return
-                    # claude-agent-acp asks at prompt time: the same choices as at
-                    # session/new, then the same prompt again.
-                    decision = await self.authenticate(exc)
-                    if decision == _RETRY:
-                        forget_failed_prompt(state)
-                        continue
-                    if isinstance(decision, dict):
-                        self.note("send the prompt again once the agent is back")
-                        self._restart(decision)
-                    return
-                except ConnectionClosedError:
-                    self._report_death()
-                return
+            await signed_in(
+                lambda: client.prompt(state.session_id, blocks),
+                self.authenticate,
+                before_retry=lambda: forget_failed_prompt(state),
+            )
+        except RestartAgent as restart:
+            self.note("send the prompt again once the agent is back")
+            self._restart(restart.env)
+        except SignInRefused:
+            pass
+        except RequestError as exc:
+            self.note(f"the agent answered an error: {exc.message} (code {exc.code})", error=True)
+        except ConnectionClosedError:
+            self._report_death()
         finally:
             self.turn_running = False
             self.schedule_refresh()
@@ -720,7 +714,7 @@ class ChatApp(App[int]):
         if isinstance(transport, SubprocessTransport):
             transport.grace_period = INTERRUPT_GRACE
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._agent_stopped.wait(), _STOP_TIMEOUT)
+            await within(self._agent_stopped.wait(), _STOP_TIMEOUT)
         self.exit(self.exit_code, return_code=self.exit_code)
 
 

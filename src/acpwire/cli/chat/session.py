@@ -18,10 +18,10 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ... import schema as s
 from ...client.auth import AuthOption
@@ -47,6 +47,8 @@ from ..sanitize import sanitize
 
 if TYPE_CHECKING:
     from ...schema import v2
+
+T = TypeVar("T")
 
 __all__ = [
     "EXIT_AGENT_ERROR",
@@ -77,9 +79,14 @@ __all__ = [
     "describe_startup_error",
     "embeds_context",
     "exit_code_for_stop_reason",
+    "RETRY",
+    "RestartAgent",
+    "SignIn",
+    "SignInRefused",
     "forget_failed_prompt",
     "format_auth_required",
     "is_auth_required",
+    "signed_in",
     "open_chat_agent",
     "show_library_warnings",
 ]
@@ -353,6 +360,54 @@ def format_auth_required(exc: RequestError, options: Sequence[AuthOption]) -> st
 
 AUTH_PROGRESS_EVERY = 5.0
 """Seconds between "still waiting" lines while ``authenticate`` has not answered."""
+
+
+@dataclass
+class RestartAgent(Exception):
+    """The user chose an env-var login: start the agent again with ``env`` set."""
+
+    env: dict[str, str]
+
+
+class SignInRefused(Exception):
+    """The agent needs authentication and the user did not complete it."""
+
+    def __init__(self, refusal: RequestError) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+RETRY = "retry"
+"""Authentication succeeded in the running agent: send the refused request again."""
+
+SignIn = Callable[[RequestError], Awaitable["str | dict[str, str] | None"]]
+"""Offers the agent's methods after -32000: :data:`RETRY`, variables for a restarted
+agent, or ``None`` (not now)."""
+
+
+async def signed_in(
+    attempt: Callable[[], Awaitable[T]],
+    sign_in: SignIn,
+    before_retry: Callable[[], object] = lambda: None,
+) -> T:
+    """``attempt()``; when the agent answers -32000 (at ``session/new``, or at prompt time
+    as claude-agent-acp does), ``sign_in`` offers its methods and, once signed in, the
+    same request goes again (after ``before_retry``). Raises :class:`RestartAgent` or
+    :class:`SignInRefused` when the user chose a restart or nothing; other errors as
+    ``attempt`` raised them."""
+    while True:
+        try:
+            return await attempt()
+        except RequestError as exc:
+            if not is_auth_required(exc):
+                raise
+            decision = await sign_in(exc)
+            if decision == RETRY:
+                before_retry()
+                continue
+            if isinstance(decision, dict):
+                raise RestartAgent(decision) from None
+            raise SignInRefused(exc) from None
 
 
 def forget_failed_prompt(state: SessionState) -> None:
