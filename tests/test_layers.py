@@ -45,9 +45,6 @@ APART = {frozenset({"agent", "client"})}
 NO_ASYNCIO = {"schema", "protocol"}
 
 KNOWN_CIRCLES: set[frozenset[str]] = {
-    frozenset({"acpwire.agent.connection", "acpwire.agent.v2"}),
-    frozenset({"acpwire.agent.app", "acpwire.agent.app_v2", "acpwire.agent.runtime"}),
-    frozenset({"acpwire.client.connection", "acpwire.client.mcp", "acpwire.client.v2"}),
     frozenset({"acpwire.client.toolkit", "acpwire.client.toolkit_v2"}),
 }
 

@@ -60,7 +60,7 @@ from ..schema.v2.shapes import (
     to_v2,
     tool_call_to_v2,
 )
-from .connection import ClientPeer
+from .v1 import ClientPeer
 from .v2 import AgentV2, ClientPeerV2
 
 if TYPE_CHECKING:
@@ -321,8 +321,8 @@ class AppAgentV2(AgentV2):
 
     async def resume_session(self, params: v2.ResumeSessionRequest) -> v2.ResumeSessionResponse:
         agent = self.agent
-        await agent._require_auth()  # pyright: ignore[reportPrivateUsage]
-        session = await agent._reopen(  # pyright: ignore[reportPrivateUsage]
+        await agent.require_sign_in()
+        session = await agent.reopen(
             params.session_id,
             params.cwd,
             _given(params.additional_directories) or [],
@@ -358,13 +358,13 @@ class AppAgentV2(AgentV2):
                 session.id, v2.UserMessage(message_id=message_id, content=params.prompt)
             )
         except BaseException:
-            self.agent.turns.pop(session.id, None)
+            self.agent.drop_turn(session.id)
             raise
         task = asyncio.ensure_future(self._run(session, turn, message_id))
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
         # The turn is no request the engine cancels when the connection ends: the watch does.
-        self.agent._watch_connection()  # pyright: ignore[reportPrivateUsage]
+        self.agent.watch_connection()
         return v2.PromptResponse(message_id=message_id)
 
     async def _run(self, session: Session, turn: Turn, message_id: str) -> None:

@@ -18,7 +18,7 @@ from types import TracebackType
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError, RequestError
 from ..schema import UnsetType
-from .connection import ClientPeer
+from .v1 import ClientPeer
 
 __all__ = ["CLEANUP_TIMEOUT", "RunResult", "TerminalHandle", "run_locally"]
 

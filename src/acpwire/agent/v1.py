@@ -1,9 +1,9 @@
-"""The agent role, low tier: one handler method per client->agent method, and a
-typed peer for calling the client.
+"""The agent role in ACP v1, low tier: one handler method per client->agent method,
+and a typed peer for calling the client.
 
 Subclass :class:`Agent`, override the methods you support (the rest answer
-``-32601``), and serve it with :func:`serve_stdio` or
-:class:`AgentSideConnection`. The method names come from the method table
+``-32601``), and serve it with :func:`~acpwire.agent.connection.serve_stdio` or
+:class:`~acpwire.agent.connection.AgentSideConnection`. The method names come from the method table
 (:mod:`acpwire.schema.methods`); a test checks that they match it.
 
 Unstable ACP (``session/fork``, ``providers/*``, ``auth/status``, MCP over ACP,
@@ -14,56 +14,25 @@ capabilities it returns from ``initialize`` are left out, and the
 (:class:`~acpwire.protocol.errors.UnstableMethodError`). See
 ``docs/protocol-currency.md``.
 
-The v2 draft is opt-in too: ``AgentSideConnection(agent, transport, v2=agent_v2)``
-(or ``serve_stdio(agent, v2=...)``, ``run_agent(agent, v2=...)``) serves a v1 client
-with ``agent`` and a client asking for version 2 with the
-:class:`~acpwire.agent.v2.AgentV2`, on one transport. Until ``initialize`` the
-connection serves v1 routes with a negotiating ``initialize``; its answer picks
-the version (:func:`~acpwire.protocol.version.select_version`) and swaps in that
-version's routes for the rest of the connection. The draft is answered only to a
-client that asks for exactly 2; every other request gets 1, so a v1 client that
-asks for a later version than it speaks still gets an answer it reads.
-``v2_default=True`` makes the draft the agent's default: requests above 2 get 2
-too. Without ``v2`` nothing of this exists: the connection is the v1 one it
-always was.
-
-Interrupting a stdio agent: clients such as ``acpx exec`` leave the agent in
-the terminal's process group, so Ctrl-C reaches the agent as SIGINT together
-with ``session/cancel``. A stdio agent served by :func:`serve_stdio` (and so
-:func:`run_agent` and ``AgentApp.run``) then does what ``session/cancel``
-does for every prompt still running, gives their answers (``cancelled``) up
-to :data:`INTERRUPT_GRACE` seconds to go out, closes the connection and
-returns; the program exits 0. A second SIGINT stops at once.
+A connection serves these routes through a :class:`V1Layer`: alone, or beside the
+v2 draft's until ``initialize`` chooses (:mod:`acpwire.agent.connection`, which sits
+above both versions; nothing here knows of v2).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import signal
-import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import schema as s
 from ..engine.connection import Connection
-from ..engine.roles import Peer, build_router, with_initialize
+from ..engine.roles import Peer, build_router
 from ..protocol.errors import MethodNotFound
 from ..protocol.version import negotiate
 from ..schema import UNSET, UnsetType
 from ..schema.methods import V1, MethodTable, v1_table
 from ..schema.stability import without_unstable
-from ..transports.base import Transport
-
-if TYPE_CHECKING:
-    from .v2 import AgentV2, ClientPeerV2, V2Half
-
-log = logging.getLogger("acpwire.agent")
-
-INTERRUPT_GRACE = 5.0
-"""Seconds the cancelled turns have, after an interrupt, to answer before the connection closes."""
 
 
 class Agent:
@@ -388,78 +357,43 @@ class ClientPeer(Peer):
 McpListener = Callable[[s.MessageMcpNotification], Awaitable[None]]
 """Receives the MCP notifications of one ``mcp/message`` request while it runs."""
 
-AgentFactory = Callable[[], Agent]
 
+class V1Layer:
+    """ACP v1 on one agent connection: the routes to an :class:`Agent` and, once
+    attached, the :class:`ClientPeer` its calls go through.
 
-class AgentSideConnection:
-    """Serves an :class:`Agent` over a transport (and, given ``v2``, the v2 draft too)."""
+    ``initialize`` records the client's capabilities and info in the peer (and what
+    the agent advertised, so its own gates hold); ``session/prompt`` counts the
+    prompts in hand per session, so an interrupt knows what to cancel;
+    ``mcp/message`` notifications reach their request's listener first.
+    """
 
-    def __init__(
-        self,
-        agent: Agent,
-        transport: Transport,
-        *,
-        check_capabilities: bool = True,
-        v2: AgentV2 | None = None,
-        v2_default: bool = False,
-    ) -> None:
-        if v2_default and v2 is None:
-            raise ValueError("v2_default=True needs a v2 agent (v2=...) to answer in v2")
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
-        self.agent_v2 = v2
-        self.v2_default = v2_default
-        """Answer 2 to requests for versions above 2 as well (the author's explicit opt-in;
-        otherwise only a request for exactly 2 gets the draft)."""
-        self.version: int | None = None
-        """The protocol version ``initialize`` chose (None before it)."""
-        table = v1_table(agent.unstable)
-        router = build_router(
+        self.table = v1_table(agent.unstable)
+        self.router = build_router(
             agent,
             "agent",
-            table,
+            self.table,
             overrides={
-                "initialize": self._initialize,
+                "initialize": self.initialize,
                 "session/prompt": self._prompt,
                 "mcp/message": self._mcp_message,
             },
         )
-        self._v1_router = router
-        self.v2: V2Half | None = None
-        """The v2 half of this connection (when ``v2`` is given): its routes and client peer."""
-        if v2 is not None:
-            from .v2 import V2Half  # the v2 models load only for applications that opt in
-
-            self.v2 = V2Half(self, v2, initialize_v1=self._initialize)
-            router = with_initialize(router, self.v2.negotiate)
-        self.connection = Connection(transport, router, name="agent")
-        self.client = ClientPeer(self.connection, table)
-        self.client.check_capabilities = check_capabilities
-        self.client.remote_capabilities = s.ClientCapabilities()
-        self.client.local_capabilities = s.AgentCapabilities()
         self._prompting: dict[str, int] = {}  # session id -> prompts in hand
-        agent.on_connect(self.client)
-        if self.v2 is not None:
-            self.v2.attach(self.connection, check_capabilities)
 
-    @property
-    def client_v2(self) -> ClientPeerV2 | None:
-        """The v2 client (when ``v2`` is given); usable once ``initialize`` chose v2."""
-        return None if self.v2 is None else self.v2.client
+    def attach(self, connection: Connection, check_capabilities: bool) -> ClientPeer:
+        """Make the client peer on ``connection`` and hand it to the agent."""
+        client = self.client = ClientPeer(connection, self.table)
+        client.check_capabilities = check_capabilities
+        client.remote_capabilities = s.ClientCapabilities()
+        client.local_capabilities = s.AgentCapabilities()
+        self.agent.on_connect(client)
+        return client
 
-    def chose(self, version: int) -> None:
-        """``initialize`` chose ``version``: serve its routes from now on (the other
-        version's peer is retired)."""
-        self.version = version
-        if self.v2 is None:
-            return
-        if version == 1:
-            self.v2.client.retire(1)
-            self.connection.use_router(self._v1_router)
-        else:
-            self.client.retire(version)
-            self.connection.use_router(self.v2.router)
-
-    async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        """The agent's answer to ``initialize``, its capabilities taken as the gates."""
         caps = params.client_capabilities
         self.client.remote_capabilities = (
             s.ClientCapabilities() if isinstance(caps, UnsetType) else caps
@@ -492,90 +426,10 @@ class AgentSideConnection:
             else:
                 del self._prompting[sid]
 
-    def start(self) -> None:
-        self.connection.start()
+    def prompted(self) -> list[str]:
+        """The sessions with a prompt in hand (what an interrupt cancels)."""
+        return list(self._prompting)
 
-    async def serve(self) -> None:
-        """Serve until the client hangs up."""
-        self.connection.start()
-        try:
-            await self.connection.wait_closed()
-        finally:
-            await self.connection.close()
-
-    async def interrupt(self, grace: float = INTERRUPT_GRACE) -> None:
-        """Stop serving in good order: cancel every running prompt as ``session/cancel``
-        would, wait up to ``grace`` seconds for the requests in hand to be answered
-        (prompts with ``cancelled``), then close."""
-        for session_id in list(self._prompting):
-            try:
-                await self.agent.cancel(s.CancelNotification(session_id=session_id))
-            except Exception:
-                log.exception("cancelling session %s on interrupt failed", session_id)
-        if self.v2 is not None:
-            await self.v2.interrupt()
-        await self.connection.drain(grace)
-        await self.close()
-
-    async def close(self) -> None:
-        await self.connection.close()
-
-
-async def serve_until_interrupted(conn: AgentSideConnection) -> None:
-    """:meth:`AgentSideConnection.serve`, but SIGINT calls :meth:`~AgentSideConnection.interrupt`.
-
-    Where signal handlers cannot be installed (Windows, a thread other than the
-    main one), this is plain ``serve()``.
-    """
-    loop = asyncio.get_running_loop()
-    interrupted = asyncio.Event()
-    try:
-        loop.add_signal_handler(signal.SIGINT, interrupted.set)
-    except (NotImplementedError, RuntimeError, ValueError):
-        await conn.serve()
-        return
-    serving = asyncio.ensure_future(conn.serve())
-    waiting = asyncio.ensure_future(interrupted.wait())
-    try:
-        await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
-        if interrupted.is_set():
-            # From now on a second Ctrl-C raises KeyboardInterrupt: stop at once.
-            loop.remove_signal_handler(signal.SIGINT)
-            log.info("SIGINT: cancelling running turns, then exiting")
-            await conn.interrupt()
-        await serving
-    finally:
-        waiting.cancel()
-        serving.cancel()
-        with contextlib.suppress(RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGINT)
-
-
-async def serve_stdio(
-    agent: Agent, *, v2: AgentV2 | None = None, v2_default: bool = False, **options: Any
-) -> None:
-    """Serve ``agent`` on this process's stdin/stdout until the client closes it or
-    SIGINT interrupts it (see the module docstring); ``v2`` serves v2 clients too
-    (``v2_default``: see :class:`AgentSideConnection`)."""
-    from ..transports.stdio import stdio_transport
-
-    transport = await stdio_transport(**options)
-    conn = AgentSideConnection(agent, transport, v2=v2, v2_default=v2_default)
-    await serve_until_interrupted(conn)
-
-
-def run_agent(
-    agent: Agent | AgentFactory,
-    *,
-    v2: AgentV2 | None = None,
-    v2_default: bool = False,
-    **options: Any,
-) -> None:
-    """Run an agent as a stdio program: the usual body of an agent's ``main()``."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    instance = agent() if callable(agent) and not isinstance(agent, Agent) else agent
-    assert isinstance(instance, Agent)
-    try:
-        asyncio.run(serve_stdio(instance, v2=v2, v2_default=v2_default, **options))
-    except KeyboardInterrupt:
-        pass
+    async def cancel(self, session_id: str) -> None:
+        """What ``session/cancel`` for ``session_id`` does."""
+        await self.agent.cancel(s.CancelNotification(session_id=session_id))

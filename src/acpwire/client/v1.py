@@ -1,26 +1,20 @@
-"""The client role, low tier: one handler method per agent->client method, and a
-typed peer for calling the agent. Mirrors :mod:`acpwire.agent.connection`.
+"""The client role in ACP v1, low tier: one handler method per agent->client method,
+and a typed peer for calling the agent. Mirrors :mod:`acpwire.agent.v1`.
 
 Unstable ACP is opt-in here too: set ``unstable = True`` on the client. Otherwise
 unstable methods answer ``-32601``, the unstable parts of the client's
 capabilities are left out of ``initialize``, and the :class:`AgentPeer` refuses
 to send unstable methods (``session/fork``, ``providers/*``, ...).
 
-The v2 draft is opt-in: ``ClientSideConnection(client, transport, v2=client_v2)``
-and :meth:`ClientSideConnection.negotiate` offer version 2 in one ``initialize``
-that a v1 agent reads too (:func:`~acpwire.protocol.version.v2_offer`). An agent
-answering 2 gets the :class:`~acpwire.client.v2.ClientV2` and ``conn.agent_v2``; one
-answering 1 gets the v1 ``client`` and ``conn.agent``, as if v1 had been asked.
-The routes switch in receive order, right after the answer (see
-:mod:`acpwire.engine.connection`). :meth:`ClientSideConnection.initialize` stays v1.
+A connection serves these routes through a :class:`V1Layer`: alone, or until an
+agent that was offered the v2 draft chooses it (:mod:`acpwire.client.connection`,
+which sits above both versions; nothing here knows of v2).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
 
@@ -38,13 +32,7 @@ from ..protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, answered_ve
 from ..schema import UNSET, UnsetType
 from ..schema.methods import V1, MethodTable, v1_table
 from ..schema.stability import UNSTABLE_MARK, without_unstable
-from ..transports.base import Transport
-from ..transports.subprocess import SubprocessTransport, spawn
 from .mcp import DEFAULT_MAX_ACTIVE, McpHandler, McpOffers
-
-if TYPE_CHECKING:
-    from ..schema import v2 as v2_models
-    from .v2 import AgentPeerV2, ClientV2, V2Half
 
 
 class Client:
@@ -510,113 +498,25 @@ class AgentPeer(Peer):
         )
 
 
-class ClientSideConnection:
-    """Serves a :class:`Client` over a transport and exposes the agent as :attr:`agent`
-    (and, given ``v2`` and once :meth:`negotiate` chose v2, as :attr:`agent_v2`)."""
+class V1Layer:
+    """ACP v1 on one client connection: the routes to a :class:`Client` and, once
+    attached, the :class:`AgentPeer` its calls go through. ``mcp/message`` requests
+    reach the servers offered with :meth:`AgentPeer.offer_mcp_server` first."""
 
-    def __init__(
-        self,
-        client: Client,
-        transport: Transport,
-        *,
-        check_capabilities: bool = True,
-        v2: ClientV2 | None = None,
-    ) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
-        self.client_v2 = v2
-        self.transport = transport
-        self.version: int | None = None
-        """The protocol version :meth:`initialize` or :meth:`negotiate` settled on."""
-        table = v1_table(client.unstable)
-        router = build_router(client, "client", table, overrides={"mcp/message": self._mcp_message})
-        self.connection = Connection(transport, router, name="client")
-        self.agent = AgentPeer(self.connection, table)
-        self.agent.check_capabilities = check_capabilities
-        client.on_connect(self.agent)
-        self.v2: V2Half | None = None
-        """The v2 half of this connection (when ``v2`` is given): its routes and agent peer."""
-        if v2 is not None:
-            from .v2 import V2Half  # the v2 models load only for applications that opt in
-
-            self.v2 = V2Half(self.connection, v2, check_capabilities)
-        self.connection.start()
-
-    @property
-    def agent_v2(self) -> AgentPeerV2 | None:
-        """The v2 agent (when ``v2`` is given); usable once :meth:`negotiate` chose v2."""
-        return None if self.v2 is None else self.v2.agent
-
-    async def negotiate(
-        self,
-        *,
-        info: v2_models.Implementation | None = None,
-        client_capabilities: s.ClientCapabilities | None = None,
-    ) -> int:
-        """``initialize`` offering the v2 draft, falling back to v1; returns the version.
-
-        ``info`` names this client (required in v2; it also goes out as v1's
-        ``clientInfo``). The v2 capabilities are the v2 handler's
-        (:meth:`~acpwire.client.v2.ClientV2.capabilities`), the v1 ones
-        ``client_capabilities`` or the v1 handler's. Afterwards :attr:`agent_v2` (v2)
-        or :attr:`agent` (v1) calls the agent and the other peer refuses to; the
-        answer is in its ``initialize_response``. Without a v2 handler this is a v1
-        ``initialize``. Raises :class:`VersionMismatchError` for an answer that is
-        neither 1 nor 2.
-        """
-        if self.v2 is None:
-            v1_info = (
-                None if info is None else s.Implementation(name=info.name, version=info.version)
-            )
-            await self.initialize(client_info=v1_info, client_capabilities=client_capabilities)
-            return PROTOCOL_VERSION
-        v1_caps = self.agent.own_capabilities(
-            client_capabilities if client_capabilities is not None else self.client.capabilities()
+        self.table = v1_table(client.unstable)
+        self.router = build_router(
+            client, "client", self.table, overrides={"mcp/message": self._mcp_message}
         )
-        self.version = await self.v2.negotiate(self.agent, info, v1_caps)
-        return self.version
+
+    def attach(self, connection: Connection, check_capabilities: bool) -> AgentPeer:
+        """Make the agent peer on ``connection`` and hand it to the client."""
+        agent = self.agent = AgentPeer(connection, self.table)
+        agent.check_capabilities = check_capabilities
+        self.client.on_connect(agent)
+        return agent
 
     async def _mcp_message(self, params: s.MessageMcpRequest) -> s.MessageMcpResponse:
         answer = await self.agent.mcp.serve(params)
         return answer if answer is not None else await self.client.mcp_message(params)
-
-    async def initialize(self, **kwargs: Any) -> s.InitializeResponse:
-        """v1 ``initialize`` with the client's own :meth:`Client.capabilities`."""
-        kwargs.setdefault("client_capabilities", self.client.capabilities())
-        result = await self.agent.initialize(**kwargs)
-        self.version = PROTOCOL_VERSION
-        return result
-
-    async def close(self) -> None:
-        await self.connection.close()
-
-    async def __aenter__(self) -> ClientSideConnection:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-
-@contextlib.asynccontextmanager
-async def connect(
-    client: Client,
-    command: str,
-    args: Sequence[str] = (),
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    initialize: bool = True,
-    **spawn_options: Any,
-) -> AsyncGenerator[ClientSideConnection, None]:
-    """Spawn an agent, connect ``client`` to it and (by default) initialize.
-
-    On exit the connection is closed and the agent stopped: stdin closed, then
-    terminate, then kill.
-    """
-    transport: SubprocessTransport = await spawn(command, args, env=env, cwd=cwd, **spawn_options)
-    conn = ClientSideConnection(client, transport)
-    try:
-        if initialize:
-            await conn.initialize()
-        yield conn
-    finally:
-        await conn.close()
