@@ -1,4 +1,5 @@
-"""The client role, high tier: a batteries-included :class:`ToolkitClient` and :func:`open_agent`.
+"""The client role, high tier: a batteries-included :class:`ToolkitClient`
+(:func:`~acpwire.client.toolkit.open_agent` starts an agent and connects one to it).
 
 :class:`ToolkitClient` is a :class:`~acpwire.client.connection.Client` that serves every
 agent->client method from configured building blocks:
@@ -41,26 +42,19 @@ answered ``cancelled`` at once. Tool call updates keep being folded (CANCEL-007)
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import os
-from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import schema as s
 from ..engine.roles import gate_allows
 from ..protocol.errors import (
-    AcpError,
     CapabilityError,
-    ConnectionClosedError,
-    InvalidParams,
     MethodNotFound,
     ResourceNotFound,
-    VersionMismatchError,
 )
-from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol.version import V2_DRAFT
 from ..sandbox import (
     DEFAULT_CONFIRM_NAMES,
     DEFAULT_MAX_SCAN_BYTES,
@@ -73,44 +67,24 @@ from ..schema import UNSET, UnsetType
 from ..schema.methods import BY_NAME, CapabilityGate
 from ..transports.base import Transport
 from ..transports.remote import Reconnected
-from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
-from .access import AccessPolicy, AccessRequest, ReadRequest, TerminalRequest, WriteRequest, decide
+from .access import AccessPolicy, ReadRequest, TerminalRequest, WriteRequest, authorize
 from .connection import Client, ClientSideConnection
 from .elicitation import ElicitationHandler, decline
 from .fs import DEFAULT_MAX_READ_BYTES, BufferProvider, WorkspaceFiles
-from .permissions import PermissionOutcome, PermissionPolicy, PermissionRequest, RejectAll
-from .state import SessionState, TerminalSnapshot, ToolCallView, select_values
+from .permissions import (
+    PendingPermissions,
+    PermissionPolicy,
+    PermissionRequest,
+    RejectAll,
+    sensitive_write,
+)
+from .state import SessionState, TerminalSnapshot, select_values
 from .terminals import TerminalManager, TerminalOutput
 
 if TYPE_CHECKING:
     from ..schema import v2
 
-__all__ = [
-    "AgentExitedError",
-    "AgentNotFoundError",
-    "AgentStartError",
-    "ToolkitClient",
-    "open_agent",
-]
-
-log = logging.getLogger("acpwire.client")
-
-
-class AgentStartError(AcpError):
-    """The agent process started but could not be initialized."""
-
-
-class AgentExitedError(AgentStartError):
-    """The agent exited (or closed its output) before answering ``initialize``.
-
-    ``returncode`` is its exit status (negative: killed by that signal) and
-    ``stderr_tail`` the last lines it wrote to stderr.
-    """
-
-    def __init__(self, message: str, *, returncode: int | None, stderr_tail: str) -> None:
-        super().__init__(message)
-        self.returncode = returncode
-        self.stderr_tail = stderr_tail
+__all__ = ["ToolkitClient"]
 
 
 def _default_client_info() -> s.Implementation:
@@ -122,11 +96,6 @@ def _default_client_info() -> s.Implementation:
 
 
 _T = TypeVar("_T")
-
-
-def _is_permission_outcome(value: object) -> bool:
-    """Whether a permission policy (user code, checked at run time) returned an outcome."""
-    return isinstance(value, (s.SelectedPermissionOutcome, s.CancelledPermissionOutcome))
 
 
 def _none(value: _T | UnsetType) -> _T | None:
@@ -203,7 +172,7 @@ class ToolkitClient(Client):
         self._protect_git = protect_git
         self._questions = 0
         self._workspaces: dict[str, WorkspaceFiles] = {}
-        self._pending_permissions: dict[str, set[asyncio.Future[PermissionOutcome]]] = {}
+        self._pending = PendingPermissions()
         self._cancelling: set[str] = set()
         self._closed = False
         self.reconnections: list[Reconnected] = []
@@ -252,14 +221,34 @@ class ToolkitClient(Client):
         Offering v2 (``protocol=2``), the answer is a v1 view of the agent's (see
         :func:`~acpwire.client.toolkit_v2.v1_initialize_view`) when it chose v2.
         """
-        if self.connection is not None and self.connection.v2 is not None:
-            from .toolkit_v2 import negotiate
-
-            return await negotiate(self)
+        conn = self.connection
+        if conn is not None and conn.v2 is not None:
+            return await self._offer_v2(conn)
         kwargs: dict[str, Any] = {"client_info": self.client_info}
         if protocol_version is not None:
             kwargs["protocol_version"] = protocol_version
         return await self.agent.initialize(self.capabilities(), **kwargs)
+
+    async def _offer_v2(self, conn: ClientSideConnection) -> s.InitializeResponse:
+        """``initialize`` offering the v2 draft. When the agent chooses v2, :attr:`agent`
+        becomes a :class:`~acpwire.client.toolkit_v2.V2AgentAsV1` (v2 behind the v1 API)."""
+        from ..schema import v2
+        from .toolkit_v2 import ToolkitV2, V2AgentAsV1
+
+        info = self.client_info
+        version = await conn.negotiate(
+            info=v2.Implementation(name=info.name, title=info.title, version=info.version),
+            client_capabilities=self.capabilities(),
+        )
+        if version != V2_DRAFT:
+            answer = self.agent.initialize_response
+            assert answer is not None
+            return answer
+        assert isinstance(conn.client_v2, ToolkitV2) and conn.agent_v2 is not None
+        facade = V2AgentAsV1(conn.agent_v2, conn.client_v2)
+        self.on_connect(facade)
+        assert facade.initialize_response is not None
+        return facade.initialize_response
 
     @property
     def agent_capabilities(self) -> s.AgentCapabilities:
@@ -283,8 +272,7 @@ class ToolkitClient(Client):
         if self._closed:
             return
         self._closed = True
-        for session_id in list(self._pending_permissions):
-            self._resolve_permissions(session_id)
+        self._pending.cancel_all()
         if self.terminals is not None:
             await self.terminals.aclose()
 
@@ -341,7 +329,9 @@ class ToolkitClient(Client):
         """The state of a session the client knows; :class:`KeyError` otherwise."""
         return self.sessions[session_id]
 
-    def _state_for(self, session_id: str) -> SessionState:
+    def state_for(self, session_id: str) -> SessionState:
+        """The state of ``session_id``, made empty if the client has not seen the session
+        (updates may come for a session created without its helpers)."""
         state = self.sessions.get(session_id)
         if state is None:
             state = self.sessions[session_id] = SessionState(session_id)
@@ -392,24 +382,15 @@ class ToolkitClient(Client):
         whole conversation with the same message ids.
         """
         self._require("session/load")
-        self._check_directories(additional_directories)
-        known = session_id in self.sessions
-        state = self.register_session(session_id, cwd, additional_directories or ())
-        state.clear()
-        try:
-            result = await self.agent.load_session(
-                session_id,
-                os.path.abspath(cwd),  # noqa: ASYNC240 - no file I/O, at most getcwd()
-                mcp_servers,
-                additional_directories=additional_directories,
-            )
-        except BaseException:
-            if not known:
-                self._forget(session_id)
-            raise
-        state.set_modes(result.modes)
-        state.set_config_options(result.config_options)
-        return state
+        return await self._reopen(
+            session_id,
+            cwd,
+            additional_directories,
+            lambda path: self.agent.load_session(
+                session_id, path, mcp_servers, additional_directories=additional_directories
+            ),
+            clear=True,
+        )
 
     async def resume_session(
         self,
@@ -421,16 +402,34 @@ class ToolkitClient(Client):
     ) -> SessionState:
         """``session/resume`` (needs ``sessionCapabilities.resume``); no history is replayed."""
         self._require("session/resume")
+        return await self._reopen(
+            session_id,
+            cwd,
+            additional_directories,
+            lambda path: self.agent.resume_session(
+                session_id, path, mcp_servers, additional_directories=additional_directories
+            ),
+            clear=False,
+        )
+
+    async def _reopen(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        additional_directories: Sequence[str] | None,
+        call: Callable[[str], Awaitable[s.LoadSessionResponse | s.ResumeSessionResponse]],
+        *,
+        clear: bool,
+    ) -> SessionState:
+        """Register the session's roots and ``call`` the agent with the absolute ``cwd``;
+        a session the client did not know is forgotten again if the agent refuses it."""
         self._check_directories(additional_directories)
         known = session_id in self.sessions
         state = self.register_session(session_id, cwd, additional_directories or ())
+        if clear:
+            state.clear()
         try:
-            result = await self.agent.resume_session(
-                session_id,
-                os.path.abspath(cwd),  # noqa: ASYNC240 - no file I/O, at most getcwd()
-                mcp_servers,
-                additional_directories=additional_directories,
-            )
+            result = await call(os.path.abspath(cwd))  # noqa: ASYNC240 - no file I/O, at most getcwd()
         except BaseException:
             if not known:
                 self._forget(session_id)
@@ -479,7 +478,7 @@ class ToolkitClient(Client):
         self.sessions.pop(session_id, None)
 
     async def _release_session(self, session_id: str) -> None:
-        self._resolve_permissions(session_id)
+        self._pending.cancel(session_id)
         self._workspaces.pop(session_id, None)
         self._cancelling.discard(session_id)
         if self.terminals is not None:
@@ -498,7 +497,7 @@ class ToolkitClient(Client):
 
         Every update of the turn has been folded into the state when this returns.
         """
-        state = self._state_for(session_id)
+        state = self.state_for(session_id)
         self._cancelling.discard(session_id)
         state.begin_turn(prompt)
         stop_reason: str | None = None
@@ -512,18 +511,18 @@ class ToolkitClient(Client):
 
     async def cancel(self, session_id: str) -> None:
         """Send ``session/cancel`` and answer the session's pending permission prompts ``cancelled``."""
-        state = self._state_for(session_id)
+        state = self.state_for(session_id)
         if state.turn_running:
             self._cancelling.add(session_id)
         state.mark_cancelled()
         try:
             await self.agent.cancel(session_id)
         finally:
-            self._resolve_permissions(session_id)
+            self._pending.cancel(session_id)
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         """``session/set_mode``; refuses a mode the session did not list (MODE-001)."""
-        state = self._state_for(session_id)
+        state = self.state_for(session_id)
         if state.available_modes and mode_id not in {m.id for m in state.available_modes}:
             raise ValueError(f"session {session_id} offers no mode {mode_id!r}")
         await self.agent.set_session_mode(session_id, mode_id)
@@ -533,7 +532,7 @@ class ToolkitClient(Client):
         self, session_id: str, config_id: str, value: str | bool
     ) -> SessionState:
         """``session/set_config_option``; checks the value against the known option (CFG-013)."""
-        state = self._state_for(session_id)
+        state = self.state_for(session_id)
         option = state.config_option(config_id)
         if isinstance(option, s.SessionConfigBoolean) and not isinstance(value, bool):
             raise ValueError(f"config option {config_id!r} is boolean; got {value!r}")
@@ -554,7 +553,7 @@ class ToolkitClient(Client):
     # ------------------------------------------------------------------ handlers: updates
 
     async def session_update(self, params: s.SessionNotification) -> None:
-        state = self.sessions.get(params.session_id) or self._state_for(params.session_id)
+        state = self.sessions.get(params.session_id) or self.state_for(params.session_id)
         state.apply(params.update)
 
     async def v2_update_folded(self, params: v2.UpdateSessionNotification) -> None:
@@ -567,66 +566,21 @@ class ToolkitClient(Client):
         self, params: s.RequestPermissionRequest
     ) -> s.RequestPermissionResponse:
         session_id = params.session_id
-        state = self._state_for(session_id)
+        state = self.state_for(session_id)
         view = state.permission_requested(params.tool_call)
         request = PermissionRequest(session_id, view, tuple(params.options), params)
         try:
             if session_id in self._cancelling or self._closed:
                 outcome = request.cancelled()
             else:
-                outcome = await self._decide(request)
+                outcome = await self._pending.ask(self.permissions, request)
         finally:
             state.permission_answered(view.tool_call_id)
         return s.RequestPermissionResponse(outcome=outcome)
 
-    async def _decide(self, request: PermissionRequest) -> PermissionOutcome:
-        answer: asyncio.Future[PermissionOutcome] = asyncio.get_running_loop().create_future()
-        pending = self._pending_permissions.setdefault(request.session_id, set())
-        pending.add(answer)
-        task = asyncio.ensure_future(self._run_policy(request))
-
-        def deliver(done: asyncio.Task[PermissionOutcome]) -> None:
-            if not answer.done() and not done.cancelled():
-                answer.set_result(done.result())
-
-        task.add_done_callback(deliver)
-        try:
-            return await answer
-        finally:
-            pending.discard(answer)
-            if not pending:
-                self._pending_permissions.pop(request.session_id, None)
-            if not task.done():
-                task.cancel()
-
-    async def _run_policy(self, request: PermissionRequest) -> PermissionOutcome:
-        try:
-            outcome = await self.permissions(request)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("permission policy failed; rejecting")
-            return request.reject()
-        if isinstance(outcome, s.SelectedPermissionOutcome) and not any(
-            o.option_id == outcome.option_id for o in request.options
-        ):
-            log.warning(
-                "permission policy chose %r, which was not offered; rejecting", outcome.option_id
-            )
-            return request.reject()
-        if not _is_permission_outcome(outcome):
-            log.warning("permission policy returned %r; rejecting", outcome)
-            return request.reject()
-        return outcome
-
-    def _resolve_permissions(self, session_id: str) -> None:
-        for answer in list(self._pending_permissions.get(session_id, ())):
-            if not answer.done():
-                answer.set_result(s.CancelledPermissionOutcome())
-
     def pending_permissions(self, session_id: str) -> int:
         """How many permission prompts of ``session_id`` await an answer."""
-        return len(self._pending_permissions.get(session_id, ()))
+        return self._pending.count(session_id)
 
     # ------------------------------------------------------------------ handlers: files
 
@@ -635,20 +589,6 @@ class ToolkitClient(Client):
         if workspace is None:
             raise ResourceNotFound("unknown session", {"sessionId": session_id})
         return workspace
-
-    async def _authorize(self, request: AccessRequest, data: dict[str, object]) -> None:
-        """Ask the access policy; -32602 ``denied`` unless it answers ``True`` (fail closed)."""
-        if self.access is None:
-            return
-        try:
-            allowed = await decide(self.access, request)
-        except Exception:
-            log.exception("access policy failed; denying")
-            allowed = False
-        if not allowed:
-            raise InvalidParams(
-                "the client's access policy refused this call", {**data, "reason": "denied"}
-            )
 
     async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         if not self.read_files:
@@ -659,7 +599,7 @@ class ToolkitClient(Client):
         if self.access is not None:
             target = await files.locate(params.path)
             request = ReadRequest(params.session_id, params.path, target.resolved, line, limit)
-            await self._authorize(request, {"path": params.path})
+            await authorize(self.access, request, {"path": params.path})
         return s.ReadTextFileResponse(content=await files.read_text(target, line, limit))
 
     async def write_text_file(
@@ -671,7 +611,7 @@ class ToolkitClient(Client):
         target = await files.locate(params.path)
         if self.access is not None:
             request = WriteRequest(params.session_id, params.path, target.resolved, params.content)
-            await self._authorize(request, {"path": params.path})
+            await authorize(self.access, request, {"path": params.path})
         confirmed: set[Concern] = set()
         while True:
             try:
@@ -690,39 +630,14 @@ class ToolkitClient(Client):
         if params.session_id in self._cancelling or self._closed:
             return False
         self._questions += 1
-        path = str(target.resolved)
-        title = (
-            f"Overwrite the executable file {path}"
-            if concern == "executable"
-            else f"Write {path} (tools may load or run it on their own)"
-        )
-        tool_call_id = f"acpwire-write-{self._questions}"
-        locations = [s.ToolCallLocation(path=path)]
-        content: list[s.ToolCallContent] = [s.Diff(path=path, new_text=params.content)]
-        tool_call = s.ToolCallUpdate(
-            tool_call_id=tool_call_id,
-            title=title,
-            kind="edit",
-            locations=locations,
-            content=content,
-        )
-        view = ToolCallView(
-            tool_call_id, title=title, kind="edit", content=[*content], locations=[*locations]
-        )
-        options = (
-            s.PermissionOption(option_id="allow", name="Allow this write", kind="allow_once"),
-            s.PermissionOption(option_id="refuse", name="Refuse", kind="reject_once"),
-        )
-        request = PermissionRequest(
+        request = sensitive_write(
             params.session_id,
-            view,
-            options,
-            s.RequestPermissionRequest(
-                session_id=params.session_id, tool_call=tool_call, options=list(options)
-            ),
-            concern=concern,
+            str(target.resolved),
+            params.content,
+            concern,
+            f"acpwire-write-{self._questions}",
         )
-        outcome = await self._decide(request)
+        outcome = await self._pending.ask(self.permissions, request)
         return isinstance(outcome, s.SelectedPermissionOutcome) and outcome.option_id == "allow"
 
     # ------------------------------------------------------------------ handlers: terminals
@@ -741,20 +656,11 @@ class ToolkitClient(Client):
         args = _none(params.args) or []
         env = {e.name: e.value for e in _none(params.env) or []}
         cwd = _none(params.cwd) or state.cwd or str(files.roots[0])
-        if "\x00" in cwd or not os.path.isabs(cwd):
-            raise InvalidParams(
-                "cwd must be an absolute path", {"cwd": cwd, "reason": "relative_cwd"}
-            )
-        inside = await asyncio.to_thread(files.sandbox.contains, cwd)
-        if inside is None:
-            raise InvalidParams(
-                "cwd is outside the session's workspace roots",
-                {"cwd": cwd, "reason": "cwd_outside_workspace"},
-            )
+        inside = await files.terminal_cwd(cwd)
         request = TerminalRequest(
             params.session_id, params.command, tuple(args), inside.resolved, env
         )
-        await self._authorize(request, {"command": params.command})
+        await authorize(self.access, request, {"command": params.command})
         terminal_id = await manager.create(
             params.session_id,
             params.command,
@@ -777,7 +683,7 @@ class ToolkitClient(Client):
             exited=status is not None,
             released=released,
         )
-        self._state_for(session_id).record_terminal(terminal_id, snapshot)
+        self.state_for(session_id).record_terminal(terminal_id, snapshot)
 
     async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
         out = await self._manager().output(params.session_id, params.terminal_id)
@@ -833,154 +739,3 @@ class ToolkitClient(Client):
 _ADDITIONAL_DIRECTORIES = CapabilityGate(
     "agent", "sessionCapabilities.additionalDirectories", "marker"
 )
-
-
-# ---------------------------------------------------------------------- open_agent
-
-
-@contextlib.asynccontextmanager
-async def open_agent(
-    command: Sequence[str] | str | None = None,
-    *,
-    client: ToolkitClient | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    env: Mapping[str, str] | None = None,
-    initialize_timeout: float | None = 60.0,
-    on_stderr: Callable[[str], None] | None = None,
-    grace_period: float = 2.0,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    on_stray_output: Callable[[str], None] | None = None,
-    url: str | None = None,
-    token: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    http: bool = False,
-    reconnect: bool = True,
-    on_reconnect: Callable[[Reconnected], None] | None = None,
-) -> AsyncGenerator[ToolkitClient, None]:
-    """Spawn the agent ``command`` (an argv list), or connect to the remote agent at
-    ``url``; connect ``client`` and initialize it.
-
-    Yields the client (a new :class:`ToolkitClient` when none is given), with
-    ``client.agent`` ready. On exit the client's terminals are released and the agent
-    is stopped (stdin closed, then terminate, then kill) or the remote connection closed.
-
-    Remote agents (``url``: ``ws(s)://`` or ``http(s)://``, as ``acp serve`` prints):
-    WebSocket by default, Streamable HTTP with ``http=True`` (HTTP/2, or HTTP/1.1
-    when the server has no HTTP/2); ``token`` is sent as ``Authorization: Bearer``,
-    ``headers`` on every request. With ``reconnect`` (the default) a broken connection
-    is restored and the open sessions re-attached under the same ids
-    (:mod:`acpwire.transports.remote`): requests in flight then fail with
-    :class:`~acpwire.protocol.errors.ConnectionLost`, and ``on_reconnect`` (and
-    :meth:`ToolkitClient.reconnected`) hears about it.
-
-    ``on_stderr`` gets the agent's stderr line by line; ``on_stray_output`` the lines of
-    its stdout that are not JSON (a login prompt some agents print), which otherwise
-    reach the connection as malformed messages. A message over ``max_message_size``
-    bytes is dropped (and logged); the rest of the stream goes on.
-
-    Raises :class:`AgentNotFoundError` when the command cannot be started,
-    :class:`AgentExitedError` (with the agent's stderr tail) when it exits before
-    answering ``initialize``, :class:`AgentStartError` when it does not answer within
-    ``initialize_timeout`` seconds,
-    :class:`~acpwire.protocol.errors.ConnectionClosedError` when ``url`` cannot be
-    reached, and :class:`~acpwire.protocol.errors.VersionMismatchError` when it answers
-    with a protocol version this library cannot speak (the agent is stopped first,
-    INIT-010).
-    """
-    if (command is None) == (url is None):
-        raise ValueError("open_agent needs either a command or url=")
-    client = client if client is not None else ToolkitClient()
-    if url is not None:
-        async with _open_remote(
-            client, url, token, headers, http, reconnect, on_reconnect, initialize_timeout
-        ):
-            yield client
-        return
-    assert command is not None
-    argv = [command] if isinstance(command, str) else list(command)
-    if not argv:
-        raise ValueError("open_agent needs a command")
-    transport: SubprocessTransport = await spawn(
-        argv[0],
-        argv[1:],
-        env=env,
-        cwd=cwd,
-        on_stderr=on_stderr,
-        grace_period=grace_period,
-        max_message_size=max_message_size,
-        on_stray_output=on_stray_output,
-    )
-    client.connect(transport)
-    try:
-        await asyncio.wait_for(client.initialize(), initialize_timeout)
-    except ConnectionClosedError:
-        await client.close()
-        tail = _tail(transport.stderr_tail())
-        code = transport.returncode
-        how = "closed its output" if code is None else f"exited with code {code}"
-        message = f"agent {argv[0]!r} {how} during initialize"
-        message += f"; last stderr lines:\n{tail}" if tail else " (no stderr output)"
-        raise AgentExitedError(message, returncode=code, stderr_tail=tail) from None
-    except asyncio.TimeoutError:
-        await client.close()
-        tail = _tail(transport.stderr_tail())
-        message = f"agent {argv[0]!r} did not answer initialize within {initialize_timeout} s"
-        raise AgentStartError(message + (f"; last stderr lines:\n{tail}" if tail else "")) from None
-    except VersionMismatchError:
-        await client.close()
-        raise
-    except BaseException:
-        await client.close()
-        raise
-    try:
-        yield client
-    finally:
-        await client.close()
-
-
-@contextlib.asynccontextmanager
-async def _open_remote(
-    client: ToolkitClient,
-    url: str,
-    token: str | None,
-    headers: Mapping[str, str] | None,
-    http: bool,
-    reconnect: bool,
-    on_reconnect: Callable[[Reconnected], None] | None,
-    initialize_timeout: float | None,
-) -> AsyncGenerator[None, None]:
-    from ..transports.remote import connect_remote
-
-    def reconnected(event: Reconnected) -> None:
-        client.reconnected(event)
-        if on_reconnect is not None:
-            on_reconnect(event)
-
-    transport = await connect_remote(
-        url,
-        token=token,
-        headers=headers,
-        kind="http" if http else "websocket",
-        http2=None,
-        reconnect=reconnect,
-        on_reconnect=reconnected,
-    )
-    client.connect(transport)
-    try:
-        await asyncio.wait_for(client.initialize(), initialize_timeout)
-    except asyncio.TimeoutError:
-        await client.close()
-        raise AgentStartError(
-            f"the agent at {url} did not answer initialize within {initialize_timeout} s"
-        ) from None
-    except BaseException:
-        await client.close()
-        raise
-    try:
-        yield
-    finally:
-        await client.close()
-
-
-def _tail(text: str, lines: int = 20) -> str:
-    return "\n".join(text.splitlines()[-lines:])

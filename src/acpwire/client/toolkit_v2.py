@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import msgspec
 
@@ -50,14 +50,13 @@ from ..schema.v2.shapes import (
     to_v2,
     tool_content_to_v1,
 )
-from .connection import AgentPeer
+from .v1 import AgentPeer
 from .v2 import AgentPeerV2, ClientV2
 
 if TYPE_CHECKING:
     from .state import Role, SessionState
-    from .toolkit import ToolkitClient
 
-__all__ = ["ToolkitV2", "V2AgentAsV1", "fold", "negotiate", "v1_initialize_view"]
+__all__ = ["ToolkitV2", "V1Toolkit", "V2AgentAsV1", "fold", "v1_initialize_view"]
 
 
 def _opt(value: Any) -> Any:
@@ -115,46 +114,47 @@ def v1_initialize_view(answer: v2.InitializeResponse) -> s.InitializeResponse:
     )
 
 
-def _v2_capabilities(toolkit: ToolkitClient) -> v2.ClientCapabilities:
-    """What the toolkit serves, in v2 terms: elicitation and terminal sign-in (files and
-    terminals are not part of v2)."""
-    elicitation: v2.ElicitationCapabilities | UnsetType = UNSET
-    if toolkit.elicitation is not None:
-        elicitation = to_v2(toolkit.elicitation.capabilities(), v2.ElicitationCapabilities)
+def v2_capabilities(caps: s.ClientCapabilities) -> v2.ClientCapabilities:
+    """What a v1 client serves, in v2 terms: its elicitation and terminal sign-in (files
+    and terminals are not part of v2)."""
+    auth = _opt(caps.auth)
+    elicitation = _opt(caps.elicitation)
     return v2.ClientCapabilities(
         auth=v2.ClientAuthCapabilities(terminal=v2.TerminalAuthCapabilities())
-        if toolkit.terminal_auth
+        if auth is not None and auth.terminal is True
         else UNSET,
-        elicitation=elicitation,
+        elicitation=UNSET
+        if elicitation is None
+        else to_v2(elicitation, v2.ElicitationCapabilities),
     )
 
 
-async def negotiate(toolkit: ToolkitClient) -> s.InitializeResponse:
-    """The toolkit's ``initialize`` when it offers v2: the answer (a v1 view of a v2 one)."""
-    conn = toolkit.connection
-    assert conn is not None and conn.v2 is not None and conn.agent_v2 is not None
-    info = toolkit.client_info
-    version = await conn.negotiate(
-        info=v2.Implementation(name=info.name, title=info.title, version=info.version),
-        client_capabilities=toolkit.capabilities(),
-    )
-    if version != V2_DRAFT:
-        answer = toolkit.agent.initialize_response
-        assert answer is not None
-        return answer
-    handler = conn.v2.client
-    assert isinstance(handler, ToolkitV2)
-    facade = V2AgentAsV1(conn.agent_v2, handler)
-    toolkit.on_connect(facade)
-    assert facade.initialize_response is not None
-    return facade.initialize_response
+class V1Toolkit(Protocol):
+    """What :class:`ToolkitV2` uses of the :class:`~acpwire.client.toolkit.ToolkitClient`
+    it serves v2 for: its public API, as a v1 client."""
+
+    def capabilities(self) -> s.ClientCapabilities: ...
+
+    def state_for(self, session_id: str) -> SessionState: ...
+
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse: ...
+
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse: ...
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None: ...
+
+    async def v2_update_folded(self, params: v2.UpdateSessionNotification) -> None: ...
 
 
 # ---------------------------------------------------------------------- the agent, v1-shaped
 
 
 class V2AgentAsV1(AgentPeer):
-    """A v2 agent behind the v1 :class:`~acpwire.client.connection.AgentPeer` API the
+    """A v2 agent behind the v1 :class:`~acpwire.client.v1.AgentPeer` API the
     toolkit uses (see the module text)."""
 
     def __init__(self, agent: AgentPeerV2, handler: ToolkitV2) -> None:
@@ -291,7 +291,7 @@ class ToolkitV2(ClientV2):
     """The toolkit's v2 handler: updates folded into its session states, permission and
     elicitation requests answered by its policies (see the module text)."""
 
-    def __init__(self, toolkit: ToolkitClient) -> None:
+    def __init__(self, toolkit: V1Toolkit) -> None:
         self.toolkit = toolkit
         self._turns: dict[str, list[asyncio.Future[str | None]]] = {}
         """Session id -> the prompts waiting for its turn to end (a refused second prompt
@@ -299,7 +299,7 @@ class ToolkitV2(ClientV2):
         self._permissions = 0
 
     def capabilities(self) -> v2.ClientCapabilities:
-        return _v2_capabilities(self.toolkit)
+        return v2_capabilities(self.toolkit.capabilities())
 
     def expect_turn_end(self, session_id: str) -> asyncio.Future[str | None]:
         """A future the next end of ``session_id``'s turn resolves with its stop reason."""
@@ -316,7 +316,7 @@ class ToolkitV2(ClientV2):
 
     async def session_update(self, params: v2.UpdateSessionNotification) -> None:
         update = params.update
-        state = self.toolkit._state_for(params.session_id)  # pyright: ignore[reportPrivateUsage]
+        state = self.toolkit.state_for(params.session_id)
         ends = fold(state, update)
         if isinstance(update, v2.SessionStateUpdate) and (
             ends or (update.state == "idle" and isinstance(update.stop_reason, str))

@@ -1,0 +1,235 @@
+"""The client role, high tier: :func:`open_agent` starts an agent (or reaches one at a
+URL), connects a :class:`~acpwire.client.toolkit_client.ToolkitClient` to it and
+initializes it, and tells what went wrong when that fails (:class:`AgentStartError`,
+:class:`AgentExitedError`, :class:`AgentNotFoundError`).
+
+The client itself, what it serves and the session state it keeps, is documented in
+:mod:`acpwire.client.toolkit_client`; both are importable from here. Whatever fails
+once the transport exists closes the client, which stops a spawned agent (stdin closed,
+then terminate, then kill) or closes the remote connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+
+from .._waits import within
+from ..protocol.errors import AcpError, ConnectionClosedError
+from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
+from ..transports.remote import Reconnected
+from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
+from .toolkit_client import ToolkitClient
+
+__all__ = [
+    "AgentExitedError",
+    "AgentNotFoundError",
+    "AgentStartError",
+    "ToolkitClient",
+    "open_agent",
+]
+
+STDERR_TAIL_LINES = 20
+"""Lines of a failed agent's stderr quoted in the error: enough for a traceback's end."""
+
+
+class AgentStartError(AcpError):
+    """The agent process started but could not be initialized."""
+
+
+class AgentExitedError(AgentStartError):
+    """The agent exited (or closed its output) before answering ``initialize``.
+
+    ``returncode`` is its exit status (negative: killed by that signal) and
+    ``stderr_tail`` the last lines it wrote to stderr.
+    """
+
+    def __init__(self, message: str, *, returncode: int | None, stderr_tail: str) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+@contextlib.asynccontextmanager
+async def open_agent(
+    command: Sequence[str] | str | None = None,
+    *,
+    client: ToolkitClient | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    initialize_timeout: float | None = 60.0,
+    on_stderr: Callable[[str], None] | None = None,
+    grace_period: float = 2.0,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    on_stray_output: Callable[[str], None] | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    http: bool = False,
+    reconnect: bool = True,
+    on_reconnect: Callable[[Reconnected], None] | None = None,
+) -> AsyncGenerator[ToolkitClient, None]:
+    """Spawn the agent ``command`` (an argv list), or connect to the remote agent at
+    ``url``; connect ``client`` and initialize it.
+
+    Yields the client (a new :class:`ToolkitClient` when none is given), with
+    ``client.agent`` ready. On exit the client's terminals are released and the agent
+    is stopped (stdin closed, then terminate, then kill) or the remote connection closed.
+
+    Remote agents (``url``: ``ws(s)://`` or ``http(s)://``, as ``acp serve`` prints):
+    WebSocket by default, Streamable HTTP with ``http=True`` (HTTP/2, or HTTP/1.1
+    when the server has no HTTP/2); ``token`` is sent as ``Authorization: Bearer``,
+    ``headers`` on every request. With ``reconnect`` (the default) a broken connection
+    is restored and the open sessions re-attached under the same ids
+    (:mod:`acpwire.transports.remote`): requests in flight then fail with
+    :class:`~acpwire.protocol.errors.ConnectionLost`, and ``on_reconnect`` (and
+    :meth:`ToolkitClient.reconnected`) hears about it.
+
+    ``on_stderr`` gets the agent's stderr line by line; ``on_stray_output`` the lines of
+    its stdout that are not JSON (a login prompt some agents print), which otherwise
+    reach the connection as malformed messages. A message over ``max_message_size``
+    bytes is dropped (and logged); the rest of the stream goes on.
+
+    Raises :class:`AgentNotFoundError` when the command cannot be started,
+    :class:`AgentExitedError` (with the agent's stderr tail) when it exits before
+    answering ``initialize``, :class:`AgentStartError` when it does not answer within
+    ``initialize_timeout`` seconds,
+    :class:`~acpwire.protocol.errors.ConnectionClosedError` when ``url`` cannot be
+    reached, and :class:`~acpwire.protocol.errors.VersionMismatchError` when it answers
+    with a protocol version this library cannot speak (the agent is stopped first,
+    INIT-010).
+    """
+    if (command is None) == (url is None):
+        raise ValueError("open_agent needs either a command or url=")
+    client = client if client is not None else ToolkitClient()
+    if url is not None:
+        async with _open_remote(
+            client,
+            url,
+            token=token,
+            headers=headers,
+            http=http,
+            reconnect=reconnect,
+            on_reconnect=on_reconnect,
+            initialize_timeout=initialize_timeout,
+        ):
+            yield client
+        return
+    assert command is not None
+    argv = [command] if isinstance(command, str) else list(command)
+    if not argv:
+        raise ValueError("open_agent needs a command")
+    async with _open_local(
+        client,
+        argv,
+        env=env,
+        cwd=cwd,
+        initialize_timeout=initialize_timeout,
+        on_stderr=on_stderr,
+        grace_period=grace_period,
+        max_message_size=max_message_size,
+        on_stray_output=on_stray_output,
+    ):
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def _open_local(
+    client: ToolkitClient,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    initialize_timeout: float | None,
+    on_stderr: Callable[[str], None] | None,
+    grace_period: float,
+    max_message_size: int,
+    on_stray_output: Callable[[str], None] | None,
+) -> AsyncGenerator[None, None]:
+    """Spawn ``argv``, connect ``client`` and initialize it; close it on the way out."""
+    transport: SubprocessTransport = await spawn(
+        argv[0],
+        argv[1:],
+        env=env,
+        cwd=cwd,
+        on_stderr=on_stderr,
+        grace_period=grace_period,
+        max_message_size=max_message_size,
+        on_stray_output=on_stray_output,
+    )
+    client.connect(transport)
+    try:
+        await within(client.initialize(), initialize_timeout)
+    except ConnectionClosedError:
+        await client.close()
+        tail = _tail(transport.stderr_tail())
+        code = transport.returncode
+        how = "closed its output" if code is None else f"exited with code {code}"
+        message = f"agent {argv[0]!r} {how} during initialize"
+        message += f"; last stderr lines:\n{tail}" if tail else " (no stderr output)"
+        raise AgentExitedError(message, returncode=code, stderr_tail=tail) from None
+    except asyncio.TimeoutError:
+        await client.close()
+        tail = _tail(transport.stderr_tail())
+        message = f"agent {argv[0]!r} did not answer initialize within {initialize_timeout} s"
+        raise AgentStartError(message + (f"; last stderr lines:\n{tail}" if tail else "")) from None
+    except BaseException:
+        await client.close()
+        raise
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+@contextlib.asynccontextmanager
+async def _open_remote(
+    client: ToolkitClient,
+    url: str,
+    *,
+    token: str | None,
+    headers: Mapping[str, str] | None,
+    http: bool,
+    reconnect: bool,
+    on_reconnect: Callable[[Reconnected], None] | None,
+    initialize_timeout: float | None,
+) -> AsyncGenerator[None, None]:
+    """Connect ``client`` to the remote agent at ``url`` and initialize it; close it on
+    the way out. Reconnects reach ``client.reconnected`` and then ``on_reconnect``."""
+    from ..transports.remote import connect_remote
+
+    def reconnected(event: Reconnected) -> None:
+        client.reconnected(event)
+        if on_reconnect is not None:
+            on_reconnect(event)
+
+    transport = await connect_remote(
+        url,
+        token=token,
+        headers=headers,
+        kind="http" if http else "websocket",
+        http2=None,
+        reconnect=reconnect,
+        on_reconnect=reconnected,
+    )
+    client.connect(transport)
+    try:
+        await within(client.initialize(), initialize_timeout)
+    except asyncio.TimeoutError:
+        await client.close()
+        raise AgentStartError(
+            f"the agent at {url} did not answer initialize within {initialize_timeout} s"
+        ) from None
+    except BaseException:
+        await client.close()
+        raise
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
+    return "\n".join(text.splitlines()[-lines:])
