@@ -3,8 +3,8 @@ and a typed peer for calling the client.
 
 Subclass :class:`Agent`, override the methods you support (the rest answer
 ``-32601``), and serve it with :func:`~acpwire.agent.connection.serve_stdio` or
-:class:`~acpwire.agent.connection.AgentSideConnection`. The method names come from the method table
-(:mod:`acpwire.schema.methods`); a test checks that they match it.
+:class:`~acpwire.agent.connection.AgentSideConnection`. The method names come from
+the method table (:mod:`acpwire.schema.methods`); a test checks that they match it.
 
 Unstable ACP (``session/fork``, ``providers/*``, ``auth/status``, MCP over ACP,
 ...) is opt-in: set ``unstable = True`` on the agent. Otherwise those methods

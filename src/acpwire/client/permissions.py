@@ -254,7 +254,7 @@ class Rules:
         return await self.ask(request)
 
 
-WRITE_OPTIONS = (
+_WRITE_OPTIONS = (
     s.PermissionOption(option_id="allow", name="Allow this write", kind="allow_once"),
     s.PermissionOption(option_id="refuse", name="Refuse", kind="reject_once"),
 )
@@ -280,9 +280,9 @@ def sensitive_write(
         tool_call_id, title=title, kind="edit", content=[*diff], locations=[*locations]
     )
     params = s.RequestPermissionRequest(
-        session_id=session_id, tool_call=tool_call, options=list(WRITE_OPTIONS)
+        session_id=session_id, tool_call=tool_call, options=list(_WRITE_OPTIONS)
     )
-    return PermissionRequest(session_id, view, WRITE_OPTIONS, params, concern=concern)
+    return PermissionRequest(session_id, view, _WRITE_OPTIONS, params, concern=concern)
 
 
 class PendingPermissions:

@@ -27,6 +27,10 @@ client whichever version the agent chose.
 * permission and elicitation requests reach the client's policies as v1 requests
   (a v2 permission's ``title`` and ``subject`` become a tool call), and the answers
   go back as v2.
+
+This module is the toolkit's v2 layer: it sees the toolkit only through its public API
+(:class:`V1Toolkit`) and never imports it; the toolkit offers v2 and, when the agent
+chooses it, puts a :class:`V2AgentAsV1` in place of its v1 agent peer.
 """
 
 from __future__ import annotations
@@ -114,7 +118,7 @@ def v1_initialize_view(answer: v2.InitializeResponse) -> s.InitializeResponse:
     )
 
 
-def v2_capabilities(caps: s.ClientCapabilities) -> v2.ClientCapabilities:
+def _v2_capabilities(caps: s.ClientCapabilities) -> v2.ClientCapabilities:
     """What a v1 client serves, in v2 terms: its elicitation and terminal sign-in (files
     and terminals are not part of v2)."""
     auth = _opt(caps.auth)
@@ -299,7 +303,7 @@ class ToolkitV2(ClientV2):
         self._permissions = 0
 
     def capabilities(self) -> v2.ClientCapabilities:
-        return v2_capabilities(self.toolkit.capabilities())
+        return _v2_capabilities(self.toolkit.capabilities())
 
     def expect_turn_end(self, session_id: str) -> asyncio.Future[str | None]:
         """A future the next end of ``session_id``'s turn resolves with its stop reason."""
