@@ -14,11 +14,13 @@ from acpwire.client.terminals import TerminalManager
 from acpwire.client.toolkit import (
     AgentExitedError,
     AgentNotFoundError,
+    AgentStartError,
     ToolkitClient,
     open_agent,
 )
 from acpwire.protocol.errors import VersionMismatchError
 from acpwire.schema import Implementation
+from acpwire.transports.subprocess import SubprocessTransport
 
 TIMEOUT = 20.0
 """Upper bound for anything a test waits on; a passing run never gets near it."""
@@ -75,3 +77,30 @@ async def test_an_agent_answering_another_protocol_version_is_refused() -> None:
     with pytest.raises(VersionMismatchError, match="version 2"):
         async with open_agent([*AGENT, "--protocol-version", "2"], env=ENV):
             pass  # pragma: no cover
+
+
+SILENT_AGENT = (
+    "import sys, time\n"
+    "print('silent agent: thinking it over', file=sys.stderr, flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+async def test_an_agent_that_never_answers_initialize_is_stopped_and_reported() -> None:
+    """``initialize_timeout`` bounds the wait (the bound is the feature under test, and a
+    process that never answers cannot pass by chance); the agent is stopped first, so
+    the error quotes everything it wrote to stderr."""
+    client = ToolkitClient()
+    with pytest.raises(AgentStartError, match=r"did not answer initialize within 0\.5 s") as caught:
+        async with open_agent(
+            [sys.executable, "-c", SILENT_AGENT],
+            client=client,
+            initialize_timeout=0.5,
+            grace_period=0.2,
+        ):
+            pass  # pragma: no cover
+    assert not isinstance(caught.value, AgentExitedError)
+    assert "silent agent: thinking it over" in str(caught.value)
+    assert client.connection is not None
+    transport = client.connection.transport
+    assert isinstance(transport, SubprocessTransport) and transport.returncode is not None

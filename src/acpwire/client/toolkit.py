@@ -4,9 +4,10 @@ initializes it, and tells what went wrong when that fails (:class:`AgentStartErr
 :class:`AgentExitedError`, :class:`AgentNotFoundError`).
 
 The client itself, what it serves and the session state it keeps, is documented in
-:mod:`acpwire.client.toolkit_client`; both are importable from here. Whatever fails
-once the transport exists closes the client, which stops a spawned agent (stdin closed,
-then terminate, then kill) or closes the remote connection.
+:mod:`acpwire.client.toolkit_client`; both are importable from here. Once the transport
+exists, leaving :func:`open_agent` (or failing to initialize) closes the client, which
+stops a spawned agent (stdin closed, then terminate, then kill) or closes the remote
+connection.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from .._waits import within
 from ..protocol.errors import AcpError, ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
+from ..transports.base import Transport
 from ..transports.remote import Reconnected
 from ..transports.subprocess import AgentNotFoundError, SubprocessTransport, spawn
 from .toolkit_client import ToolkitClient
@@ -104,100 +106,47 @@ async def open_agent(
     if (command is None) == (url is None):
         raise ValueError("open_agent needs either a command or url=")
     client = client if client is not None else ToolkitClient()
+    transport: Transport
     if url is not None:
-        async with _open_remote(
-            client,
-            url,
-            token=token,
-            headers=headers,
-            http=http,
-            reconnect=reconnect,
-            on_reconnect=on_reconnect,
-            initialize_timeout=initialize_timeout,
-        ):
-            yield client
-        return
-    assert command is not None
-    argv = [command] if isinstance(command, str) else list(command)
-    if not argv:
-        raise ValueError("open_agent needs a command")
-    async with _open_local(
-        client,
-        argv,
-        env=env,
-        cwd=cwd,
-        initialize_timeout=initialize_timeout,
-        on_stderr=on_stderr,
-        grace_period=grace_period,
-        max_message_size=max_message_size,
-        on_stray_output=on_stray_output,
-    ):
-        yield client
-
-
-@contextlib.asynccontextmanager
-async def _open_local(
-    client: ToolkitClient,
-    argv: Sequence[str],
-    *,
-    env: Mapping[str, str] | None,
-    cwd: str | os.PathLike[str] | None,
-    initialize_timeout: float | None,
-    on_stderr: Callable[[str], None] | None,
-    grace_period: float,
-    max_message_size: int,
-    on_stray_output: Callable[[str], None] | None,
-) -> AsyncGenerator[None, None]:
-    """Spawn ``argv``, connect ``client`` and initialize it; close it on the way out."""
-    transport: SubprocessTransport = await spawn(
-        argv[0],
-        argv[1:],
-        env=env,
-        cwd=cwd,
-        on_stderr=on_stderr,
-        grace_period=grace_period,
-        max_message_size=max_message_size,
-        on_stray_output=on_stray_output,
-    )
+        name = f"the agent at {url}"
+        transport = await _connect_remote(
+            client, url, token, headers, http, reconnect, on_reconnect
+        )
+    else:
+        assert command is not None
+        argv = [command] if isinstance(command, str) else list(command)
+        if not argv:
+            raise ValueError("open_agent needs a command")
+        name = f"agent {argv[0]!r}"
+        transport = await spawn(
+            argv[0],
+            argv[1:],
+            env=env,
+            cwd=cwd,
+            on_stderr=on_stderr,
+            grace_period=grace_period,
+            max_message_size=max_message_size,
+            on_stray_output=on_stray_output,
+        )
     client.connect(transport)
     try:
-        await within(client.initialize(), initialize_timeout)
-    except ConnectionClosedError:
-        await client.close()
-        tail = _tail(transport.stderr_tail())
-        code = transport.returncode
-        how = "closed its output" if code is None else f"exited with code {code}"
-        message = f"agent {argv[0]!r} {how} during initialize"
-        message += f"; last stderr lines:\n{tail}" if tail else " (no stderr output)"
-        raise AgentExitedError(message, returncode=code, stderr_tail=tail) from None
-    except asyncio.TimeoutError:
-        await client.close()
-        tail = _tail(transport.stderr_tail())
-        message = f"agent {argv[0]!r} did not answer initialize within {initialize_timeout} s"
-        raise AgentStartError(message + (f"; last stderr lines:\n{tail}" if tail else "")) from None
-    except BaseException:
-        await client.close()
-        raise
-    try:
-        yield
+        await _initialize(client, transport, name, initialize_timeout)
+        yield client
     finally:
         await client.close()
 
 
-@contextlib.asynccontextmanager
-async def _open_remote(
+async def _connect_remote(
     client: ToolkitClient,
     url: str,
-    *,
     token: str | None,
     headers: Mapping[str, str] | None,
     http: bool,
     reconnect: bool,
     on_reconnect: Callable[[Reconnected], None] | None,
-    initialize_timeout: float | None,
-) -> AsyncGenerator[None, None]:
-    """Connect ``client`` to the remote agent at ``url`` and initialize it; close it on
-    the way out. Reconnects reach ``client.reconnected`` and then ``on_reconnect``."""
+) -> Transport:
+    """The transport to the remote agent at ``url``; reconnects reach
+    ``client.reconnected`` and then ``on_reconnect``."""
     from ..transports.remote import connect_remote
 
     def reconnected(event: Reconnected) -> None:
@@ -205,7 +154,7 @@ async def _open_remote(
         if on_reconnect is not None:
             on_reconnect(event)
 
-    transport = await connect_remote(
+    return await connect_remote(
         url,
         token=token,
         headers=headers,
@@ -214,21 +163,32 @@ async def _open_remote(
         reconnect=reconnect,
         on_reconnect=reconnected,
     )
-    client.connect(transport)
+
+
+async def _initialize(
+    client: ToolkitClient, transport: Transport, name: str, timeout: float | None
+) -> None:
+    """``client.initialize()`` within ``timeout``; when it fails, the client is closed
+    first (a spawned agent's stderr is then complete) and the error says what the agent
+    did."""
+    spawned = transport if isinstance(transport, SubprocessTransport) else None
     try:
-        await within(client.initialize(), initialize_timeout)
+        await within(client.initialize(), timeout)
+    except ConnectionClosedError:
+        if spawned is None:
+            raise
+        await client.close()
+        tail = _tail(spawned.stderr_tail())
+        code = spawned.returncode
+        how = "closed its output" if code is None else f"exited with code {code}"
+        message = f"{name} {how} during initialize"
+        message += f"; last stderr lines:\n{tail}" if tail else " (no stderr output)"
+        raise AgentExitedError(message, returncode=code, stderr_tail=tail) from None
     except asyncio.TimeoutError:
         await client.close()
-        raise AgentStartError(
-            f"the agent at {url} did not answer initialize within {initialize_timeout} s"
-        ) from None
-    except BaseException:
-        await client.close()
-        raise
-    try:
-        yield
-    finally:
-        await client.close()
+        tail = "" if spawned is None else _tail(spawned.stderr_tail())
+        message = f"{name} did not answer initialize within {timeout} s"
+        raise AgentStartError(message + (f"; last stderr lines:\n{tail}" if tail else "")) from None
 
 
 def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
