@@ -22,7 +22,6 @@ PACKAGE = SRC / "acpwire"
 
 NOT_YET: dict[str, set[str]] = {
     "asyncio.wait_for": {
-        "acpwire/client/toolkit.py",
         "acpwire/testing/conformance/client_driver.py",
         "acpwire/testing/conformance/client_runner.py",
         "acpwire/testing/conformance/client_scenarios.py",

@@ -15,6 +15,7 @@ from acpwire.client.terminals import TerminalManager
 from acpwire.client.toolkit import (
     AgentExitedError,
     AgentNotFoundError,
+    AgentStartError,
     ToolkitClient,
     open_agent,
 )
@@ -25,6 +26,7 @@ from acpwire.protocol.errors import (
     VersionMismatchError,
 )
 from acpwire.schema import Implementation
+from acpwire.transports.subprocess import SubprocessTransport
 
 TIMEOUT = 20.0
 """Upper bound for anything a test waits on; a passing run never gets near it."""
@@ -106,3 +108,30 @@ async def test_connect_says_how_an_agent_that_died_during_initialize_ended() -> 
             pass  # pragma: no cover
     assert "exited with code 3 during initialize" in str(caught.value)
     assert "simulated crash during initialize" in str(caught.value)
+
+
+SILENT_AGENT = (
+    "import sys, time\n"
+    "print('silent agent: thinking it over', file=sys.stderr, flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+async def test_an_agent_that_never_answers_initialize_is_stopped_and_reported() -> None:
+    """``initialize_timeout`` bounds the wait (the bound is the feature under test, and a
+    process that never answers cannot pass by chance); the agent is stopped first, so
+    the error quotes everything it wrote to stderr."""
+    client = ToolkitClient()
+    with pytest.raises(AgentStartError, match=r"did not answer initialize within 0\.5 s") as caught:
+        async with open_agent(
+            [sys.executable, "-c", SILENT_AGENT],
+            client=client,
+            initialize_timeout=0.5,
+            grace_period=0.2,
+        ):
+            pass  # pragma: no cover
+    assert not isinstance(caught.value, AgentExitedError)
+    assert "silent agent: thinking it over" in str(caught.value)
+    assert client.connection is not None
+    transport = client.connection.transport
+    assert isinstance(transport, SubprocessTransport) and transport.returncode is not None

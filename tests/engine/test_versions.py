@@ -19,6 +19,7 @@ from acpwire.agent.v2 import AgentV2, default_info
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.client.v2 import ClientV2
 from acpwire.protocol.errors import (
+    ConnectionClosedError,
     ErrorCode,
     InvalidParams,
     RequestError,
@@ -424,3 +425,54 @@ async def test_an_agent_without_v2_is_the_v1_agent_it_always_was() -> None:
             )
         )
         assert answer["protocolVersion"] == 1
+
+
+async def test_an_interrupt_cancels_the_sessions_prompted_in_v2() -> None:
+    """``interrupt`` (SIGINT on a stdio agent) does what ``session/cancel`` does for every
+    session that got a prompt, in the version the connection chose, then closes."""
+    async with pair() as p:
+        assert await within(p.conn.negotiate(info=INFO)) == 2
+        assert p.agent_v2 is not None and p.conn.agent_v2 is not None
+        session = await within(p.conn.agent_v2.new_session("/tmp"))
+        await within(p.conn.agent_v2.prompt(session.session_id, "hi"))
+        await within(p.agent_side.interrupt(grace=TIMEOUT))
+        assert p.agent_v2.cancelled == [session.session_id]
+        assert p.agent_side.connection.closed
+
+
+class HangingV1Agent(V1Agent):
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompted = asyncio.Event()
+        self.cancelled: list[str] = []
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        self.prompted.set()
+        await asyncio.Event().wait()  # until the connection closes
+        raise AssertionError("a prompt that never ends ended")
+
+    async def cancel(self, params: s.CancelNotification) -> None:
+        self.cancelled.append(params.session_id)
+
+
+async def test_an_interrupt_cancels_the_sessions_prompted_in_v1_on_a_connection_serving_both() -> (
+    None
+):
+    a, b = memory_pair()
+    agent, agent_v2 = HangingV1Agent(), V2Agent()
+    agent_side = AgentSideConnection(agent, a, v2=agent_v2)
+    agent_side.start()
+    conn = ClientSideConnection(V1Client(), b)
+    try:
+        await within(conn.initialize())
+        assert agent_side.version == 1
+        prompting = asyncio.ensure_future(conn.agent.prompt("v1-session", "hi"))
+        await within(agent.prompted.wait())
+        await within(agent_side.interrupt(grace=0.1))  # the prompt never answers
+        assert agent.cancelled == ["v1-session"] and agent_v2.cancelled == []
+        assert agent_side.connection.closed
+        with pytest.raises(ConnectionClosedError):  # closed before the prompt answered
+            await within(prompting)
+    finally:
+        await conn.close()
+        await agent_side.close()

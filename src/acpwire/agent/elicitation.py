@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from .. import schema as s
 from ..schema import UNSET, none_to_unset
-from .connection import ClientPeer
+from .v1 import ClientPeer
 
 __all__ = ["Answer", "ask_form"]
 

@@ -62,7 +62,7 @@ from ..schema import (
 )
 
 if TYPE_CHECKING:
-    from .connection import ClientPeer
+    from .v1 import ClientPeer
 
 __all__ = [
     "McpServerError",

@@ -1,9 +1,16 @@
 """How an :class:`~acpwire.agent.app.AgentApp` serves one connection.
 
-:class:`AppAgent` is a low-tier :class:`~acpwire.agent.connection.Agent`: one
+:class:`AppAgent` is a low-tier :class:`~acpwire.agent.v1.Agent`: one
 instance per connection, holding that connection's authentication state and
 live sessions. It answers every client->agent method from the app's
-declarations; the high tier adds no routing of its own.
+declarations (read through :class:`~acpwire.agent.declarations.AppDeclarations`:
+this module never imports the app); the high tier adds no routing of its own.
+
+It is also the core the v2 layer (:mod:`acpwire.agent.app_v2`) serves a v2 client
+from, through public methods only: :meth:`AppAgent.accept_prompt`,
+:meth:`~AppAgent.run_turn` and :meth:`~AppAgent.drop_turn` for a turn that answers
+before it runs, :meth:`~AppAgent.reopen` for v2's ``session/resume``,
+:meth:`~AppAgent.require_sign_in` and :meth:`~AppAgent.watch_connection`.
 
 Signing in (AUTH-008): every method of the method table the agent serves needs a
 signed-in client, but those in :data:`NO_SIGN_IN`; a method the app does not serve
@@ -42,7 +49,7 @@ import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .. import schema as s
 from .._tasks import TaskSet
@@ -63,7 +70,7 @@ from ..store import SessionRecord
 from ..store.base import NEW_SESSION_OWNER
 from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
-from .connection import Agent
+from .declarations import AppDeclarations
 from .sessions import Session, new_record
 from .turn import (
     StopReason,
@@ -73,9 +80,7 @@ from .turn import (
     needs_prompt_check,
     new_message_id,
 )
-
-if TYPE_CHECKING:
-    from .app import AgentApp
+from .v1 import Agent
 
 __all__ = ["NO_SIGN_IN", "SERVED_IF", "AppAgent", "TurnInProgress"]
 
@@ -123,24 +128,24 @@ method of the table waits for ``authenticate`` to succeed (or the app's
 (:class:`AuthRequired`, with the ``authMethods``) until then."""
 
 
-def _durable(app: AgentApp) -> bool:
+def _durable(app: AppDeclarations) -> bool:
     return app.durable
 
 
-def _has_modes(app: AgentApp) -> bool:
+def _has_modes(app: AppDeclarations) -> bool:
     return app.config.has_modes
 
 
-def _has_options(app: AgentApp) -> bool:
+def _has_options(app: AppDeclarations) -> bool:
     return app.config.has_options
 
 
-def _has_providers(app: AgentApp) -> bool:
+def _has_providers(app: AppDeclarations) -> bool:
     return bool(app.providers)
 
 
 _NO_PROVIDERS = "providers/*: this agent declares no providers"
-SERVED_IF: Mapping[str, tuple[Callable[[AgentApp], bool], str]] = {
+SERVED_IF: Mapping[str, tuple[Callable[[AppDeclarations], bool], str]] = {
     "session/load": (_durable, "session/load is not supported by this agent"),
     "session/resume": (_durable, "session/resume is not supported by this agent"),
     "session/set_mode": (_has_modes, "session/set_mode: this agent has no session modes"),
@@ -179,7 +184,7 @@ def _gated(method: str, handler: Callable[..., Awaitable[Any]]) -> Callable[...,
         if served is not None and not served[0](self.app):
             raise MethodNotFound(served[1])
         if self.app.auth_required and not self.authenticated:
-            await self._require_auth()
+            await self.require_sign_in()
         return await handler(self, *args, **kwargs)
 
     return gated
@@ -189,7 +194,7 @@ def _gated(method: str, handler: Callable[..., Awaitable[Any]]) -> Callable[...,
 class AppAgent(Agent):
     """Serves an :class:`AgentApp` on one connection (see the module docstring)."""
 
-    def __init__(self, app: AgentApp) -> None:
+    def __init__(self, app: AppDeclarations) -> None:
         self.app = app
         self.sessions: dict[str, Session] = {}
         self.turns: dict[str, Turn] = {}
@@ -213,8 +218,9 @@ class AppAgent(Agent):
         options = unset_to_none(session.config_options) if session is not None else None
         return options is not None and unset_to_none(options.boolean) is not None
 
-    async def _require_auth(self) -> None:
-        """The gate's check (see :data:`NO_SIGN_IN`); raises :class:`AuthRequired`."""
+    async def require_sign_in(self) -> None:
+        """The sign-in gate's check (see :data:`NO_SIGN_IN`), for a method that enters
+        the runtime other than through its gated handler; raises :class:`AuthRequired`."""
         if not self.app.auth_required or self.authenticated:
             return
         check = self.app.hooks.is_authenticated
@@ -266,7 +272,7 @@ class AppAgent(Agent):
             self._after_response(lambda: session.publish_commands(commands))
         support = session.mcp_support
         if session.mcp_servers and support.enabled and not support.on_demand:
-            self._watch_connection()
+            self.watch_connection()
             self._after_response(lambda: self._connect_mcp(session))
         return session
 
@@ -301,9 +307,9 @@ class AppAgent(Agent):
         await session.close_mcp()
         return session
 
-    def _watch_connection(self) -> None:
-        """Once a session may use MCP (or a v2 turn runs apart from its request): when the
-        connection ends, cancel the running turns and stop every session's servers."""
+    def watch_connection(self) -> None:
+        """Once a session may use MCP, or a turn runs apart from its request (v2): when
+        the connection ends, cancel the running turns and stop every session's servers."""
         if self._watching:
             return
         self._watching = True
@@ -385,13 +391,16 @@ class AppAgent(Agent):
             config_options=session.config_options() or UNSET,
         )
 
-    async def _reopen(
+    async def reopen(
         self,
         session_id: str,
         cwd: str,
         additional: Sequence[str],
         mcp_servers: Sequence[s.McpServer],
     ) -> Session:
+        """Make a stored session live here with new roots and MCP servers (what
+        ``session/load`` and ``session/resume`` share; the caller replays, or not).
+        Not behind the sign-in gate: the caller's own method is."""
         _check_dirs(cwd, additional)
         live = self.sessions.get(session_id)
         if session_id in self.turns:
@@ -412,7 +421,7 @@ class AppAgent(Agent):
 
     async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
         additional = unset_to_none(params.additional_directories) or []
-        session = await self._reopen(params.session_id, params.cwd, additional, params.mcp_servers)
+        session = await self.reopen(params.session_id, params.cwd, additional, params.mcp_servers)
         await session.replay()  # before the response (SESS-007)
         return s.LoadSessionResponse(
             modes=session.modes_state() or UNSET, config_options=session.config_options() or UNSET
@@ -420,7 +429,7 @@ class AppAgent(Agent):
 
     async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
         additional = unset_to_none(params.additional_directories) or []
-        session = await self._reopen(
+        session = await self.reopen(
             params.session_id, params.cwd, additional, unset_to_none(params.mcp_servers) or []
         )
         return s.ResumeSessionResponse(
@@ -475,7 +484,8 @@ class AppAgent(Agent):
     def _open_everywhere(self, session_id: str) -> list[Session]:
         """Every open copy of a session on this app's live connections (this one included)."""
         found: list[Session] = []
-        for agent in list(self.app.connections):
+        agents: list[AppAgent] = list(self.app.connections)
+        for agent in agents:
             session = agent.sessions.get(session_id)
             if session is not None and not session.closed and not agent._connection_closed:
                 found.append(session)
@@ -583,8 +593,13 @@ class AppAgent(Agent):
         # $/cancel_request for this prompt ends the turn as session/cancel does.
         self.client.connection.take_cancellation(turn.cancel)
         if session.mcp_servers and session.mcp_support.enabled:
-            self._watch_connection()
+            self.watch_connection()
         return session, turn
+
+    def drop_turn(self, session_id: str) -> None:
+        """Forget a turn :meth:`accept_prompt` made that will not run (its prompt could
+        not be answered), so the session takes prompts again."""
+        self.turns.pop(session_id, None)
 
     async def run_turn(
         self, session: Session, turn: Turn, message_id: str | None = None

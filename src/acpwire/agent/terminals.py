@@ -19,7 +19,7 @@ from .. import schema as s
 from .._waits import within
 from ..protocol.errors import ConnectionClosedError, RequestError
 from ..schema import unset_to_none
-from .connection import ClientPeer
+from .v1 import ClientPeer
 
 __all__ = ["CLEANUP_TIMEOUT", "RunResult", "TerminalHandle", "run_locally"]
 
