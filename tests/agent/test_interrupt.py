@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection
@@ -25,7 +26,6 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE_AGENT = ROOT / "tests" / "engine" / "agent_program.py"
-TIMEOUT = 15
 
 
 class WatchingClient(Client):

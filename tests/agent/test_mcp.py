@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 pytest.importorskip("mcp")
 
@@ -192,7 +193,7 @@ async def http_server_port() -> AsyncIterator[int]:
     )
     try:
         assert proc.stdout is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), 15)
+        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
         assert line.startswith(b"PORT "), line
         yield int(line.split()[1])
     finally:

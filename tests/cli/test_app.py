@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("textual")
 
 from textual.pilot import Pilot
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.app import ChatApp
 from acpwire.cli.chat.screens import ChoiceScreen, FormScreen, PermissionScreen
@@ -19,9 +20,6 @@ from acpwire.cli.chat.session import ChatOptions, default_agent_command, demo_ag
 from acpwire.cli.chat.widgets import PromptInput
 
 from .processes import alive, in_session
-
-TIMEOUT = 30.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
 
 TOOLKIT_AGENT = [sys.executable, str(Path(__file__).parents[1] / "client" / "toolkit_agent.py")]
 

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.cli.main import EXIT_STDOUT_CLOSED
 
-TIMEOUT = 60
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 
 COMMANDS = {

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.session import (
     EXIT_AGENT_ERROR,
@@ -26,9 +27,6 @@ from acpwire.cli.chat.session import (
 )
 
 from .processes import alive, in_session
-
-TIMEOUT = 60.0
-"""Upper bound for one run or one wait; a passing run never gets near it."""
 
 HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_agent.py"))]
 ACP = [sys.executable, "-m", "acpwire.cli.main"]

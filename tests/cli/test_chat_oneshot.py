@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.session import (
     EXIT_AGENT_ERROR,
@@ -27,9 +28,6 @@ from acpwire.cli.chat.session import (
     demo_agent_available,
 )
 from acpwire.cli.main import main
-
-TIMEOUT = 30.0
-"""Upper bound for one run; a passing run never gets near it."""
 
 TESTS = Path(__file__).resolve().parents[1]
 TOOLKIT_AGENT = [sys.executable, str(TESTS / "client" / "toolkit_agent.py")]

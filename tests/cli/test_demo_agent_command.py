@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.client import AllowAll, ToolkitClient, open_agent
 
-TIMEOUT = 30.0
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 
 

@@ -9,12 +9,11 @@ import pytest
 pytest.importorskip("textual")
 
 from textual.app import App, ComposeResult
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.cli.chat.widgets import Transcript
 from acpwire.client.state import SessionState
-
-TIMEOUT = 30.0
 
 
 class TranscriptApp(App[None]):

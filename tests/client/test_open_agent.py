@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.client.permissions import AllowAll
 from acpwire.client.terminals import TerminalManager
@@ -19,9 +20,6 @@ from acpwire.client.toolkit import (
 )
 from acpwire.protocol.errors import VersionMismatchError
 from acpwire.schema import Implementation
-
-TIMEOUT = 20.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
 
 AGENT = [sys.executable, str(Path(__file__).with_name("toolkit_agent.py"))]
 REPO = Path(__file__).resolve().parents[2]

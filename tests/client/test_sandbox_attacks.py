@@ -19,12 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.sandbox import DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_SCAN_BYTES
 from acpwire.testing import SchemaValidator
 
-from .roles import ROLES, TIMEOUT, Files, files_for, refused
+from .roles import ROLES, Files, files_for, refused
 
 SECRET = "OUTSIDE-SECRET"
 

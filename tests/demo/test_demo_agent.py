@@ -6,7 +6,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from _demo_harness import TIMEOUT, RecordingClient, in_process, run, wait_until, workspace
+from _demo_harness import RecordingClient, in_process, run, wait_until, workspace
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.client.elicitation import ElicitationHandler, FormRequest, accept

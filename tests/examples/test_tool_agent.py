@@ -25,7 +25,6 @@ from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.base import Transport
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tool_agent.py"
-TIMEOUT = 15.0
 
 
 class Client(ToolkitClient):

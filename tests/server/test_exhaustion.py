@@ -9,8 +9,9 @@ import contextlib
 import resource
 
 import pytest
+from waiting import TIMEOUT
 
-from ._serve import TIMEOUT, Serve, acp_serve, open_fds, rss
+from ._serve import Serve, acp_serve, open_fds, rss
 
 MiB = 1024 * 1024
 CLOSE_1008 = (1008).to_bytes(2, "big") + b"pings faster than the pongs are read"
@@ -204,7 +205,9 @@ async def test_a_client_that_pings_and_never_reads_is_closed_with_1008() -> None
         flooding = asyncio.ensure_future(flood())
         closed = asyncio.ensure_future(serve.wait_for_line(r"it pings and does not read"))
         try:
-            await asyncio.wait({flooding, closed}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {flooding, closed}, timeout=TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+            )
             assert await peak.stop() - idle < 64 * MiB
             assert closed.done(), "a million pings went through and the socket stayed open"
             # Now read: the pongs written before the close, then the close frame, then EOF.

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from ._serve import acp_serve
 
-TIMEOUT = 60.0
 TOKEN = "remote-v2-token-0123456789abcdef"
 
 

@@ -109,7 +109,7 @@ async def test_a_session_created_on_one_worker_is_hidden_from_another_principal_
     listed = await asyncio.wait_for(again.agent.list_sessions(), TIMEOUT)
     assert [info.session_id for info in listed.sessions] == [sid]
     await asyncio.wait_for(again.agent.load_session(sid, "/tmp"), TIMEOUT)
-    await asyncio.wait_for(replayed_to(replayed, f"noted: {SECRET}"), TIMEOUT)
+    await replayed_to(replayed, f"noted: {SECRET}")
     result = await asyncio.wait_for(again.agent.prompt(sid, text("still mine")), TIMEOUT)
     assert result.stop_reason == "end_turn"
     await again.close()

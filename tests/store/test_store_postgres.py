@@ -12,12 +12,12 @@ from typing import Any
 import asyncpg  # type: ignore[import-untyped]
 import pytest
 from _pg import PgPlace
+from waiting import TIMEOUT
 
 from acpwire.store import PostgresSessionStore, SessionRecord, open_store
 from acpwire.store.postgres import SCHEMA_VERSION
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-TIMEOUT = 60.0
 
 
 def record(session_id: str, **fields: Any) -> SessionRecord:
