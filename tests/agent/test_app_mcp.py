@@ -19,6 +19,8 @@ from acpwire.client.connection import ClientSideConnection
 from acpwire.testing import SchemaValidator
 from acpwire.transports.memory import memory_pair
 
+pytestmark = pytest.mark.slow  # MCP servers run as Python processes (importing the MCP SDK)
+
 pytest.importorskip("mcp")
 
 FIXTURE = str(Path(__file__).with_name("mcp_server_fixture.py"))

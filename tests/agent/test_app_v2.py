@@ -319,6 +319,7 @@ async def test_an_app_that_made_v2_its_default_answers_2_to_a_later_version() ->
         AgentApp("x", v2_default=True)
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_an_app_that_does_not_opt_in_never_loads_the_v2_models() -> None:
     code = (
         "import sys\n"

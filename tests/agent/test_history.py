@@ -275,6 +275,7 @@ async def wait_until_committed(path: Path, session_id: str) -> list[dict[str, An
         return await wait_until(committed, "part of the streamed message is committed")
 
 
+@pytest.mark.slow
 async def test_an_agent_killed_mid_stream_leaves_a_prefix_of_its_history_and_a_sound_file(
     tmp_path: Path, schema_validator: SchemaValidator
 ) -> None:

@@ -27,6 +27,8 @@ from acpwire.schema import (
     UnknownMcpServer,
 )
 
+pytestmark = pytest.mark.slow  # MCP servers run as Python processes (importing the MCP SDK)
+
 FIXTURE = str(Path(__file__).with_name("mcp_server_fixture.py"))
 
 

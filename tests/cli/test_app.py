@@ -21,6 +21,8 @@ from acpwire.cli.chat.widgets import PromptInput
 
 from .processes import alive, in_session
 
+pytestmark = pytest.mark.slow  # the chat app is driven to the end of whole turns
+
 TOOLKIT_AGENT = [sys.executable, str(Path(__file__).parents[1] / "client" / "toolkit_agent.py")]
 
 

@@ -16,6 +16,8 @@ from waiting import TIMEOUT
 
 from acpwire.cli.main import EXIT_STDOUT_CLOSED
 
+pytestmark = pytest.mark.slow  # acp commands run as processes
+
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 
 COMMANDS = {

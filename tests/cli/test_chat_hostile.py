@@ -28,6 +28,8 @@ from acpwire.cli.chat.session import (
 
 from .processes import alive, in_session
 
+pytestmark = pytest.mark.slow  # acp chat runs as a process on a pseudo-terminal
+
 HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_agent.py"))]
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 EXIT_INTERRUPTED = 130

@@ -29,6 +29,8 @@ from acpwire.cli.chat.session import (
 )
 from acpwire.cli.main import main
 
+pytestmark = pytest.mark.slow  # acp chat runs as a process
+
 TESTS = Path(__file__).resolve().parents[1]
 TOOLKIT_AGENT = [sys.executable, str(TESTS / "client" / "toolkit_agent.py")]
 AUTH_AGENT = [sys.executable, str(TESTS / "cli" / "auth_agent.py")]

@@ -15,6 +15,8 @@ from waiting import TIMEOUT
 
 from acpwire.cli.chat.session import EXIT_OK, EXIT_USAGE
 
+pytestmark = pytest.mark.slow  # acp chat runs as a process
+
 TESTS = Path(__file__).resolve().parents[1]
 TOOLKIT_AGENT = [sys.executable, str(TESTS / "client" / "toolkit_agent.py")]
 ACP = [sys.executable, "-m", "acpwire.cli.main"]

@@ -16,6 +16,8 @@ from waiting import TIMEOUT
 
 from acpwire.client import AllowAll, ToolkitClient, open_agent
 
+pytestmark = pytest.mark.slow  # acp chat runs as a process
+
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 
 

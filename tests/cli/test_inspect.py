@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from waiting import TIMEOUT
 
 from acpwire import schema as s
@@ -17,6 +18,8 @@ from acpwire.cli.inspect import TrafficLog
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.protocol.errors import RequestError
 from acpwire.transports import spawn
+
+pytestmark = pytest.mark.slow  # acp inspect runs as a process
 
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_agent.py"))]

@@ -21,6 +21,8 @@ from acpwire.client.toolkit import (
 from acpwire.protocol.errors import VersionMismatchError
 from acpwire.schema import Implementation
 
+pytestmark = pytest.mark.slow  # agents run as processes
+
 AGENT = [sys.executable, str(Path(__file__).with_name("toolkit_agent.py"))]
 REPO = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}

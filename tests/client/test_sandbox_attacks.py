@@ -128,6 +128,7 @@ RACE_ROUNDS = 250
 """Each worker reads once and writes twice per round: 3,000 calls in all per role."""
 
 
+@pytest.mark.slow
 async def test_swapping_a_folder_for_a_symlink_mid_call_never_escapes(
     role: str, workspace: Path, outside: Path, tmp_path: Path
 ) -> None:

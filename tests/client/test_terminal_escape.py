@@ -35,10 +35,13 @@ from acpwire.transports import memory_pair
 
 from .toolkit_agent import ToolkitTestAgent
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or shutil.which("setsid") is None,
-    reason="Linux only (/proc, setsid); other platforms kill the process group only",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux") or shutil.which("setsid") is None,
+        reason="Linux only (/proc, setsid); other platforms kill the process group only",
+    ),
+    pytest.mark.slow,  # process trees that escape, and the client processes they outlive
+]
 
 
 ESCAPES = {

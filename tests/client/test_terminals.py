@@ -179,6 +179,7 @@ async def test_negative_output_byte_limit_is_invalid_params(manager: TerminalMan
         await manager.create(SESSION, "true", output_byte_limit=-1)
 
 
+@pytest.mark.slow
 async def test_several_terminals_run_at_the_same_time(
     manager: TerminalManager, tmp_path: Path
 ) -> None:

@@ -190,6 +190,7 @@ async def test_without_client_fs_and_terminals_it_falls_back_to_disk_and_process
         )
 
 
+@pytest.mark.slow
 async def test_plan_entries_move_through_their_statuses(
     ws: Path, store: Path, schema_validator: SchemaValidator
 ) -> None:

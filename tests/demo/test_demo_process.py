@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _demo_harness import DEMO, RecordingClient, run, subprocess_agent, workspace
 from waiting import TIMEOUT
 
@@ -16,6 +17,8 @@ from acpwire.client.connection import Client, ClientSideConnection, connect
 from acpwire.client.permissions import AllowAll
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import spawn
+
+pytestmark = pytest.mark.slow  # the demo agent runs as a process
 
 
 def test_help_goes_to_stderr_and_stdout_stays_clean() -> None:

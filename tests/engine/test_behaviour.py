@@ -88,7 +88,8 @@ class Link:
         return json.loads(reply)
 
 
-@pytest.fixture(params=["memory", "subprocess"])
+# The subprocess runs (a real agent process over real pipes) are slow: left out of -m "not slow".
+@pytest.fixture(params=["memory", pytest.param("subprocess", marks=pytest.mark.slow)])
 async def link(request: pytest.FixtureRequest) -> AsyncIterator[Link]:
     if request.param == "memory":
         a, b = memory_pair()

@@ -23,7 +23,7 @@ from acpwire.transports.remote import Reconnected
 
 from .conftest import ALICE, BOB, Stack
 
-pytestmark = pytest.mark.scaleout
+pytestmark = [pytest.mark.scaleout, pytest.mark.slow]
 
 
 async def _holder(stack: Stack) -> str:

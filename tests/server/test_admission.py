@@ -179,6 +179,7 @@ def hostile_bodies(target: dict[str, Any]) -> dict[str, tuple[bytes, int]]:
     }
 
 
+@pytest.mark.slow
 async def test_hostile_bodies_get_one_verdict_on_every_lane_and_never_reach_the_agent(
     endpoint: Endpoint,
     direct_path: list[tuple[str, bool]],

@@ -21,6 +21,8 @@ from acpwire.transports.subprocess import spawn
 
 from ._serve import ROOT, Serve, acp_serve
 
+pytestmark = pytest.mark.slow  # acp serve, acp connect and acp chat run as processes
+
 TOKEN = "connect-token-0123456789abcdef"
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 ENV = {"PYTHONPATH": str(ROOT / "src"), "ACP_SERVE_TOKEN": ""}
@@ -48,7 +50,6 @@ async def _check(agent: list[str], data_dir: Path) -> dict[str, str]:
     return {r["check"]: r["status"] for r in report["results"]}
 
 
-@pytest.mark.slow
 async def test_acp_check_through_acp_connect_finds_what_it_finds_over_stdio(
     tmp_path: Path,
 ) -> None:

@@ -22,6 +22,10 @@ from acpwire.transports.websocket import connect_websocket
 from ._serve import HOSTILE, Serve, acp_serve, alive, children, stdin_full, wait_gone
 from .hostile_agent import SECRET
 
+pytestmark = (
+    pytest.mark.slow
+)  # acp serve runs as a process, in front of misbehaving agent processes
+
 KINDS = ["websocket", "http"]
 CLOSE_BOUND = 10.0
 """Every close must finish within this, even with an agent that stopped reading (issue 8)."""

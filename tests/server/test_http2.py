@@ -273,6 +273,7 @@ async def test_an_early_answer_does_not_end_the_other_streams_of_the_connection(
             assert not client.streams[connection_stream].ended
 
 
+@pytest.mark.slow
 async def test_httpx_reads_an_early_answer_over_http2_and_keeps_its_connection(
     peers: Peers,
 ) -> None:
@@ -328,6 +329,7 @@ class Counting(EngineTestAgent):
         return s.PromptResponse(stop_reason="end_turn")
 
 
+@pytest.mark.slow
 async def test_a_client_that_grants_no_window_holds_up_its_agent_not_the_servers_memory() -> None:
     """An HTTP/2 client that reads nothing of its session stream (no WINDOW_UPDATE) while its
     agent streams 200,000 updates: hypercorn 0.18 kept every one in the stream's send buffer

@@ -88,6 +88,7 @@ async def not_found(call: Awaitable[object]) -> None:
     assert info.value.code == ErrorCode.RESOURCE_NOT_FOUND
 
 
+@pytest.mark.slow
 async def test_another_principal_cannot_see_load_or_prompt_a_session_its_owner_can_reattach(
     connect: Connect,
 ) -> None:

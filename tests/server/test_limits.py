@@ -286,6 +286,7 @@ async def test_a_thousand_slow_sockets_do_not_stop_a_real_client() -> None:
             writer.close()
 
 
+@pytest.mark.slow
 async def test_posts_to_an_agent_that_stopped_reading_are_refused_once_the_budget_is_held() -> None:
     limits = Limits(
         max_body_bytes_in_flight=8 * MiB, queue_bytes=1 * MiB, queue_messages=4, stall_timeout=60
@@ -312,6 +313,7 @@ async def test_posts_to_an_agent_that_stopped_reading_are_refused_once_the_budge
         assert served.app.host.body_bytes_in_flight == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tokens", [[TOKEN, OTHER], [TOKEN]], ids=["several", "one"])
 async def test_session_ids_a_client_names_do_not_grow_the_server(tokens: list[str]) -> None:
     app = asgi_app(Agents(), auth=tokens, limits=Limits(max_sessions_per_connection=8))
@@ -334,6 +336,7 @@ async def _no_sessions(sessions: dict[str, object]) -> None:
     await wait_until(lambda: not sessions, "no session stream is kept")
 
 
+@pytest.mark.slow
 async def test_session_streams_per_connection_are_capped() -> None:
     app = asgi_app(Deaf(), auth=[TOKEN], limits=Limits(max_sessions_per_connection=8))
     async with serve_in_background(app) as served, httpx.AsyncClient(timeout=TIMEOUT) as http:

@@ -19,6 +19,8 @@ from acpwire.transports.remote import Reconnected
 
 from ._serve import Serve, acp_serve
 
+pytestmark = pytest.mark.slow  # acp serve runs as a process, killed and restarted
+
 TOKEN = "reconnect-token-0123456789abcdef"
 
 

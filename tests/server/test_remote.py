@@ -135,6 +135,7 @@ async def _turn_started(agents: Agents, sid: str) -> None:
     await wait_until(lambda: agents.made and sid in agents.made[0].turns, "the turn starts")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_client_that_goes_away_cancels_its_turn_and_ends_its_agent(
     served: ServedApp, agents: Agents, kind: str

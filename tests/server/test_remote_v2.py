@@ -17,6 +17,8 @@ from waiting import TIMEOUT
 
 from ._serve import acp_serve
 
+pytestmark = pytest.mark.slow  # acp serve --demo runs as a process
+
 TOKEN = "remote-v2-token-0123456789abcdef"
 
 

@@ -23,6 +23,8 @@ from acpwire.transports.websocket import connect_websocket
 from ._agents import DripAgents
 from ._proxy import Proxy
 
+pytestmark = pytest.mark.slow  # whole turns over a proxy that cuts the network
+
 TOKEN = "resume-token-0123456789abcdef"
 
 

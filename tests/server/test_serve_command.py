@@ -29,6 +29,8 @@ from acpwire.transports.websocket import connect_websocket
 
 from ._serve import ENV_AGENT, PROGRAM, acp_serve, children, wait_gone
 
+pytestmark = pytest.mark.slow  # acp serve runs as a process
+
 
 @pytest.mark.parametrize("kind", ["websocket", "http"])
 async def test_a_stdio_agent_is_served_remotely_and_stopped_when_the_client_leaves(

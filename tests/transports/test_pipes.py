@@ -72,6 +72,7 @@ def test_widening_something_that_is_not_a_pipe_changes_nothing(tmp_path: Path) -
         assert widen_pipe(file.fileno()) is False
 
 
+@pytest.mark.slow
 async def test_a_stalled_reader_holds_the_writer_back_and_loses_nothing() -> None:
     loop = asyncio.get_running_loop()
     read_fd, write_fd = os.pipe()
@@ -150,6 +151,7 @@ async def test_messages_longer_than_one_read_arrive_whole_and_in_order() -> None
     assert client.texts == sent + [f"chunk {i}" for i in range(3000)]
 
 
+@pytest.mark.slow
 async def test_a_client_whose_handler_is_stuck_stops_reading_the_agents_pipe() -> None:
     """The engine stops taking messages when its handlers are behind; the pipe under it
     must stop too, or the agent's stream piles up unread in the client's memory."""
