@@ -39,6 +39,7 @@ class RecordingClient(Client):
     def __init__(self) -> None:
         self.updates: list[s.SessionUpdate] = []
         self.permission_gate: asyncio.Event | None = None
+        self.asked = asyncio.Event()  # a permission request has come
         self.notes: list[tuple[str, Any]] = []
 
     def capabilities(self) -> s.ClientCapabilities:
@@ -52,6 +53,7 @@ class RecordingClient(Client):
     async def request_permission(
         self, params: s.RequestPermissionRequest
     ) -> s.RequestPermissionResponse:
+        self.asked.set()
         if self.permission_gate is not None:
             await self.permission_gate.wait()
         return s.RequestPermissionResponse(
@@ -152,6 +154,7 @@ async def test_both_sides_call_each_other_while_a_turn_is_running(client: Any) -
     handler.permission_gate = asyncio.Event()
     sid = await new_session(conn)
     turn = asyncio.ensure_future(conn.agent.prompt(sid, "ask"))
+    await asyncio.wait_for(handler.asked.wait(), TIMEOUT)
     # The agent's permission request is pending on our side; we can still call the agent.
     assert (await asyncio.wait_for(conn.agent.ext_method("_test/echo", [1]), TIMEOUT)) == {
         "echo": [1]

@@ -29,18 +29,12 @@ TOKEN = "resume-token-0123456789abcdef"
 
 
 class AskedClient(RecordingClient):
-    """Answers permission requests only once the test opens the gate; says when asked."""
+    """Answers permission requests only once the test opens the gate (``asked`` says when
+    one has come)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.permission_gate = asyncio.Event()
-        self.asked = asyncio.Event()
-
-    async def request_permission(
-        self, params: s.RequestPermissionRequest
-    ) -> s.RequestPermissionResponse:
-        self.asked.set()
-        return await super().request_permission(params)
 
 
 @pytest.fixture
