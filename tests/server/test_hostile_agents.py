@@ -22,9 +22,7 @@ from acpwire.transports.websocket import connect_websocket
 from ._serve import HOSTILE, Serve, acp_serve, alive, children, stdin_full, wait_gone
 from .hostile_agent import SECRET
 
-pytestmark = (
-    pytest.mark.slow
-)  # acp serve runs as a process, in front of misbehaving agent processes
+pytestmark = pytest.mark.slow  # acp serve runs as a process, before misbehaving agents
 
 KINDS = ["websocket", "http"]
 CLOSE_BOUND = 10.0
