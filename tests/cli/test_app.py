@@ -13,6 +13,7 @@ pytest.importorskip("textual")
 
 from textual.pilot import Pilot
 from textual.widgets import Static
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.app import ChatApp
 from acpwire.cli.chat.screens import ChoiceScreen, FormScreen, HelpScreen, PermissionScreen
@@ -21,8 +22,7 @@ from acpwire.cli.chat.widgets import PromptInput
 
 from .processes import alive, in_session
 
-TIMEOUT = 30.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
+pytestmark = pytest.mark.slow  # the chat app is driven to the end of whole turns
 
 TOOLKIT_AGENT = [sys.executable, str(Path(__file__).parents[1] / "client" / "toolkit_agent.py")]
 

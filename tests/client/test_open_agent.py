@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.client import Client, connect
 from acpwire.client.permissions import AllowAll
@@ -28,8 +29,7 @@ from acpwire.protocol.errors import (
 from acpwire.schema import Implementation
 from acpwire.transports.subprocess import SubprocessTransport
 
-TIMEOUT = 20.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
+pytestmark = pytest.mark.slow  # agents run as processes
 
 AGENT = [sys.executable, str(Path(__file__).with_name("toolkit_agent.py"))]
 REPO = Path(__file__).resolve().parents[2]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent.connection import Agent, AgentSideConnection
@@ -29,7 +30,6 @@ from acpwire.schema import v2
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
 
-TIMEOUT = 10
 INFO = v2.Implementation(name="test-client", version="1.0")
 
 
@@ -383,8 +383,7 @@ async def test_what_the_agent_sends_right_after_its_answer_meets_the_chosen_vers
             await agent_end.send(json.dumps(message).encode())
         client.gate.set()
         assert await within(negotiating) == version
-        while not (client.updates or client_v2.updates):
-            await within(asyncio.sleep(0))
+        await wait_until(lambda: client.updates or client_v2.updates, "the update is handled")
         if version == 2:
             assert client.updates == []
             assert isinstance(client_v2.updates[0].update, v2.SessionStateUpdate)

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire.protocol.errors import ConnectionClosedError, ErrorCode
 from acpwire.testing import SchemaValidator
@@ -18,8 +19,10 @@ from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
-from ._serve import HOSTILE, TIMEOUT, Serve, acp_serve, alive, children, wait_gone
+from ._serve import HOSTILE, Serve, acp_serve, alive, children, stdin_full, wait_gone
 from .hostile_agent import SECRET
+
+pytestmark = pytest.mark.slow  # acp serve runs as a process, before misbehaving agents
 
 KINDS = ["websocket", "http"]
 CLOSE_BOUND = 10.0
@@ -130,8 +133,8 @@ async def test_delete_of_a_connection_whose_agent_stopped_reading_answers_and_ki
                 )
                 for n in range(1, 13)
             ]
-            done, _ = await asyncio.wait(posts, timeout=1.0)
-            assert len(done) < len(posts)  # some are stuck behind the wedged agent
+            await wait_until(lambda: stdin_full(agent_pid), "the agent's stdin fills up")
+            assert not all(post.done() for post in posts)  # some are stuck behind the agent
             deleted = await asyncio.wait_for(http.delete(serve.url, headers=ids), CLOSE_BOUND)
             assert deleted.status_code == 202
             assert not alive(agent_pid)
@@ -149,7 +152,7 @@ async def test_closing_a_websocket_whose_agent_stopped_reading_kills_the_agent()
         (agent_pid,) = children(serve.proc.pid)
         big = request(1, "_fill", {"pad": "x" * (1024 * 1024)})
         sender = asyncio.ensure_future(_send_forever(transport, big))
-        await asyncio.sleep(0)  # let it fill the pipes
+        await wait_until(lambda: stdin_full(agent_pid), "the agent's stdin fills up")
         await transport.close()
         await asyncio.wait_for(wait_gone(agent_pid), CLOSE_BOUND)
         sender.cancel()

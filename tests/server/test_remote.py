@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire._waits import within
@@ -22,7 +23,6 @@ from acpwire.transports.websocket import connect_websocket
 
 from ._agents import Agents
 
-TIMEOUT = 10
 KINDS = ["websocket", "http"]
 TOKEN = "test-token-0123456789abcdef"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -96,7 +96,7 @@ async def test_cancel_ends_a_running_turn_as_cancelled(connect: Connect, agents:
     gate = asyncio.Event()
     handler.permission_gate = gate
     turn = asyncio.ensure_future(conn.agent.prompt(sid, prompt("slow")))
-    await asyncio.wait_for(_turn_started(agents, sid), TIMEOUT)
+    await _turn_started(agents, sid)
     # Other requests on the same connection are served while the slow turn runs.
     assert (await asyncio.wait_for(conn.agent.ext_method("_test/echo", {"a": 1}), TIMEOUT)) == {
         "echo": {"a": 1}
@@ -133,10 +133,10 @@ async def test_concurrent_connections_each_get_their_own_agent(
 async def _turn_started(agents: Agents, sid: str) -> None:
     """Until the agent runs a turn of ``sid`` (a request sent later may overtake a prompt:
     over HTTP they are separate POSTs)."""
-    while not agents.made or sid not in agents.made[0].turns:
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: agents.made and sid in agents.made[0].turns, "the turn starts")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_client_that_goes_away_cancels_its_turn_and_ends_its_agent(
     served: ServedApp, agents: Agents, kind: str
@@ -146,7 +146,7 @@ async def test_a_client_that_goes_away_cancels_its_turn_and_ends_its_agent(
     await asyncio.wait_for(conn.initialize(), TIMEOUT)
     sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
     turn = asyncio.ensure_future(conn.agent.prompt(sid, prompt("slow")))
-    await asyncio.wait_for(_turn_started(agents, sid), TIMEOUT)
+    await _turn_started(agents, sid)
     (remote,) = served.app.host.connections.values()
     await conn.close()
     await asyncio.wait_for(remote.closed.wait(), TIMEOUT)

@@ -12,11 +12,10 @@ import asyncio
 
 import httpx
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ConnectionClosedError
 from acpwire.transports.http import HttpTransport
-
-TIMEOUT = 10.0
 
 
 async def test_a_post_waiting_to_retry_ends_as_closed_when_the_transport_closes() -> None:

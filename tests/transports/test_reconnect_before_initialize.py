@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ConnectionClosedError
 from acpwire.protocol.framing import Oversize
 from acpwire.transports.remote import ReconnectingTransport
 
-TIMEOUT = 10.0
 INITIALIZE = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
 
 
