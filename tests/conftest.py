@@ -21,6 +21,22 @@ from acpwire.testing.postgres import PostgresCluster, find_postgres_bin  # noqa:
 CAPTURES = ROOT / "tests" / "captures"
 """Real agents' wire captures, shipped with the tests (tests/captures/README.md)."""
 
+SLOW_FOLDERS = ("conformance",)
+"""Folders of tests/ whose tests are slow as a rule: ``acp check`` run on whole agents,
+clients and endpoints of the corpus. Elsewhere a slow test or module is marked where it is."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``-m "not slow"`` (the quick run between edits) also leaves out the interop tests
+    (they start the official SDKs' peers) and the folders in SLOW_FOLDERS."""
+    slow_folders = [ROOT / "tests" / folder for folder in SLOW_FOLDERS]
+    for item in items:
+        if any(item.path.is_relative_to(folder) for folder in slow_folders) or any(
+            item.iter_markers("interop")
+        ):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def official_schema() -> dict[str, Any]:

@@ -30,6 +30,7 @@ def test_every_exported_name_exists_and_is_public(module: str) -> None:
         assert not name.startswith("_") or name == "__version__"
 
 
+@pytest.mark.slow
 def test_importing_the_library_does_not_import_the_cli_or_ui_libraries() -> None:
     code = (
         "import sys, acpwire, acpwire.agent, acpwire.client, acpwire.schema, acpwire.transports\n"

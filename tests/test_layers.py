@@ -1,11 +1,9 @@
 """The package's import structure: layers in the order README's "What is inside" gives,
-no import from a lower layer to a higher one, no import circle between modules.
+no import from a lower layer to a higher one, no import circle between modules, and the
+protocol versions of each role kept apart as layers chosen at ``initialize``.
 
 Imports are read from the source with :mod:`ast` (every ``import`` statement, those under
 ``TYPE_CHECKING`` and inside functions included: a deferred import is still coupling).
-The circles the consolidation (issue 20) has yet to cut are listed in ``KNOWN_CIRCLES``;
-the test fails on any other circle, and also when a listed one is gone, so the list can
-only shrink.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ LAYERS: dict[str, int] = {
     "_flag": 0,
     "_lazy": 0,
     "_waits": 0,
+    "_tasks": 0,
     "_gitconfig": 0,
     "protocol": 1,
     "sandbox": 2,
@@ -45,12 +44,27 @@ APART = {frozenset({"agent", "client"})}
 # Layers that never await (STYLE.md: the generated schema and the sans-IO core).
 NO_ASYNCIO = {"schema", "protocol"}
 
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    frozenset({"acpwire.agent.connection", "acpwire.agent.v2"}),
-    frozenset({"acpwire.agent.app", "acpwire.agent.app_v2", "acpwire.agent.runtime"}),
-    frozenset({"acpwire.client.connection", "acpwire.client.mcp", "acpwire.client.v2"}),
-    frozenset({"acpwire.client.toolkit", "acpwire.client.toolkit_v2"}),
+# Within a role, ACP v1 and the v2 draft are layers (STYLE.md, "Choose the protocol
+# version above the roles"): the v2 layer below, the modules that choose between the
+# versions at ``initialize`` (or serve both) above both, every other module of the role
+# is v1's.
+V2_LAYER = {
+    "acpwire.agent.v2",
+    "acpwire.agent.app_v2",
+    "acpwire.client.v2",
+    "acpwire.client.toolkit_v2",
 }
+ABOVE_BOTH_VERSIONS = {
+    "acpwire.agent",
+    "acpwire.agent.connection",
+    "acpwire.agent.app",
+    "acpwire.client",
+    "acpwire.client.connection",
+    "acpwire.client.toolkit",
+    "acpwire.client.toolkit_client",
+}
+# The low tiers of the two versions share the engine and nothing else.
+LOW_TIERS = {"acpwire.agent.v2": "acpwire.agent.v1", "acpwire.client.v2": "acpwire.client.v1"}
 
 
 def module_name(path: Path) -> str:
@@ -61,13 +75,17 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+# Parsed once, at collection: CPython 3.11's ast.parse can fail with "AST constructor
+# recursion depth mismatch" when the garbage collector runs Python code (an earlier
+# test's leaked socket warning) in the middle of it.
+TREES = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in MODULES.items()}
 
 
 def imports_of(name: str) -> Iterator[str]:
     """The acpwire modules ``name`` imports (a ``from pkg import sub`` names ``pkg.sub``)."""
     path = MODULES[name]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(TREES[name]):
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name in MODULES)
         elif isinstance(node, ast.ImportFrom):
@@ -156,10 +174,10 @@ def test_no_module_imports_from_a_higher_layer_or_across_the_roles() -> None:
 
 def test_the_schema_and_the_protocol_core_never_import_asyncio() -> None:
     wrong = []
-    for name, path in sorted(MODULES.items()):
+    for name in sorted(MODULES):
         if layer_of(name) not in NO_ASYNCIO:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(TREES[name]):
             names = (
                 [a.name for a in node.names]
                 if isinstance(node, ast.Import)
@@ -171,14 +189,62 @@ def test_the_schema_and_the_protocol_core_never_import_asyncio() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-def test_no_import_circle_but_the_known_ones_and_those_still_exist() -> None:
-    found = set(circles(GRAPH))
-    new = found - KNOWN_CIRCLES
-    assert not new, "new import circles:\n" + "\n".join(sorted(str(sorted(c)) for c in new))
-    gone = KNOWN_CIRCLES - found
-    assert not gone, "circles cut (remove them from KNOWN_CIRCLES):\n" + "\n".join(
-        sorted(str(sorted(c)) for c in gone)
-    )
+def test_no_import_circle() -> None:
+    found = circles(GRAPH)
+    assert not found, "import circles:\n" + "\n".join(sorted(str(sorted(c)) for c in found))
+
+
+def reachable(name: str) -> set[str]:
+    """Every module ``name`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        for target in GRAPH[todo.pop()] - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def test_the_v1_layer_never_reaches_the_v2_layer() -> None:
+    wrong = [
+        f"{name} -> {sorted(reachable(name) & V2_LAYER)}"
+        for name in sorted(GRAPH)
+        if layer_of(name) in ("agent", "client")
+        and name not in V2_LAYER | ABOVE_BOTH_VERSIONS
+        and reachable(name) & V2_LAYER
+    ]
+    assert not wrong, "v1 modules reaching the v2 layer:\n" + "\n".join(wrong)
+
+
+def test_the_v2_layer_reaches_neither_what_chooses_it_nor_the_v1_low_tier() -> None:
+    assert V2_LAYER <= set(GRAPH) and ABOVE_BOTH_VERSIONS <= set(GRAPH)
+    wrong = [
+        f"{name} -> {sorted(reachable(name) & ABOVE_BOTH_VERSIONS)}"
+        for name in sorted(V2_LAYER)
+        if reachable(name) & ABOVE_BOTH_VERSIONS
+    ]
+    wrong += [f"{v2} -> {v1}" for v2, v1 in LOW_TIERS.items() if v1 in reachable(v2)]
+    assert not wrong, "\n".join(wrong)
+
+
+def private_names_used(name: str) -> Iterator[str]:
+    """``x._name`` where ``x`` is not ``self``/``cls``, and ``from m import _name``."""
+    for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            owner = node.value
+            if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                yield f"{name}:{node.lineno} .{node.attr}"
+        elif isinstance(node, ast.ImportFrom):
+            yield from (f"{name}:{node.lineno} {a.name}" for a in node.names if _private(a.name))
+
+
+def _private(attr: str) -> bool:
+    return attr.startswith("_") and not attr.startswith("__")
+
+
+def test_the_v2_layer_uses_only_public_names_of_what_it_is_built_on() -> None:
+    wrong = [use for name in sorted(V2_LAYER) for use in private_names_used(name)]
+    assert not wrong, "private names used by the v2 layer:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.client import AllowAll, ToolkitClient, open_agent
 
+pytestmark = pytest.mark.slow  # the README's examples run as processes
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-TIMEOUT = 60.0
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 

@@ -1,5 +1,5 @@
-"""Bounded waits without an extra task (the server's SSE writer and body reads, the
-HTTP/2 client's body reader).
+"""Bounded waits: :func:`within`, the package's one way to put a time limit on an await
+(a test fails if ``asyncio.wait_for`` comes back into ``src/``).
 
 ``asyncio.wait_for`` wraps what it waits for in a task of its own before Python
 3.12: one more turn of the event loop, and a task made and dropped, every time.
@@ -25,19 +25,27 @@ T = TypeVar("T")
 
 
 async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
-    """``await awaitable``, raising ``asyncio.TimeoutError`` after ``seconds`` (``None``: no bound)."""
+    """``await awaitable``, raising ``asyncio.TimeoutError`` after ``seconds`` (``None``: no bound).
+
+    On timeout what was awaited is cancelled, and its cleanup has run when the
+    ``TimeoutError`` is raised (as with ``asyncio.wait_for``); if it ends with a result
+    all the same, that result is returned.
+    """
     if sys.version_info >= (3, 11):
         async with asyncio.timeout(seconds):
             return await awaitable
     task = asyncio.ensure_future(awaitable)
+    timed_out = False
     try:
         done, _ = await asyncio.wait((task,), timeout=seconds)
+        if not done:
+            timed_out = task.cancel()
+            await asyncio.wait((task,))
     except BaseException:  # cancelled: so is what it waited for, whether or not it is done
         if task.done() and not task.cancelled():
             task.exception()  # retrieved: its outcome is dropped with the cancelled caller
         task.cancel()
         raise
-    if not done:
-        task.cancel()
+    if timed_out and task.cancelled():
         raise asyncio.TimeoutError
     return task.result()

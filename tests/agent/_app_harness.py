@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from waiting import TIMEOUT
+
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp
 from acpwire.agent.connection import AgentSideConnection
@@ -17,9 +19,6 @@ from acpwire.client.fs import WorkspaceFiles
 from acpwire.client.terminals import TerminalManager
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.memory import memory_pair
-
-TIMEOUT = 10.0
-"""The one bound on every wait in these tests."""
 
 OPEN_APPS: list[AgentApp] = []
 """Apps served by :func:`wired` during the current test; conftest closes them after it.

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from _app_harness import TIMEOUT, TestClient, wired
+from _app_harness import TestClient, wired
+from waiting import TIMEOUT
 
 from acpwire.agent.app import AgentApp, Turn, TurnInProgress
 from acpwire.agent.turn import TurnFinishedError

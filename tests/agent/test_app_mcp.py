@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from _app_harness import TestClient, wired
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Turn
@@ -18,12 +19,11 @@ from acpwire.client.connection import ClientSideConnection
 from acpwire.testing import SchemaValidator
 from acpwire.transports.memory import memory_pair
 
+pytestmark = pytest.mark.slow  # MCP servers run as Python processes (importing the MCP SDK)
+
 pytest.importorskip("mcp")
 
 FIXTURE = str(Path(__file__).with_name("mcp_server_fixture.py"))
-
-TIMEOUT = 30.0
-"""Bound on each wait: starting a Python MCP server (importing the SDK) is slow on a busy machine."""
 
 
 def fixture_server(name: str = "fx") -> s.McpServerStdio:
@@ -113,14 +113,6 @@ async def test_tool_call_is_reported_and_server_stops_on_close(
         assert app.mcp_support.live == set()
 
 
-async def until(condition: Any) -> None:
-    """Wait (one bound: TIMEOUT) for what only the app's state shows."""
-    deadline = asyncio.get_running_loop().time() + TIMEOUT
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
-
-
 def live_session(app: AgentApp, session_id: str) -> Any:
     return next(a.sessions[session_id] for a in app.connections if session_id in a.sessions)
 
@@ -133,7 +125,7 @@ async def test_a_session_s_servers_are_connected_when_it_opens(tmp_path: Path) -
     async with wired(app) as w:
         sid = (await w.agent.new_session(str(tmp_path), [fixture_server()])).session_id
         session = live_session(app, sid)
-        await until(lambda: session.mcp is not None)
+        await wait_until(lambda: session.mcp is not None, "the session's servers are connected")
         servers = session.mcp
         assert servers.failures == {} and app.mcp_support.live == {servers}
         pid = (await asyncio.wait_for(servers.call_tool("fx", "pid", {}), TIMEOUT)).structured

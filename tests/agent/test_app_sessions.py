@@ -217,6 +217,7 @@ async def test_sessions_survive_a_new_app_instance_over_the_same_file(
     await second_app.aclose()
 
 
+@pytest.mark.slow
 async def test_sessions_survive_an_agent_restart(tmp_path: Path) -> None:
     """SESS-031: created in one agent process, loaded with its history in a fresh one."""
     args = [str(SCRIPT), str(tmp_path / "sessions.db")]

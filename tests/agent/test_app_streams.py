@@ -7,7 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from _app_harness import TIMEOUT, TestClient, kind, wired
+from _app_harness import TestClient, kind, wired
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Turn

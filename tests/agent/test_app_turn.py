@@ -561,6 +561,7 @@ def test_echo_example_is_at_most_15_lines() -> None:
     assert len((EXAMPLES / "echo_agent.py").read_text().splitlines()) <= 15
 
 
+@pytest.mark.slow  # the example runs as a process
 async def test_the_echo_example_answers_over_stdio(tmp_path: Path) -> None:
     """TRANS-002: the example runs as a stdio program."""
     from acpwire.client.connection import connect

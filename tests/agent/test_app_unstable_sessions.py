@@ -124,6 +124,7 @@ async def test_a_fork_of_an_unknown_session_is_resource_not_found_and_stores_not
         assert (await store.list_sessions())[0] == []
 
 
+@pytest.mark.slow
 async def test_a_fork_survives_a_restart_of_the_agent_process(tmp_path: Path) -> None:
     """The fork and its copied history are in the SQLite file, loaded by a fresh process."""
     args = [str(SCRIPT), str(tmp_path / "sessions.db"), "--unstable"]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.agent.app import AgentApp, Choice, Command, Mode, Select, Toggle, Turn
 from acpwire.client.permissions import AllowAll
@@ -25,8 +26,6 @@ from acpwire.client.toolkit import ToolkitClient
 from acpwire.protocol.errors import RequestError
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
-
-TIMEOUT = 10
 
 
 @dataclass
@@ -320,6 +319,7 @@ async def test_an_app_that_made_v2_its_default_answers_2_to_a_later_version() ->
         AgentApp("x", v2_default=True)
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_an_app_that_does_not_opt_in_never_loads_the_v2_models() -> None:
     code = (
         "import sys\n"
@@ -330,7 +330,9 @@ def test_an_app_that_does_not_opt_in_never_loads_the_v2_models() -> None:
         "app.connection(app.agent(), a)\n"
         "print(sorted(m for m in sys.modules if m.startswith(('acpwire.schema.v2', 'acpwire.agent.app_v2', 'acpwire.agent.v2'))))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 

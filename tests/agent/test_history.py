@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _app_harness import TIMEOUT, TestClient, wired
+from _app_harness import TestClient, wired
+from waiting import TIMEOUT, wait_until
 
 from acpwire.agent.app import AgentApp, Turn
 from acpwire.agent.chunks import coalesce
@@ -265,16 +266,16 @@ async def test_the_answer_to_a_prompt_and_to_a_close_come_after_the_commit() -> 
 async def wait_until_committed(path: Path, session_id: str) -> list[dict[str, Any]]:
     """Wait (bounded) until the agent has committed part of its streamed message."""
     async with SqliteSessionStore(path) as reader:
-        deadline = asyncio.get_running_loop().time() + TIMEOUT
-        while True:
+
+        async def committed() -> list[dict[str, Any]] | None:
             history = await reader.history(session_id)
-            if any(u["sessionUpdate"] == "agent_message_chunk" for u in history):
-                return history
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"nothing streamed was committed in {TIMEOUT} s: {history}")
-            await asyncio.sleep(0.01)
+            streamed = any(u["sessionUpdate"] == "agent_message_chunk" for u in history)
+            return history if streamed else None
+
+        return await wait_until(committed, "part of the streamed message is committed")
 
 
+@pytest.mark.slow
 async def test_an_agent_killed_mid_stream_leaves_a_prefix_of_its_history_and_a_sound_file(
     tmp_path: Path, schema_validator: SchemaValidator
 ) -> None:

@@ -15,17 +15,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.testing import RecordingTransport, SchemaValidator
 from acpwire.transports import spawn
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
+    pytest.mark.slow,  # agent processes, interrupted
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE_AGENT = ROOT / "tests" / "engine" / "agent_program.py"
-TIMEOUT = 15
 
 
 class WatchingClient(Client):

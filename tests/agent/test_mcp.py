@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 pytest.importorskip("mcp")
 
@@ -25,6 +26,8 @@ from acpwire.schema import (
     McpServerStdio,
     UnknownMcpServer,
 )
+
+pytestmark = pytest.mark.slow  # MCP servers run as Python processes (importing the MCP SDK)
 
 FIXTURE = str(Path(__file__).with_name("mcp_server_fixture.py"))
 
@@ -192,7 +195,7 @@ async def http_server_port() -> AsyncIterator[int]:
     )
     try:
         assert proc.stdout is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), 15)
+        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
         assert line.startswith(b"PORT "), line
         yield int(line.split()[1])
     finally:

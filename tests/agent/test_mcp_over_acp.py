@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp.server.mcpserver import MCPServer
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Turn
@@ -41,7 +42,6 @@ from acpwire.schema.stability import UNSTABLE_MARK
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
 
-TIMEOUT = 20
 CAPS = s.AgentCapabilities(mcp_capabilities=s.McpCapabilities(acp=True))
 ENVELOPE = {"_meta": {META_PROTOCOL_VERSION: MCP_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: {}}}
 
@@ -240,12 +240,9 @@ async def test_cancelling_an_mcp_request_cancels_the_tool_on_the_client(
         await asyncio.wait_for(cancelled.wait(), TIMEOUT)
         sent = [m for m in p.agent_wire.sent if m.get("method") == "$/cancel_request"]
         assert len(sent) == 1
-
-        async def answered() -> None:
-            while not any("error" in m for m in p.client_answers()):
-                await asyncio.sleep(0.01)
-
-        await asyncio.wait_for(answered(), TIMEOUT)
+        await wait_until(
+            lambda: any("error" in m for m in p.client_answers()), "the call is answered"
+        )
         assert [m["error"]["code"] for m in p.client_answers()] == [ErrorCode.REQUEST_CANCELLED]
         p.validate(unstable_schema_validator)
 

@@ -13,7 +13,8 @@ import itertools
 from pathlib import Path
 
 import pytest
-from _app_harness import TIMEOUT, TestClient, Wired, wired
+from _app_harness import TestClient, Wired, wired
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent import turn as turn_module
@@ -110,12 +111,7 @@ async def until_cancelled(w: Wired, session_id: str) -> Turn:
     handled on their own loop: no round trip orders them against this test)."""
     turn = w.agent_conn.agent.turns[session_id]  # type: ignore[attr-defined]
     assert isinstance(turn, Turn)
-
-    async def reached() -> None:
-        while not turn.cancelled:
-            await asyncio.sleep(0)
-
-    await asyncio.wait_for(reached(), TIMEOUT)
+    await wait_until(lambda: turn.cancelled, "the cancel reaches the turn")
     return turn
 
 

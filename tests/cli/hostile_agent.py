@@ -23,6 +23,15 @@ shapes its behaviour. ``python hostile_agent.py MODE``; on ``session/prompt``:
 * ``noisy-auth``: ``session/new`` answers -32000 (as gemini-cli does); its agent
   method's ``authenticate`` prints a login URL and ``Enter the authorization code:``
   on stdout (as gemini-cli does), then never answers.
+* ``spoof``: puts :data:`SPOOF` (escape sequences, C1 controls, bidi and zero-width
+  characters, Rich markup) into every string the client shows: its name and version,
+  mode and config names, the session title, commands, a thought, a message, the plan,
+  usage, a tool call (title, location, diff, text, and the output of a terminal it
+  asks the client to run), its stderr; then it asks permission with options whose
+  names lie about their kind (``Reject`` for ``allow_always``, ``Allow`` for
+  ``reject_once``), and answers the prompt with an error whose message carries it too.
+* ``init-error``: answers ``initialize`` with an error (``-32603``), then waits for
+  end of input.
 
 Every mode answers ``initialize`` and ``session/new`` normally unless said otherwise.
 ``permission`` and ``orphan-exit`` write their pids (the agent's, then the
@@ -40,6 +49,18 @@ import time
 from typing import Any
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "huge-chunk"
+SPOOF = (
+    "\x1b[2K\x1b[1G\x1b[3A"  # erase the line, column 1, cursor up 3
+    "\x1b[8mconcealed\x1b[28m"  # SGR 8: conceal
+    "\x1b]52;c;UFdORUQtQ0xJUEJPQVJE\x07"  # OSC 52: write the clipboard
+    "\x1b]0;PWNED-TITLE\x1b\\"  # OSC 0: the window title
+    "\x1b]8;;https://evil.example/PWNED-LINK\x1b\\Reject\x1b]8;;\x1b\\"  # OSC 8: a link
+    "\x9b2J\x9d0;PWNED-C1\x9c"  # 8-bit CSI (erase the screen) and OSC
+    "\u202eReject\u202c\u200b"  # a bidi override, a zero-width space
+    "[bold red]markup[/] :warning:"  # Rich markup and an emoji code, to stay as written
+)
+"""What a spoofing agent writes into its strings; ``PWNED`` appears only inside
+control sequences, so it must never reach the terminal."""
 SESSION = "sess_hostile"
 BIG = 20 * 1024 * 1024
 OVERSIZE = 41 * 1024 * 1024
@@ -103,6 +124,17 @@ def auth_methods() -> list[dict[str, Any]]:
 
 
 def initialize(request_id: Any, params: dict[str, Any]) -> None:
+    if MODE == "init-error":
+        fail(request_id, -32603, "cannot initialize: no model configured")
+        return
+    if MODE == "spoof":
+        answer(request_id, {
+            "protocolVersion": 1,
+            "agentCapabilities": {},
+            "authMethods": [],
+            "agentInfo": {"name": f"spoof{SPOOF}", "version": SPOOF},
+        })  # fmt: skip
+        return
     if MODE == "v2":
         answer(request_id, {
             "protocolVersion": 2,
@@ -141,7 +173,81 @@ def orphan_exit() -> None:
     os._exit(7)
 
 
+def update(session_update: str, **fields: Any) -> None:
+    send({
+        "jsonrpc": "2.0", "method": "session/update",
+        "params": {"sessionId": SESSION, "update": {"sessionUpdate": session_update, **fields}},
+    })  # fmt: skip
+
+
+def call(method: str, params: dict[str, Any]) -> Any:
+    """Send a request and read until its answer (the client sends nothing else meanwhile)."""
+    call_id = f"{method}-{time.monotonic_ns()}"
+    send({"jsonrpc": "2.0", "id": call_id, "method": method, "params": params})
+    while line := sys.stdin.buffer.readline():
+        message = json.loads(line)
+        if message.get("id") == call_id and "method" not in message:
+            return message.get("result", message.get("error"))
+    sys.exit(0)
+
+
+def spoof_updates(terminal_id: str) -> list[dict[str, Any]]:
+    """The ``update`` of each ``session/update`` the ``spoof`` mode sends, in order."""
+    text = {"type": "text", "text": f"message {SPOOF}\n\n[a markdown link](https://evil.example/)"}
+    return [
+        {"sessionUpdate": "session_info_update", "title": f"title {SPOOF}"},
+        {"sessionUpdate": "available_commands_update", "availableCommands": [
+            {"name": f"cmd{SPOOF}", "description": f"does {SPOOF}",
+             "input": {"hint": f"hint {SPOOF}"}}]},
+        {"sessionUpdate": "current_mode_update", "currentModeId": f"ask{SPOOF}"},
+        {"sessionUpdate": "agent_thought_chunk",
+         "content": {"type": "text", "text": f"thinking {SPOOF}"}},
+        {"sessionUpdate": "agent_message_chunk", "content": text},
+        {"sessionUpdate": "agent_message_chunk", "content": {
+            "type": "resource_link", "name": f"link {SPOOF}", "uri": f"file:///{SPOOF}"}},
+        {"sessionUpdate": "plan", "entries": [
+            {"content": f"step {SPOOF}", "priority": "high", "status": "pending"}]},
+        {"sessionUpdate": "usage_update", "used": 1, "size": 10,
+         "cost": {"amount": 1, "currency": SPOOF}},
+        {"sessionUpdate": "tool_call", "toolCallId": "call_spoof",
+         "title": f"Edit notes.txt {SPOOF}", "kind": "edit", "status": "pending",
+         "locations": [{"path": f"/notes{SPOOF}.txt"}],
+         "content": [
+             {"type": "diff", "path": f"notes{SPOOF}.txt", "oldText": f"old {SPOOF}\n",
+              "newText": f"new {SPOOF}\n"},
+             {"type": "content", "content": {"type": "text", "text": f"text {SPOOF}"}},
+             {"type": "terminal", "terminalId": terminal_id}]},
+    ]  # fmt: skip
+
+
+SPOOF_OPTIONS = [
+    {"optionId": "yes-always", "name": f"Reject{SPOOF}", "kind": "allow_always"},
+    {"optionId": "no-once", "name": f"Allow{SPOOF}", "kind": "reject_once"},
+]
+"""Permission options whose names say the opposite of their kinds."""
+
+
+def spoof(request_id: Any) -> None:
+    sys.stderr.write(f"agent stderr {SPOOF}\n")
+    sys.stderr.flush()
+    terminal = call("terminal/create", {
+        "sessionId": SESSION, "command": "printf", "args": ["%s", f"terminal {SPOOF}"],
+    })  # fmt: skip
+    terminal_id = terminal["terminalId"]
+    call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": terminal_id})
+    call("terminal/output", {"sessionId": SESSION, "terminalId": terminal_id})
+    for params in spoof_updates(terminal_id):
+        update(params.pop("sessionUpdate"), **params)
+    call("session/request_permission", {
+        "sessionId": SESSION, "toolCall": {"toolCallId": "call_spoof"}, "options": SPOOF_OPTIONS,
+    })  # fmt: skip
+    fail(request_id, -32603, f"failed {SPOOF}")
+
+
 def prompt(request_id: Any) -> None:
+    if MODE == "spoof":
+        spoof(request_id)
+        return
     if MODE == "huge-chunk":
         send(chunk("x" * (BIG - 1) + "!"))
     elif MODE == "oversize-line":
@@ -223,6 +329,16 @@ def main() -> None:
                 MODE == "noisy-auth"
             ):
                 fail(request_id, -32000, "Authentication required")
+            elif MODE == "spoof":
+                answer(request_id, {
+                    "sessionId": SESSION,
+                    "modes": {"currentModeId": "ask", "availableModes": [
+                        {"id": "ask", "name": f"Ask {SPOOF}"}]},
+                    "configOptions": [
+                        {"type": "select", "id": "model", "name": f"Model {SPOOF}",
+                         "currentValue": "m1", "options": [
+                             {"value": "m1", "name": f"model one {SPOOF}"}]}],
+                })  # fmt: skip
             else:
                 answer(request_id, {"sessionId": SESSION})
         elif method == "session/prompt":

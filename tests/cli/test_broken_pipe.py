@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.cli.main import EXIT_STDOUT_CLOSED
 
-TIMEOUT = 60
+pytestmark = pytest.mark.slow  # acp commands run as processes
+
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 
 COMMANDS = {

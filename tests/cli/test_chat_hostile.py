@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.session import (
     EXIT_AGENT_ERROR,
@@ -27,8 +28,7 @@ from acpwire.cli.chat.session import (
 
 from .processes import alive, in_session
 
-TIMEOUT = 60.0
-"""Upper bound for one run or one wait; a passing run never gets near it."""
+pytestmark = pytest.mark.slow  # acp chat runs as a process on a pseudo-terminal
 
 HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_agent.py"))]
 ACP = [sys.executable, "-m", "acpwire.cli.main"]

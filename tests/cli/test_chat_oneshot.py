@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.session import (
     EXIT_AGENT_ERROR,
@@ -28,8 +29,7 @@ from acpwire.cli.chat.session import (
 )
 from acpwire.cli.main import main
 
-TIMEOUT = 30.0
-"""Upper bound for one run; a passing run never gets near it."""
+pytestmark = pytest.mark.slow  # acp chat runs as a process
 
 TESTS = Path(__file__).resolve().parents[1]
 TOOLKIT_AGENT = [sys.executable, str(TESTS / "client" / "toolkit_agent.py")]

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.session import EXIT_OK, EXIT_USAGE
 
-TIMEOUT = 30.0
-"""Upper bound for one run; a passing run never gets near it."""
+pytestmark = pytest.mark.slow  # acp chat runs as a process
 
 TESTS = Path(__file__).resolve().parents[1]
 TOOLKIT_AGENT = [sys.executable, str(TESTS / "client" / "toolkit_agent.py")]

@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.client import AllowAll, ToolkitClient, open_agent
 
-TIMEOUT = 30.0
+pytestmark = pytest.mark.slow  # acp chat runs as a process
+
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 
 

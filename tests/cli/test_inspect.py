@@ -10,13 +10,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from waiting import TIMEOUT
+
 from acpwire import schema as s
 from acpwire.cli.inspect import TrafficLog
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.protocol.errors import RequestError
 from acpwire.transports import spawn
 
-TIMEOUT = 30.0
+pytestmark = pytest.mark.slow  # acp inspect runs as a process
+
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_agent.py"))]
 

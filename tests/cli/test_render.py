@@ -155,3 +155,15 @@ def test_single_updates_render_on_one_line_and_as_wire_json() -> None:
             "status": "pending",
         },
     }
+
+
+def test_whole_thoughts_opening_with_a_number_are_told_apart_from_a_streamed_number() -> None:
+    """The demo's plan thinks "...first." then "12 files; ..." as separate chunks; a
+    token stream can split "3.11" after the dot, which must stay one number."""
+    from acpwire.client.state import MessageView
+
+    pieces = ["Listing the files first.", "12 files; counting.", " Python 3.", "11 is out."]
+    message = MessageView("thought", content=[s.TextContent(text=p) for p in pieces])
+    assert render.thought_text(message) == (
+        "Listing the files first.\n\n12 files; counting. Python 3.11 is out."
+    )

@@ -9,12 +9,11 @@ import pytest
 pytest.importorskip("textual")
 
 from textual.app import App, ComposeResult
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.cli.chat.widgets import Transcript
 from acpwire.client.state import SessionState
-
-TIMEOUT = 30.0
 
 
 class TranscriptApp(App[None]):
@@ -47,6 +46,7 @@ def long_session(turns: int) -> SessionState:
     return state
 
 
+@pytest.mark.slow
 async def test_one_chunk_at_the_end_of_a_2000_entry_session_lays_out_one_entry() -> None:
     state = long_session(500)  # 2,000 entries
     async with TranscriptApp().run_test(size=(100, 30)) as pilot:

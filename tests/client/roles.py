@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.agent.app import AgentApp
 from acpwire.agent.connection import Agent, AgentSideConnection, ClientPeer
@@ -25,9 +26,6 @@ from acpwire.client.toolkit import ToolkitClient
 from acpwire.protocol.errors import RequestError
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
-
-TIMEOUT = 10.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
 
 ROLES = ("client", "agent")
 SESSION = "sess-sandbox"

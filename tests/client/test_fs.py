@@ -252,6 +252,7 @@ async def test_utf8_text_with_multibyte_characters_round_trips(
     assert await files.read_text(str(workspace / "u.txt"), line=2) == "\u65e5\u672c\u8a9e\n"
 
 
+@pytest.mark.slow
 async def test_big_file_is_refused_whole_but_readable_in_slices(big_file: Path) -> None:
     files = WorkspaceFiles(big_file.parent)
     assert big_file.stat().st_size > files.max_read_bytes

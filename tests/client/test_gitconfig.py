@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire._gitconfig import git_paths, parse_config
 
@@ -21,7 +22,7 @@ def git_values(config: Path, key: str) -> list[str]:
         ["git", "config", "--file", str(config), "--get-all", key],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=TIMEOUT,
     )
     assert done.returncode in (0, 1), done.stderr  # 1: no such key
     return done.stdout.splitlines()
@@ -51,7 +52,9 @@ def our_values(config: Path, section: str, name: str) -> list[str]:
 def test_values_written_by_git_are_read_back_as_git_reads_them(tmp_path: Path, value: str) -> None:
     config = tmp_path / "config"
     subprocess.run(
-        ["git", "config", "--file", str(config), "core.hooksPath", value], check=True, timeout=30
+        ["git", "config", "--file", str(config), "core.hooksPath", value],
+        check=True,
+        timeout=TIMEOUT,
     )
     assert our_values(config, "core", "hookspath") == git_values(config, "core.hooksPath")
     assert our_values(config, "core", "hookspath") == [value]

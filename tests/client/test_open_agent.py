@@ -8,20 +8,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
+from acpwire.client import Client, connect
 from acpwire.client.permissions import AllowAll
 from acpwire.client.terminals import TerminalManager
 from acpwire.client.toolkit import (
     AgentExitedError,
     AgentNotFoundError,
+    AgentStartError,
     ToolkitClient,
     open_agent,
 )
-from acpwire.protocol.errors import VersionMismatchError
+from acpwire.protocol.errors import (
+    ConnectionClosedError,
+    ErrorCode,
+    RequestError,
+    VersionMismatchError,
+)
 from acpwire.schema import Implementation
+from acpwire.transports.subprocess import SubprocessTransport
 
-TIMEOUT = 20.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
+pytestmark = pytest.mark.slow  # agents run as processes
 
 AGENT = [sys.executable, str(Path(__file__).with_name("toolkit_agent.py"))]
 REPO = Path(__file__).resolve().parents[2]
@@ -75,3 +83,55 @@ async def test_an_agent_answering_another_protocol_version_is_refused() -> None:
     with pytest.raises(VersionMismatchError, match="version 2"):
         async with open_agent([*AGENT, "--protocol-version", "2"], env=ENV):
             pass  # pragma: no cover
+
+
+async def test_a_missing_working_directory_is_named_instead_of_the_program(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder"
+    with pytest.raises(AgentNotFoundError) as caught:
+        async with open_agent(AGENT, env=ENV, cwd=missing):
+            pass  # pragma: no cover
+    assert f"its working directory {str(missing)!r} does not exist" in str(caught.value)
+    assert "ENOENT" not in str(caught.value)
+
+
+async def test_a_command_that_answers_initialize_with_an_error_raises_that_error() -> None:
+    """``cat`` echoes the request back: the client refuses it (-32601), cat echoes that."""
+    with pytest.raises(RequestError) as caught:
+        async with open_agent(["cat"]):
+            pass  # pragma: no cover
+    assert caught.value.code == ErrorCode.METHOD_NOT_FOUND
+
+
+async def test_connect_says_how_an_agent_that_died_during_initialize_ended() -> None:
+    with pytest.raises(ConnectionClosedError) as caught:
+        async with connect(Client(), AGENT[0], [*AGENT[1:], "--crash-on-initialize"], env=ENV):
+            pass  # pragma: no cover
+    assert "exited with code 3 during initialize" in str(caught.value)
+    assert "simulated crash during initialize" in str(caught.value)
+
+
+SILENT_AGENT = (
+    "import sys, time\n"
+    "print('silent agent: thinking it over', file=sys.stderr, flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+async def test_an_agent_that_never_answers_initialize_is_stopped_and_reported() -> None:
+    """``initialize_timeout`` bounds the wait (the bound is the feature under test, and a
+    process that never answers cannot pass by chance); the agent is stopped first, so
+    the error quotes everything it wrote to stderr."""
+    client = ToolkitClient()
+    with pytest.raises(AgentStartError, match=r"did not answer initialize within 0\.5 s") as caught:
+        async with open_agent(
+            [sys.executable, "-c", SILENT_AGENT],
+            client=client,
+            initialize_timeout=0.5,
+            grace_period=0.2,
+        ):
+            pass  # pragma: no cover
+    assert not isinstance(caught.value, AgentExitedError)
+    assert "silent agent: thinking it over" in str(caught.value)
+    assert client.connection is not None
+    transport = client.connection.transport
+    assert isinstance(transport, SubprocessTransport) and transport.returncode is not None

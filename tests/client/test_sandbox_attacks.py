@@ -19,12 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ErrorCode, RequestError
 from acpwire.sandbox import DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_SCAN_BYTES
 from acpwire.testing import SchemaValidator
 
-from .roles import ROLES, TIMEOUT, Files, files_for, refused
+from .roles import ROLES, Files, files_for, refused
 
 SECRET = "OUTSIDE-SECRET"
 
@@ -127,6 +128,7 @@ RACE_ROUNDS = 250
 """Each worker reads once and writes twice per round: 3,000 calls in all per role."""
 
 
+@pytest.mark.slow
 async def test_swapping_a_folder_for_a_symlink_mid_call_never_escapes(
     role: str, workspace: Path, outside: Path, tmp_path: Path
 ) -> None:

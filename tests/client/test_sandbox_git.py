@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ErrorCode
 
@@ -49,7 +50,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def git(folder: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", *args], cwd=folder, capture_output=True, text=True, check=True, timeout=30
+        ["git", *args], cwd=folder, capture_output=True, text=True, check=True, timeout=TIMEOUT
     )
     return done.stdout
 

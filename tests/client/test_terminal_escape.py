@@ -19,11 +19,12 @@ import random
 import shutil
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire.agent.connection import AgentSideConnection
 from acpwire.client import terminals
@@ -34,13 +35,14 @@ from acpwire.transports import memory_pair
 
 from .toolkit_agent import ToolkitTestAgent
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or shutil.which("setsid") is None,
-    reason="Linux only (/proc, setsid); other platforms kill the process group only",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux") or shutil.which("setsid") is None,
+        reason="Linux only (/proc, setsid); other platforms kill the process group only",
+    ),
+    pytest.mark.slow,  # process trees that escape, and the client processes they outlive
+]
 
-TIMEOUT = 10.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
 
 ESCAPES = {
     # The sleep starts its own session (and group) and keeps the output pipe open.
@@ -111,16 +113,6 @@ def zombie_children() -> list[int]:
         if state == "Z" and int(ppid) == os.getpid():
             zombies.append(int(entry))
     return zombies
-
-
-async def wait_until(condition: Callable[[], bool], what: str) -> None:
-    """Poll ``condition`` until it holds, failing after TIMEOUT."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 @pytest.fixture

@@ -14,13 +14,11 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire.client import terminals
 from acpwire.client.terminals import ExitStatus, TerminalManager, TerminalOutput
 from acpwire.protocol.errors import ErrorCode, InvalidParams, RequestError, ResourceNotFound
-
-TIMEOUT = 10.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
 
 SESSION = "sess-1"
 
@@ -50,32 +48,19 @@ def process_gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-async def wait_until(condition: Callable[[], bool], what: str) -> None:
-    """Poll ``condition`` until it holds, failing after TIMEOUT."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
-
-
 async def output_when(
     manager: TerminalManager,
     terminal_id: str,
     condition: Callable[[str], bool],
     session_id: str = SESSION,
 ) -> TerminalOutput:
-    """The terminal's output, once ``condition`` holds for its text (fails after TIMEOUT)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while True:
-        snapshot = await manager.output(session_id, terminal_id)
-        if condition(snapshot.output):
-            return snapshot
-        if loop.time() > deadline:
-            pytest.fail(f"timed out waiting for the output of {terminal_id}: {snapshot!r}")
-        await asyncio.sleep(0.01)
+    """The terminal's output, once ``condition`` holds for its text."""
+
+    async def snapshot() -> TerminalOutput | None:
+        output = await manager.output(session_id, terminal_id)
+        return output if condition(output.output) else None
+
+    return await wait_until(snapshot, f"the output of {terminal_id} is what the test expects")
 
 
 async def pids_printed(
@@ -194,6 +179,7 @@ async def test_negative_output_byte_limit_is_invalid_params(manager: TerminalMan
         await manager.create(SESSION, "true", output_byte_limit=-1)
 
 
+@pytest.mark.slow
 async def test_several_terminals_run_at_the_same_time(
     manager: TerminalManager, tmp_path: Path
 ) -> None:

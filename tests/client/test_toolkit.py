@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.agent.connection import AgentSideConnection
@@ -21,9 +22,6 @@ from acpwire.schema import to_json
 from acpwire.transports import memory_pair
 
 from .toolkit_agent import ToolkitTestAgent
-
-TIMEOUT = 10.0
-"""Upper bound for anything a test waits on; a passing run never gets near it."""
 
 
 class MinimalAgent(ToolkitTestAgent):

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.client.access import (
     AccessRequest,
@@ -36,7 +37,7 @@ from acpwire.protocol.errors import ErrorCode
 from acpwire.schema import Diff
 from acpwire.testing import SchemaValidator
 
-from .roles import SESSION, TIMEOUT, PeerFiles, client_role, refused
+from .roles import SESSION, PeerFiles, client_role, refused
 
 SECRET_NAME = "ACPWIRE_TEST_SECRET_TOKEN"
 SECRET_VALUE = "sk-this-must-never-reach-the-agent"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent.connection import Agent, AgentSideConnection
@@ -24,8 +25,6 @@ from acpwire.protocol.errors import RequestError, VersionMismatchError
 from acpwire.schema import v2
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
-
-TIMEOUT = 10
 
 
 class ScriptedV2Agent(AgentV2):
@@ -231,8 +230,7 @@ async def test_cancelling_a_v2_turn_ends_it_cancelled() -> None:
     async with toolkit() as (client, _):
         state = await within(client.new_session("/tmp"))
         turn = asyncio.ensure_future(client.prompt(state.session_id, "slow"))
-        while state.foreground != "running":
-            await within(asyncio.sleep(0.01))
+        await wait_until(lambda: state.foreground == "running", "the turn runs")
         await client.cancel(state.session_id)
         assert (await within(turn)).stop_reason == "cancelled"
 

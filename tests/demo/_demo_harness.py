@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from waiting import TIMEOUT
+
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
 from acpwire.client.state import SessionState
@@ -22,9 +24,6 @@ from acpwire.demo import build_app
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.base import Transport
 from acpwire.transports.memory import memory_pair
-
-TIMEOUT = 15.0
-"""The one bound on every wait; a passing run never gets near it."""
 
 DEMO = [sys.executable, "-m", "acpwire.demo"]
 

@@ -6,7 +6,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from _demo_harness import TIMEOUT, RecordingClient, in_process, run, wait_until, workspace
+from _demo_harness import RecordingClient, in_process, run, wait_until, workspace
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.client.elicitation import ElicitationHandler, FormRequest, accept
@@ -189,6 +190,7 @@ async def test_without_client_fs_and_terminals_it_falls_back_to_disk_and_process
         )
 
 
+@pytest.mark.slow
 async def test_plan_entries_move_through_their_statuses(
     ws: Path, store: Path, schema_validator: SchemaValidator
 ) -> None:

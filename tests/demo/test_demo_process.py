@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _demo_harness import DEMO, RecordingClient, run, subprocess_agent, workspace
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection, connect
@@ -16,9 +18,11 @@ from acpwire.client.permissions import AllowAll
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import spawn
 
+pytestmark = pytest.mark.slow  # the demo agent runs as a process
+
 
 def test_help_goes_to_stderr_and_stdout_stays_clean() -> None:
-    done = subprocess.run([*DEMO, "--help"], capture_output=True, text=True, timeout=30)
+    done = subprocess.run([*DEMO, "--help"], capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 0
     assert done.stdout == ""
     assert "--store URL" in done.stderr
@@ -26,7 +30,7 @@ def test_help_goes_to_stderr_and_stdout_stays_clean() -> None:
 
 def test_a_store_url_it_cannot_use_is_refused_with_the_reason() -> None:
     done = subprocess.run(
-        [*DEMO, "--store", "redis://cache/0"], capture_output=True, text=True, timeout=30
+        [*DEMO, "--store", "redis://cache/0"], capture_output=True, text=True, timeout=TIMEOUT
     )
     assert done.returncode == 2
     assert done.stdout == ""
@@ -71,7 +75,7 @@ async def test_a_memory_store_keeps_sessions_for_the_life_of_the_process(
 
 
 def test_an_unknown_option_is_a_usage_error_on_stderr() -> None:
-    done = subprocess.run([*DEMO, "--bogus"], capture_output=True, text=True, timeout=30)
+    done = subprocess.run([*DEMO, "--bogus"], capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.startswith("usage: python -m acpwire.demo")

@@ -55,7 +55,7 @@ class EngineTestAgent(Agent):
                     sid, s.AgentMessageChunk(content=s.TextContent(text=arg), meta=params.meta)
                 )
             elif command == "slow":
-                await asyncio.sleep(60)
+                await asyncio.sleep(60)  # a turn that lasts until it is cancelled
             elif command == "ask":
                 answer = await self.client.request_permission(
                     sid,
@@ -99,7 +99,7 @@ class EngineTestAgent(Agent):
         if method == "_test/echo":
             return {"echo": params}
         if method == "_test/sleep":
-            await asyncio.sleep(60)
+            await asyncio.sleep(60)  # a request that lasts until it is cancelled
         if method == "_test/stop_when_asked":  # takes its $/cancel_request over
             asked = asyncio.Event()
             self.client.connection.take_cancellation(asked.set)

@@ -13,12 +13,11 @@ import logging
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.transports import memory_pair
 from acpwire.transports.memory import MemoryTransport
-
-TIMEOUT = 10
 
 
 async def _next(peer: MemoryTransport) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent.connection import AgentSideConnection
@@ -32,13 +33,13 @@ from acpwire.transports.base import Transport
 from .agent_program import EngineTestAgent
 
 PROGRAM = Path(__file__).with_name("agent_program.py")
-TIMEOUT = 10
 
 
 class RecordingClient(Client):
     def __init__(self) -> None:
         self.updates: list[s.SessionUpdate] = []
         self.permission_gate: asyncio.Event | None = None
+        self.asked = asyncio.Event()  # a permission request has come
         self.notes: list[tuple[str, Any]] = []
 
     def capabilities(self) -> s.ClientCapabilities:
@@ -52,6 +53,7 @@ class RecordingClient(Client):
     async def request_permission(
         self, params: s.RequestPermissionRequest
     ) -> s.RequestPermissionResponse:
+        self.asked.set()
         if self.permission_gate is not None:
             await self.permission_gate.wait()
         return s.RequestPermissionResponse(
@@ -88,7 +90,8 @@ class Link:
         return json.loads(reply)
 
 
-@pytest.fixture(params=["memory", "subprocess"])
+# The subprocess runs (a real agent process over real pipes) are slow: left out of -m "not slow".
+@pytest.fixture(params=["memory", pytest.param("subprocess", marks=pytest.mark.slow)])
 async def link(request: pytest.FixtureRequest) -> AsyncIterator[Link]:
     if request.param == "memory":
         a, b = memory_pair()
@@ -151,6 +154,7 @@ async def test_both_sides_call_each_other_while_a_turn_is_running(client: Any) -
     handler.permission_gate = asyncio.Event()
     sid = await new_session(conn)
     turn = asyncio.ensure_future(conn.agent.prompt(sid, "ask"))
+    await asyncio.wait_for(handler.asked.wait(), TIMEOUT)
     # The agent's permission request is pending on our side; we can still call the agent.
     assert (await asyncio.wait_for(conn.agent.ext_method("_test/echo", [1]), TIMEOUT)) == {
         "echo": [1]
@@ -180,6 +184,7 @@ class HoldingTransport:
     def __init__(self, inner: Transport, held: bytes) -> None:
         self.inner, self.held = inner, held
         self.answering, self.release = asyncio.Event(), asyncio.Event()
+        self.reads = 0  # the engine reads a message once it has handled the one before
 
     async def send(self, message: bytes) -> None:
         await self.inner.send(message)
@@ -188,6 +193,7 @@ class HoldingTransport:
             await self.release.wait()
 
     async def receive(self) -> bytes | None:
+        self.reads += 1
         return await self.inner.receive()  # type: ignore[return-value]
 
     async def close(self) -> None:
@@ -211,10 +217,11 @@ async def test_a_cancel_request_that_comes_while_the_answer_is_written_adds_no_s
         await asyncio.wait_for(b.receive(), TIMEOUT)
         await b.send(b'{"jsonrpc":"2.0","id":"held-1","method":"_test/echo","params":[1]}')
         await asyncio.wait_for(holding.answering.wait(), TIMEOUT)
+        reads = holding.reads
         await b.send(
             b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"held-1"}}'
         )
-        await asyncio.sleep(0.05)  # the engine takes the cancel while the answer is held
+        await wait_until(lambda: holding.reads > reads, "the engine took the cancel")
         holding.release.set()
         await b.send(b'{"jsonrpc":"2.0","id":"after","method":"_test/echo","params":[2]}')
         replies = []
@@ -246,18 +253,17 @@ async def test_a_handler_that_takes_over_its_cancellation_answers_it_itself(link
 async def test_abandoning_an_outgoing_request_sends_cancel_request(client: Any) -> None:
     conn, _, log = client
     call = asyncio.ensure_future(conn.agent.ext_method("_test/sleep", {}))
-    await asyncio.sleep(0)
-    while not any(m.get("method") == "_test/sleep" for m in log.sent):
-        await asyncio.sleep(0.01)
+    sent = await wait_until(
+        lambda: [m for m in log.sent if m.get("method") == "_test/sleep"], "the request is sent"
+    )
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    sent_id = next(m["id"] for m in log.sent if m.get("method") == "_test/sleep")
-    for _ in range(100):
-        if any(m.get("method") == "$/cancel_request" for m in log.sent):
-            break
-        await asyncio.sleep(0.01)
-    cancel = next(m for m in log.sent if m.get("method") == "$/cancel_request")
+    (cancel,) = await wait_until(
+        lambda: [m for m in log.sent if m.get("method") == "$/cancel_request"],
+        "$/cancel_request is sent",
+    )
+    sent_id = sent[0]["id"]
     assert cancel["params"] == {"requestId": sent_id}
 
 
@@ -283,10 +289,7 @@ async def test_unknown_extension_request_answers_method_not_found_and_notificati
 async def test_extension_notifications_reach_the_handler(client: Any) -> None:
     conn, handler, _ = client
     await conn.agent.ext_notification("_test/note", {"k": [1, 2]})
-    for _ in range(200):
-        if handler.notes:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: handler.notes, "the agent's answering notification arrives")
     assert handler.notes == [("_test/noted", {"k": [1, 2]})]
 
 
@@ -424,11 +427,17 @@ async def test_a_stray_print_in_the_agent_does_not_corrupt_the_stream(client: An
 
 async def test_the_peer_closing_mid_request_fails_pending_calls_at_once(link: Link) -> None:
     handler = RecordingClient()
-    conn = ClientSideConnection(handler, link.transport)
+    recorder = RecordingTransport(link.transport)
+    conn = ClientSideConnection(handler, recorder)
     await conn.initialize()
     sid = await new_session(conn)
     turn = asyncio.ensure_future(conn.agent.prompt(sid, "slow"))
-    await asyncio.sleep(0.05)
+    await wait_until(
+        lambda: any(m.get("method") == "session/prompt" for m in recorder.log.sent),
+        "the prompt is sent",
+    )
+    # A round trip behind it: the agent has the turn in hand when it goes.
+    await asyncio.wait_for(conn.agent.ext_method("_test/echo", 1), TIMEOUT)
     if link.agent is None:
         link.transport.process.kill()  # type: ignore[attr-defined]
     else:
@@ -485,9 +494,8 @@ async def test_a_slow_reader_slows_the_writer_and_memory_stays_bounded() -> None
     await conn.initialize()
     sid = await new_session(conn)
     turn = asyncio.ensure_future(conn.agent.prompt(sid, "stream 10000"))
-    # Let the agent write as much as it can while the client handles nothing.
-    for _ in range(50):
-        await asyncio.sleep(0.01)
+    # The agent writes while the client handles nothing, until the client stops reading.
+    await wait_until(lambda: conn.connection._reader_paused, "the client stops reading")
     assert not turn.done()
     assert len(conn.connection._inbox) <= INBOX_HIGH_WATER + 1
     release.set()

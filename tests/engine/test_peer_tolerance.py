@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.agent.connection import Agent, AgentSideConnection
@@ -26,8 +27,6 @@ from acpwire.schema import codec
 from acpwire.schema.methods import METHODS, MethodSpec
 from acpwire.transports import memory_pair
 from acpwire.transports.memory import MemoryTransport
-
-TIMEOUT = 10
 
 
 def _accepts_empty_object(spec: MethodSpec) -> bool:

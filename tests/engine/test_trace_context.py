@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.agent.connection import Agent, AgentSideConnection
@@ -24,7 +25,6 @@ from acpwire.protocol.trace_context import MAX_TRACESTATE, TraceContext, with_tr
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
 
-TIMEOUT = 10
 TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 STATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.agent.connection import Agent, AgentSideConnection
@@ -24,8 +25,6 @@ from acpwire.protocol.errors import (
 )
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
-
-TIMEOUT = 10
 
 
 def everything() -> s.AgentCapabilities:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent.connection import Agent, AgentSideConnection
@@ -19,6 +20,7 @@ from acpwire.agent.v2 import AgentV2, default_info
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.client.v2 import ClientV2
 from acpwire.protocol.errors import (
+    ConnectionClosedError,
     ErrorCode,
     InvalidParams,
     RequestError,
@@ -28,7 +30,6 @@ from acpwire.schema import v2
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports import memory_pair
 
-TIMEOUT = 10
 INFO = v2.Implementation(name="test-client", version="1.0")
 
 
@@ -382,8 +383,7 @@ async def test_what_the_agent_sends_right_after_its_answer_meets_the_chosen_vers
             await agent_end.send(json.dumps(message).encode())
         client.gate.set()
         assert await within(negotiating) == version
-        while not (client.updates or client_v2.updates):
-            await within(asyncio.sleep(0))
+        await wait_until(lambda: client.updates or client_v2.updates, "the update is handled")
         if version == 2:
             assert client.updates == []
             assert isinstance(client_v2.updates[0].update, v2.SessionStateUpdate)
@@ -424,3 +424,54 @@ async def test_an_agent_without_v2_is_the_v1_agent_it_always_was() -> None:
             )
         )
         assert answer["protocolVersion"] == 1
+
+
+async def test_an_interrupt_cancels_the_sessions_prompted_in_v2() -> None:
+    """``interrupt`` (SIGINT on a stdio agent) does what ``session/cancel`` does for every
+    session that got a prompt, in the version the connection chose, then closes."""
+    async with pair() as p:
+        assert await within(p.conn.negotiate(info=INFO)) == 2
+        assert p.agent_v2 is not None and p.conn.agent_v2 is not None
+        session = await within(p.conn.agent_v2.new_session("/tmp"))
+        await within(p.conn.agent_v2.prompt(session.session_id, "hi"))
+        await within(p.agent_side.interrupt(grace=TIMEOUT))
+        assert p.agent_v2.cancelled == [session.session_id]
+        assert p.agent_side.connection.closed
+
+
+class HangingV1Agent(V1Agent):
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompted = asyncio.Event()
+        self.cancelled: list[str] = []
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        self.prompted.set()
+        await asyncio.Event().wait()  # until the connection closes
+        raise AssertionError("a prompt that never ends ended")
+
+    async def cancel(self, params: s.CancelNotification) -> None:
+        self.cancelled.append(params.session_id)
+
+
+async def test_an_interrupt_cancels_the_sessions_prompted_in_v1_on_a_connection_serving_both() -> (
+    None
+):
+    a, b = memory_pair()
+    agent, agent_v2 = HangingV1Agent(), V2Agent()
+    agent_side = AgentSideConnection(agent, a, v2=agent_v2)
+    agent_side.start()
+    conn = ClientSideConnection(V1Client(), b)
+    try:
+        await within(conn.initialize())
+        assert agent_side.version == 1
+        prompting = asyncio.ensure_future(conn.agent.prompt("v1-session", "hi"))
+        await within(agent.prompted.wait())
+        await within(agent_side.interrupt(grace=0.1))  # the prompt never answers
+        assert agent.cancelled == ["v1-session"] and agent_v2.cancelled == []
+        assert agent_side.connection.closed
+        with pytest.raises(ConnectionClosedError):  # closed before the prompt answered
+            await within(prompting)
+    finally:
+        await conn.close()
+        await agent_side.close()

@@ -34,3 +34,31 @@ async def test_a_cancellation_that_meets_the_wait_completing_is_not_lost() -> No
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_on_timeout_what_was_awaited_has_cleaned_up_before_the_timeout_is_raised() -> None:
+    # As asyncio.wait_for does: callers go on (close a pipe, terminate a process) only once
+    # the cancelled work has let go of what it held, on every Python version.
+    cleaned = []
+
+    async def work() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0)  # cleanup that takes a step of its own
+            cleaned.append(True)
+
+    with pytest.raises(asyncio.TimeoutError):
+        await within(work(), 0.01)
+    assert cleaned == [True]
+
+
+async def test_work_that_ends_with_a_result_despite_the_timeout_returns_it() -> None:
+    async def stubborn() -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return "finished anyway"
+        return "unreachable"
+
+    assert await within(stubborn(), 0.01) == "finished anyway"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.client.state import SessionState
@@ -25,7 +26,6 @@ from acpwire.client.toolkit import ToolkitClient, open_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "examples" / "openai_agent.py"
-TIMEOUT = 15.0
 
 pytestmark = pytest.mark.slow
 

@@ -24,8 +24,9 @@ from acpwire.protocol.errors import InternalError
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.base import Transport
 
+pytestmark = pytest.mark.slow  # the example runs as a process
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tool_agent.py"
-TIMEOUT = 15.0
 
 
 class Client(ToolkitClient):

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 30.0
 INSTALL_TIMEOUT = 300.0
 PUBLIC_PACKAGES = [
     "acpwire",

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from waiting import TIMEOUT
 
 try:  # tests/ as a package (rootdir-relative imports)
     from . import sdk_install
@@ -41,8 +42,6 @@ pytestmark = [pytest.mark.interop, pytest.mark.skipif(sys.platform == "win32", r
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_AGENT = ROOT / "examples" / "tool_agent.py"
-TIMEOUT = 60.0
-"""The one bound on every acpx run (node start-up, the agent's start-up and the turn)."""
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 try:  # tests/ as a package (rootdir-relative imports)
     from . import sdk_install
@@ -383,7 +384,7 @@ def test_client_fails_when_agent_dies() -> None:
         input=json.dumps({"steps": [{"call": "initialize"}]}),
         capture_output=True,
         text=True,
-        timeout=20,
+        timeout=TIMEOUT,
     )
     assert proc.returncode != 0
     assert "ts_client:" in proc.stderr

@@ -41,6 +41,8 @@ try:  # the MCP-over-ACP parts need the official mcp SDK
 except ImportError:  # pragma: no cover - depends on the environment
     Context = MCPServer = None  # type: ignore[assignment,misc]
 
+from waiting import TIMEOUT
+
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.protocol.errors import UnstableMethodError
@@ -50,7 +52,6 @@ from acpwire.transports import spawn
 pytestmark = pytest.mark.interop
 
 PEERS = Path(__file__).resolve().parent / "peers"
-TIMEOUT = 60
 UNSTABLE_STEPS = [
     "session/fork",
     "session/archive",

@@ -32,6 +32,8 @@ try:  # tests/ as a package (rootdir-relative imports)
 except ImportError:  # rootdir-less "prepend" import mode
     import sdk_install  # type: ignore[no-redef]
 
+from waiting import TIMEOUT
+
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection
 from acpwire.client.toolkit import ToolkitClient, open_agent
@@ -44,7 +46,6 @@ from acpwire.transports import spawn
 pytestmark = pytest.mark.interop
 
 PEERS = Path(__file__).resolve().parent / "peers"
-TIMEOUT = 60
 INFO = v2.Implementation(name="acpwire-interop", version="1")
 
 

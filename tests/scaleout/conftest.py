@@ -27,12 +27,12 @@ from pathlib import Path
 import asyncpg  # type: ignore[import-untyped]
 import pytest
 from server._serve import Serve, acp_serve
+from waiting import TIMEOUT
 
 from acpwire.testing.postgres import PostgresCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 HAPROXY_CONFIG = ROOT / "deploy" / "haproxy.cfg"
-TIMEOUT = 30.0
 ALICE = "alice-scaleout-token-0123456789"
 BOB = "bob-scaleout-token-0123456789"
 WORKERS = 3

@@ -15,15 +15,15 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from server.test_reconnect import _until
+from waiting import TIMEOUT, wait_until
 
 from acpwire.client.toolkit import open_agent
 from acpwire.protocol.errors import ConnectionLost
 from acpwire.transports.remote import Reconnected
 
-from .conftest import ALICE, BOB, TIMEOUT, Stack
+from .conftest import ALICE, BOB, Stack
 
-pytestmark = pytest.mark.scaleout
+pytestmark = [pytest.mark.scaleout, pytest.mark.slow]
 
 
 async def _holder(stack: Stack) -> str:
@@ -68,7 +68,9 @@ async def test_sessions_go_on_through_haproxy_after_their_worker_is_killed(
 
         # A turn is running when its worker dies: that turn is what is lost.
         turn = asyncio.ensure_future(client.prompt(first.session_id, "slow 30"))
-        await _until(lambda: first.turn_running and len(first.messages) >= 4)
+        await wait_until(
+            lambda: first.turn_running and len(first.messages) >= 4, "the turn is running"
+        )
         await stack.kill(holder)
 
         with pytest.raises(ConnectionLost) as lost:

@@ -283,6 +283,7 @@ def test_wrong_types_report_the_path() -> None:
         )
 
 
+@pytest.mark.slow
 def test_generated_code_matches_the_generator() -> None:
     """The committed modules are exactly what tools/gen_schema.py produces from the pinned schema."""
     result = subprocess.run(

@@ -14,8 +14,7 @@ import h2.connection
 import h2.events
 import h2.settings
 from hyperframe.frame import DataFrame
-
-TIMEOUT = 10.0
+from waiting import TIMEOUT
 
 
 @dataclass

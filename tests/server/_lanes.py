@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+from waiting import TIMEOUT
 from websockets.asyncio.client import ClientConnection, connect
 
 from acpwire.server import ServedApp
 from acpwire.server.admission import Unreadable, read_client_message
 
-TIMEOUT = 10
 LANES = ("http/1.1", "h2c", "websocket")
 
 

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import re
 import resource
 import signal
+import struct
 import sys
+import termios
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cli.processes import alive
+from waiting import TIMEOUT, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "engine" / "agent_program.py"
 HOSTILE = ROOT / "tests" / "server" / "hostile_agent.py"
 ENV_AGENT = ROOT / "tests" / "server" / "env_agent.py"
-TIMEOUT = 15.0
 TOKEN_ENV = "ACP_SERVE_TOKEN"
 
 
@@ -128,8 +131,17 @@ def children(pid: int) -> set[int]:
     return found
 
 
+def stdin_full(pid: int) -> bool:
+    """Whether the pipe on ``pid``'s stdin is full: it reads nothing, and a writer to it
+    waits (Linux: the pipe is opened again through /proc, and never read)."""
+    fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        (held,) = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))
+        return bool(held >= fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    finally:
+        os.close(fd)
+
+
 async def wait_gone(pid: int) -> bool:
-    """Wait (bounded by the caller) until ``pid`` has exited."""
-    while alive(pid):
-        await asyncio.sleep(0.02)
-    return True
+    """Wait until ``pid`` has exited."""
+    return await wait_until(lambda: not alive(pid), f"process {pid} exits")

@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ErrorCode
 from acpwire.server import ServedApp, StdioBridge, asgi_app, serve_in_background
@@ -28,7 +29,7 @@ from acpwire.server.front import WebSocket
 from acpwire.testing import SchemaValidator
 from acpwire.transports.base import Transport
 
-from ._lanes import LANES, TIMEOUT, HttpLane, lane
+from ._lanes import LANES, HttpLane, lane
 
 AGENT = Path(__file__).with_name("lenient_agent.py")
 ALICE = "alice-token-0123456789abcdef"
@@ -178,6 +179,7 @@ def hostile_bodies(target: dict[str, Any]) -> dict[str, tuple[bytes, int]]:
     }
 
 
+@pytest.mark.slow
 async def test_hostile_bodies_get_one_verdict_on_every_lane_and_never_reach_the_agent(
     endpoint: Endpoint,
     direct_path: list[tuple[str, bool]],

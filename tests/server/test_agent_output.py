@@ -8,12 +8,12 @@ import asyncio
 import json
 
 from engine.agent_program import EngineTestAgent
+from waiting import TIMEOUT, wait_until
 from websockets.asyncio.client import connect
 
 from acpwire import schema as s
 from acpwire.server import Limits, asgi_app, serve_in_background
 
-TIMEOUT = 20
 TOKEN = "agent-output-token-0123456789"
 CHUNKS = 300
 CHUNK_SIZE = 64 * 1024  # 300 x 64 KiB: far more than the socket buffers hold
@@ -67,12 +67,10 @@ async def test_an_agent_flooding_a_client_that_does_not_read_waits_and_loses_not
                                       "params": prompt}))  # fmt: skip
             (conn,) = served.app.host.connections.values()
 
-            async def stream_full() -> None:
-                while len(conn.stream.queue) < limits.queue_messages:
-                    await asyncio.sleep(0.01)
-
             # The client reads nothing: the socket's buffers fill, then the stream's queue.
-            await asyncio.wait_for(stream_full(), TIMEOUT)
+            await wait_until(
+                lambda: len(conn.stream.queue) >= limits.queue_messages, "the stream's queue fills"
+            )
             assert agents[0].sent < CHUNKS  # the agent's sends wait; the server holds little
 
             received: list[int] = []

@@ -8,12 +8,12 @@ import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ConnectionClosedError
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
-TIMEOUT = 10
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

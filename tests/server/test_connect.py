@@ -12,6 +12,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.client.toolkit import ToolkitClient
@@ -20,7 +21,8 @@ from acpwire.transports.subprocess import spawn
 
 from ._serve import ROOT, Serve, acp_serve
 
-TIMEOUT = 30
+pytestmark = pytest.mark.slow  # acp serve, acp connect and acp chat run as processes
+
 TOKEN = "connect-token-0123456789abcdef"
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 ENV = {"PYTHONPATH": str(ROOT / "src"), "ACP_SERVE_TOKEN": ""}
@@ -43,12 +45,11 @@ async def _check(agent: list[str], data_dir: Path) -> dict[str, str]:
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, **ENV, "ACP_TOKEN": TOKEN, "ACPWIRE_DATA_DIR": str(data_dir)},
     )
-    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    out, _ = await asyncio.wait_for(proc.communicate(), 4 * TIMEOUT)  # a whole `acp check` run
     report = json.loads(out)
     return {r["check"]: r["status"] for r in report["results"]}
 
 
-@pytest.mark.slow
 async def test_acp_check_through_acp_connect_finds_what_it_finds_over_stdio(
     tmp_path: Path,
 ) -> None:
@@ -122,8 +123,7 @@ async def test_the_bridge_reattaches_the_session_when_the_server_restarts(
         await asyncio.wait_for(client.initialize(), TIMEOUT)
         state = await asyncio.wait_for(client.new_session(tmp_path), TIMEOUT)
         turn = asyncio.ensure_future(client.prompt(state.session_id, "slow 30"))
-        while not state.turn_running or not state.messages:
-            await asyncio.sleep(0.02)
+        await wait_until(lambda: state.turn_running and state.messages, "the turn is running")
         first.proc.send_signal(signal.SIGKILL)
         await asyncio.wait_for(first.proc.wait(), TIMEOUT)
         async with _serving(data, port):

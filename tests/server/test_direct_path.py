@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
@@ -30,7 +31,6 @@ from acpwire.server.outbox import Outbox, ReplayBudget
 from acpwire.transports.base import PushesMessages, Transport
 from acpwire.transports.websocket import connect_websocket
 
-TIMEOUT = 20
 TOKEN = "direct-path-token-0123456789ab"
 BURST = 300
 PAD = 64 * 1024
@@ -198,7 +198,8 @@ async def test_answers_written_directly_or_queued_arrive_in_order(
             params = {"pad": "x" * PAD}
             client.send({"jsonrpc": "2.0", "id": i, "method": "_test/echo", "params": params})
         client.flush()
-        await asyncio.sleep(0.5)  # not reading meanwhile
+        # Not reading meanwhile, until the server finds the socket full.
+        await wait_until(lambda: False in written, "a write finds the socket full")
         ids = [(await client.next_text())["id"] for _ in range(BURST + 1)]
     assert ids == list(range(BURST + 1))
     assert True in written and False in written, written.count(True)
@@ -236,8 +237,7 @@ async def test_the_client_gets_a_flood_once_each_and_in_order_taken_at_once_or_q
         try:
             await asyncio.wait_for(conn.initialize(), TIMEOUT)
             await asyncio.wait_for(conn.agent.ext_method("_test/flood", {"count": count}), TIMEOUT)
-            while len(handler.updates) < count:
-                await asyncio.wait_for(asyncio.sleep(0.01), TIMEOUT)
+            await wait_until(lambda: len(handler.updates) >= count, "every update arrives")
         finally:
             await conn.close()
     texts = [u.content.text for u in handler.updates if isinstance(u, s.AgentMessageChunk)]
@@ -298,8 +298,7 @@ async def test_the_client_transport_hands_over_in_order_whether_taken_at_once_or
             await transport.send(json.dumps(INIT).encode())
             flood = {"jsonrpc": "2.0", "id": 1, "method": "_test/flood", "params": {"count": count}}
             await transport.send(json.dumps(flood).encode())
-            while len(got) < count + 2:
-                await asyncio.wait_for(asyncio.sleep(0.01), TIMEOUT)
+            await wait_until(lambda: len(got) >= count + 2, "every message arrives")
         finally:
             reader.cancel()
             await transport.close()

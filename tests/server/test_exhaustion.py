@@ -9,8 +9,11 @@ import contextlib
 import resource
 
 import pytest
+from waiting import TIMEOUT
 
-from ._serve import TIMEOUT, Serve, acp_serve, open_fds, rss
+from ._serve import Serve, acp_serve, open_fds, rss
+
+pytestmark = pytest.mark.slow  # thousands of sockets against acp serve run as a process
 
 MiB = 1024 * 1024
 CLOSE_1008 = (1008).to_bytes(2, "big") + b"pings faster than the pongs are read"
@@ -47,7 +50,6 @@ async def settled(pid: int, at_most: int, within: float) -> int:
     return count
 
 
-@pytest.mark.slow
 async def test_the_sockets_of_http_clients_that_left_are_released_at_once() -> None:
     """A thousand short-lived HTTP clients (initialize, a stream, DELETE, gone): the
     server's descriptors are back to idle within 1 s of the last one leaving (they used
@@ -119,7 +121,6 @@ async def authenticated_request(serve: Serve) -> tuple[int, float]:
     return status, loop.time() - started
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("sources", [1, 20], ids=["one-address", "twenty-addresses"])
 async def test_idle_sockets_without_a_token_do_not_keep_authenticated_clients_waiting(
     sources: int,
@@ -177,7 +178,6 @@ class Peak:
         return self.high
 
 
-@pytest.mark.slow
 async def test_a_client_that_pings_and_never_reads_is_closed_with_1008() -> None:
     """A token holder sends a million pings (125-byte payloads) and reads nothing: every
     pong used to stay in the server's write buffer (+117 MiB for a million). Pongs owed to a
@@ -204,7 +204,9 @@ async def test_a_client_that_pings_and_never_reads_is_closed_with_1008() -> None
         flooding = asyncio.ensure_future(flood())
         closed = asyncio.ensure_future(serve.wait_for_line(r"it pings and does not read"))
         try:
-            await asyncio.wait({flooding, closed}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {flooding, closed}, timeout=TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+            )
             assert await peak.stop() - idle < 64 * MiB
             assert closed.done(), "a million pings went through and the socket stayed open"
             # Now read: the pongs written before the close, then the close frame, then EOF.

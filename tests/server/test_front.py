@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -21,7 +22,6 @@ from acpwire.transports.websocket import connect_websocket
 from ._agents import Agents
 from ._h2 import H2Client
 
-TIMEOUT = 10
 TOKEN = "front-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 INIT = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
@@ -221,23 +221,17 @@ async def test_a_client_sending_faster_than_the_endpoint_takes_is_paused_not_buf
         async with connect(f"ws://127.0.0.1:{port}/acp", compression=None) as ws:
             sending = asyncio.ensure_future(asyncio.gather(*(ws.send(m) for m in sent)))
 
-            async def paused() -> None:
-                while not (front.sockets and next(iter(front.sockets))._paused_reading):
-                    await asyncio.sleep(0.01)
-
-            await asyncio.wait_for(paused(), TIMEOUT)
+            await wait_until(
+                lambda: front.sockets and next(iter(front.sockets))._paused_reading,
+                "the front stops reading the socket",
+            )
             socket = next(iter(front.sockets))
             held = len(socket._incoming)
             assert front_module.READ_AHEAD <= held < front_module.READ_AHEAD + 70  # one read
             assert not sending.done()  # the client's sends wait: TCP carries the back-pressure
             taking.set()
             await asyncio.wait_for(sending, TIMEOUT)
-
-            async def all_received() -> None:
-                while len(received) < len(sent):
-                    await asyncio.sleep(0.01)
-
-            await asyncio.wait_for(all_received(), TIMEOUT)
+            await wait_until(lambda: len(received) == len(sent), "every message is received")
         assert received == sent
     finally:
         server.close()

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from engine.agent_program import EngineTestAgent
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
@@ -20,7 +21,6 @@ from acpwire.transports.websocket import connect_websocket
 from ._agents import Agents
 from ._h2 import H2Client
 
-TIMEOUT = 10
 TOKEN = "h2-token-0123456789abcdef"
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
 NEW_SESSION = (
@@ -273,6 +273,7 @@ async def test_an_early_answer_does_not_end_the_other_streams_of_the_connection(
             assert not client.streams[connection_stream].ended
 
 
+@pytest.mark.slow
 async def test_httpx_reads_an_early_answer_over_http2_and_keeps_its_connection(
     peers: Peers,
 ) -> None:
@@ -328,6 +329,7 @@ class Counting(EngineTestAgent):
         return s.PromptResponse(stop_reason="end_turn")
 
 
+@pytest.mark.slow
 async def test_a_client_that_grants_no_window_holds_up_its_agent_not_the_servers_memory() -> None:
     """An HTTP/2 client that reads nothing of its session stream (no WINDOW_UPDATE) while its
     agent streams 200,000 updates: hypercorn 0.18 kept every one in the stream's send buffer
@@ -354,14 +356,13 @@ async def test_a_client_that_grants_no_window_holds_up_its_agent_not_the_servers
             client.granting = False
             prompt = client.request("POST", "/acp", [*json, *conn, *session], end=False)
             client.data(prompt, PROMPT.replace(b"stream 3", b"stream 200000"), end=True)
-
-            async def stalled() -> None:
-                # Until the agent finishes (what used to happen), or stops making progress.
-                before = -1
-                while agent.sent != before and agent.sent < 200_000:
-                    before = agent.sent
-                    await asyncio.sleep(0.5)
-
-            await asyncio.wait_for(stalled(), 60)
+            (remote,) = served.app.host.connections.values()
+            queue = remote.sessions["s1"].queue
+            # Until the session's queue is full and the agent waits on it, or the agent
+            # finishes (what used to happen: nothing ever made the stream's writer wait).
+            await wait_until(
+                lambda: len(queue) >= queue.max_messages or agent.sent == 200_000,
+                "the session's queue fills, or the agent finishes",
+            )
             # What the endpoint's queues hold (256 messages) and the buffers in between.
             assert agent.sent < 2_000

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.agent.app import AgentApp, Turn
@@ -21,7 +22,6 @@ from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
-TIMEOUT = 10
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdef"
 SECRET = "the launch code is 0000"
@@ -77,10 +77,9 @@ def text(value: str) -> list[s.ContentBlock]:
 
 
 async def replayed_to(handler: RecordingClient, expected: str) -> None:
-    """Wait (bounded by the caller) until ``handler`` has seen ``expected``: over HTTP the
-    replay comes on the session stream, a different TCP connection from the answer's."""
-    while expected not in handler.texts():
-        await asyncio.sleep(0.01)
+    """Wait until ``handler`` has seen ``expected``: over HTTP the replay comes on the
+    session stream, a different TCP connection from the answer's."""
+    await wait_until(lambda: expected in handler.texts(), f"{expected!r} is replayed")
 
 
 async def not_found(call: Awaitable[object]) -> None:
@@ -89,6 +88,7 @@ async def not_found(call: Awaitable[object]) -> None:
     assert info.value.code == ErrorCode.RESOURCE_NOT_FOUND
 
 
+@pytest.mark.slow
 async def test_another_principal_cannot_see_load_or_prompt_a_session_its_owner_can_reattach(
     connect: Connect,
 ) -> None:
@@ -113,7 +113,7 @@ async def test_another_principal_cannot_see_load_or_prompt_a_session_its_owner_c
     assert sid in [info.session_id for info in listed.sessions]
     assert bobs_own not in [info.session_id for info in listed.sessions]
     await asyncio.wait_for(again.agent.load_session(sid, "/tmp"), TIMEOUT)
-    await asyncio.wait_for(replayed_to(replayed, f"noted: {SECRET}"), TIMEOUT)
+    await replayed_to(replayed, f"noted: {SECRET}")
     result = await asyncio.wait_for(again.agent.prompt(sid, text("still mine")), TIMEOUT)
     assert result.stop_reason == "end_turn"
 
@@ -189,7 +189,7 @@ async def test_session_ownership_survives_a_restart_with_an_owners_file(tmp_path
         listed = await asyncio.wait_for(alice.agent.list_sessions(), TIMEOUT)
         assert [info.session_id for info in listed.sessions] == [sid]
         await asyncio.wait_for(alice.agent.load_session(sid, "/tmp"), TIMEOUT)
-        await asyncio.wait_for(replayed_to(replayed, f"noted: {SECRET}"), TIMEOUT)
+        await replayed_to(replayed, f"noted: {SECRET}")
         await alice.close()
 
 

@@ -10,10 +10,9 @@ import contextlib
 import itertools
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.server.lifecycle import FAILURES, MOVES, Lifecycle, State
-
-TIMEOUT = 10
 
 
 async def _never() -> None:

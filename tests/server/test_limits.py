@@ -12,6 +12,7 @@ import httpx
 import msgspec
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
@@ -24,7 +25,6 @@ from acpwire.transports.websocket import connect_websocket
 from ._agents import Agents
 from ._h2 import H2Client
 
-TIMEOUT = 10
 TOKEN = "limits-token-0123456789abcdef"
 OTHER = "other-token-0123456789abcdef"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -112,13 +112,15 @@ async def test_running_agents_are_capped_globally_and_per_principal() -> None:
         assert (await http.post(served.url, content=INIT, headers=as_other)).status_code == 503
         # Closing one frees its slot.
         await ws.close()
-        await asyncio.wait_for(_slots_free(served, 2), TIMEOUT)
+        await _slots_free(served, 2)
         assert (await http.post(served.url, content=INIT, headers=JSON)).status_code == 200
 
 
 async def _slots_free(served: ServedApp, running: int) -> None:
-    while sum(c.has_agent for c in served.app.host.connections.values()) > running:
-        await asyncio.sleep(0.01)
+    await wait_until(
+        lambda: sum(c.has_agent for c in served.app.host.connections.values()) <= running,
+        f"only {running} connections run an agent",
+    )
 
 
 async def test_connections_are_capped_per_principal() -> None:
@@ -284,6 +286,7 @@ async def test_a_thousand_slow_sockets_do_not_stop_a_real_client() -> None:
             writer.close()
 
 
+@pytest.mark.slow
 async def test_posts_to_an_agent_that_stopped_reading_are_refused_once_the_budget_is_held() -> None:
     limits = Limits(
         max_body_bytes_in_flight=8 * MiB, queue_bytes=1 * MiB, queue_messages=4, stall_timeout=60
@@ -310,6 +313,7 @@ async def test_posts_to_an_agent_that_stopped_reading_are_refused_once_the_budge
         assert served.app.host.body_bytes_in_flight == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tokens", [[TOKEN, OTHER], [TOKEN]], ids=["several", "one"])
 async def test_session_ids_a_client_names_do_not_grow_the_server(tokens: list[str]) -> None:
     app = asgi_app(Agents(), auth=tokens, limits=Limits(max_sessions_per_connection=8))
@@ -324,15 +328,15 @@ async def test_session_ids_a_client_names_do_not_grow_the_server(tokens: list[st
             # Several principals: nobody owns it, answered here with -32002. One principal:
             # the agent answers (an error); either way no stream is kept for it.
             assert (await http.post(served.url, content=load, headers=headers)).status_code == 202
-        await asyncio.wait_for(_no_sessions(conn.sessions), TIMEOUT)
+        await _no_sessions(conn.sessions)
         await http.delete(served.url, headers={**AUTH, "acp-connection-id": cid})
 
 
 async def _no_sessions(sessions: dict[str, object]) -> None:
-    while sessions:
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: not sessions, "no session stream is kept")
 
 
+@pytest.mark.slow
 async def test_session_streams_per_connection_are_capped() -> None:
     app = asgi_app(Deaf(), auth=[TOKEN], limits=Limits(max_sessions_per_connection=8))
     async with serve_in_background(app) as served, httpx.AsyncClient(timeout=TIMEOUT) as http:
@@ -396,3 +400,35 @@ async def test_waiting_for_a_readable_queue_takes_nothing_even_when_cancelled() 
     queue.end()
     await asyncio.wait_for(queue.readable(), TIMEOUT)  # the end is readable too
     assert await queue.get() is None
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"content-type": "text/plain", **AUTH}, 415),
+        ({"content-type": "application/json"}, 401),
+        ({"content-type": "application/json", "authorization": "Bearer wrong"}, 401),
+        ({**JSON, "origin": "https://evil.example"}, 403),
+    ],
+    ids=["415", "401-no-token", "401-wrong-token", "403-origin"],
+)
+async def test_a_post_refused_before_its_body_was_read_closes_its_http1_connection(
+    headers: dict[str, str], status: int
+) -> None:
+    """Answered before its body was read, an HTTP/1.1 request cannot be followed by another
+    on that connection (the server closes it rather than wait for the body): the answer says
+    ``connection: close``, so a keep-alive client opens a new connection for its next request
+    instead of sending it into one the server is closing (`acp check --via http` over TLS saw
+    "Server disconnected without sending a response" on the request after a 415)."""
+    async with serving(Agents(), Limits()) as served, httpx.AsyncClient(timeout=TIMEOUT) as http:
+        for _ in range(5):
+            refused = await http.post(served.url, content=INIT, headers=headers)
+            assert refused.status_code == status
+            assert refused.headers.get("connection") == "close"
+            answered = await http.post(served.url, content=INIT, headers=JSON)
+            assert answered.status_code == 200
+            await http.delete(served.url, headers={**AUTH, **_connection_of(answered)})
+
+
+def _connection_of(response: httpx.Response) -> dict[str, str]:
+    return {"acp-connection-id": response.headers["acp-connection-id"]}

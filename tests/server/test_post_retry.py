@@ -8,13 +8,13 @@ import asyncio
 
 import httpx
 import orjson
+from waiting import TIMEOUT
 
 from acpwire.server import asgi_app, serve_in_background
 from acpwire.transports.http import RETRY_HEADER, connect_http
 
 from ._agents import Agents
 
-TIMEOUT = 10
 TOKEN = "retry-token-0123456789abcdef"
 NEW = b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}'
 

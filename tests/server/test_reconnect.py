@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.client.toolkit import open_agent
@@ -19,7 +19,8 @@ from acpwire.transports.remote import Reconnected
 
 from ._serve import Serve, acp_serve
 
-TIMEOUT = 30
+pytestmark = pytest.mark.slow  # acp serve runs as a process, killed and restarted
+
 TOKEN = "reconnect-token-0123456789abcdef"
 
 
@@ -68,7 +69,9 @@ async def test_a_session_goes_on_after_the_server_is_killed_and_started_again(
             result = await asyncio.wait_for(client.prompt(sid, "stream 3"), TIMEOUT)
             assert result.stop_reason == "end_turn"
             turn = asyncio.ensure_future(client.prompt(sid, "slow 30"))
-            await _until(lambda: state.turn_running and len(state.messages) >= 4)
+            await wait_until(
+                lambda: state.turn_running and len(state.messages) >= 4, "the turn is running"
+            )
             await _killed(first)
             async with _serving(data_dir, port) as second:
                 # The turn in flight fails with an error of its own kind, after the re-attach.
@@ -90,14 +93,6 @@ async def test_a_session_goes_on_after_the_server_is_killed_and_started_again(
                     texts = [m.text for m in loaded.messages]
                     assert "stream 3" in texts[0] and "chunk 3 of 3" in texts[1]
                     assert texts[-2] == "stream 2" and "chunk 2 of 2" in texts[-1]
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    async def wait() -> None:
-        while not condition():
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(wait(), TIMEOUT)
 
 
 async def test_a_refused_token_is_not_retried(data_dir: Path) -> None:

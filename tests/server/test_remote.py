@@ -10,8 +10,10 @@ from typing import Any
 import httpx
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
+from acpwire._waits import within
 from acpwire.client.connection import ClientSideConnection
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
 from acpwire.testing import RecordingTransport, SchemaValidator, WireLog
@@ -21,7 +23,6 @@ from acpwire.transports.websocket import connect_websocket
 
 from ._agents import Agents
 
-TIMEOUT = 10
 KINDS = ["websocket", "http"]
 TOKEN = "test-token-0123456789abcdef"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -95,7 +96,7 @@ async def test_cancel_ends_a_running_turn_as_cancelled(connect: Connect, agents:
     gate = asyncio.Event()
     handler.permission_gate = gate
     turn = asyncio.ensure_future(conn.agent.prompt(sid, prompt("slow")))
-    await asyncio.wait_for(_turn_started(agents, sid), TIMEOUT)
+    await _turn_started(agents, sid)
     # Other requests on the same connection are served while the slow turn runs.
     assert (await asyncio.wait_for(conn.agent.ext_method("_test/echo", {"a": 1}), TIMEOUT)) == {
         "echo": {"a": 1}
@@ -132,10 +133,10 @@ async def test_concurrent_connections_each_get_their_own_agent(
 async def _turn_started(agents: Agents, sid: str) -> None:
     """Until the agent runs a turn of ``sid`` (a request sent later may overtake a prompt:
     over HTTP they are separate POSTs)."""
-    while not agents.made or sid not in agents.made[0].turns:
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: agents.made and sid in agents.made[0].turns, "the turn starts")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_client_that_goes_away_cancels_its_turn_and_ends_its_agent(
     served: ServedApp, agents: Agents, kind: str
@@ -145,7 +146,7 @@ async def test_a_client_that_goes_away_cancels_its_turn_and_ends_its_agent(
     await asyncio.wait_for(conn.initialize(), TIMEOUT)
     sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
     turn = asyncio.ensure_future(conn.agent.prompt(sid, prompt("slow")))
-    await asyncio.wait_for(_turn_started(agents, sid), TIMEOUT)
+    await _turn_started(agents, sid)
     (remote,) = served.app.host.connections.values()
     await conn.close()
     await asyncio.wait_for(remote.closed.wait(), TIMEOUT)
@@ -182,6 +183,24 @@ async def test_an_idle_connection_is_closed(agents: Agents, kind: str) -> None:
         await asyncio.wait_for(conn.initialize(), TIMEOUT)
         await asyncio.wait_for(conn.connection.wait_closed(), TIMEOUT)
         assert app.host.connections == {}
+        await conn.close()
+
+
+async def test_shutdown_waits_for_a_connection_another_end_is_tearing_down(
+    agents: Agents,
+) -> None:
+    # An idle, stalled or ended connection is ended by a task of the host's, and leaves
+    # host.connections as its teardown begins: shutdown must still wait for its agent.
+    app = asgi_app(agents, auth=[TOKEN])
+    async with serve_in_background(app) as served:
+        conn = ClientSideConnection(RecordingClient(), await open_transport(served, "http"))
+        await within(conn.initialize(), TIMEOUT)
+        (remote,) = app.host.connections.values()
+        app.host.spawn(remote.terminate("idle"))
+        await asyncio.sleep(0)  # its teardown has begun
+        assert app.host.connections == {} and not remote.life.closed.is_set()
+        await app.host.aclose()
+        assert remote.life.closed.is_set()
         await conn.close()
 
 

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from ._serve import acp_serve
 
-TIMEOUT = 60.0
+pytestmark = pytest.mark.slow  # acp serve --demo runs as a process
+
 TOKEN = "remote-v2-token-0123456789abcdef"
 
 

@@ -6,10 +6,11 @@ through a TCP proxy on 127.0.0.1 that the test cuts."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
@@ -22,23 +23,18 @@ from acpwire.transports.websocket import connect_websocket
 from ._agents import DripAgents
 from ._proxy import Proxy
 
-TIMEOUT = 20
+pytestmark = pytest.mark.slow  # whole turns over a proxy that cuts the network
+
 TOKEN = "resume-token-0123456789abcdef"
 
 
 class AskedClient(RecordingClient):
-    """Answers permission requests only once the test opens the gate; says when asked."""
+    """Answers permission requests only once the test opens the gate (``asked`` says when
+    one has come)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.permission_gate = asyncio.Event()
-        self.asked = asyncio.Event()
-
-    async def request_permission(
-        self, params: s.RequestPermissionRequest
-    ) -> s.RequestPermissionResponse:
-        self.asked.set()
-        return await super().request_permission(params)
 
 
 @pytest.fixture
@@ -62,11 +58,6 @@ async def _open(kind: str, served: ServedApp, proxy: Proxy) -> Transport:
     return await connect_http(proxy.url(served.url), token=TOKEN, http2=kind == "http2")
 
 
-async def _until(condition: Callable[[], bool]) -> None:
-    while not condition():
-        await asyncio.sleep(0.005)
-
-
 @pytest.mark.parametrize("kind", ["websocket", "http1", "http2"])
 async def test_a_dropped_network_mid_turn_loses_and_repeats_nothing(
     kind: str, served: ServedApp, proxy: Proxy
@@ -78,7 +69,7 @@ async def test_a_dropped_network_mid_turn_loses_and_repeats_nothing(
     sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
     (remote,) = served.app.host.connections.values()
     turn = asyncio.ensure_future(conn.agent.prompt(sid, [s.TextContent(text="drip 200")]))
-    await asyncio.wait_for(_until(lambda: len(client.updates) >= 30), TIMEOUT)
+    await wait_until(lambda: len(client.updates) >= 30, "30 updates arrive")
     proxy.cut()  # mid-stream
     await asyncio.wait_for(client.asked.wait(), TIMEOUT)
     proxy.cut()  # while the permission request waits for its answer
@@ -116,7 +107,7 @@ async def test_a_resume_refused_while_the_server_still_holds_the_broken_request_
     await asyncio.wait_for(conn.initialize(), TIMEOUT)
     sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
     turn = asyncio.ensure_future(conn.agent.prompt(sid, [s.TextContent(text="drip 200")]))
-    await asyncio.wait_for(_until(lambda: len(client.updates) >= 30), TIMEOUT)
+    await wait_until(lambda: len(client.updates) >= 30, "30 updates arrive")
     proxy.cut()
     await asyncio.wait_for(client.asked.wait(), TIMEOUT)
     client.permission_gate.set()

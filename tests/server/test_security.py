@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT
 
 from acpwire.client.connection import ClientSideConnection
 from acpwire.protocol.errors import ConnectionClosedError
@@ -26,7 +27,6 @@ from acpwire.transports.websocket import connect_websocket
 
 from ._agents import Agents
 
-TIMEOUT = 10
 TOKEN = "alice-token-0123456789abcdef"
 OTHER = "bob-token-0123456789abcdef"
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'

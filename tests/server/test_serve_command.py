@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from engine.test_behaviour import RecordingClient
+from waiting import TIMEOUT
 
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
@@ -26,7 +27,9 @@ from acpwire.transports.base import Transport
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
 
-from ._serve import ENV_AGENT, PROGRAM, TIMEOUT, acp_serve, children, wait_gone
+from ._serve import ENV_AGENT, PROGRAM, acp_serve, children, wait_gone
+
+pytestmark = pytest.mark.slow  # acp serve runs as a process
 
 
 @pytest.mark.parametrize("kind", ["websocket", "http"])
@@ -55,7 +58,7 @@ async def test_a_stdio_agent_is_served_remotely_and_stopped_when_the_client_leav
         )
         assert handler.texts()[-1] == "yes"
         await conn.close()
-        await asyncio.wait_for(wait_gone(agent_pid), TIMEOUT)
+        await wait_gone(agent_pid)
         assert serve.proc.returncode is None  # the server keeps serving
         log = transport.log
         schema_validator.validate_conversation(log.sent, log.received)

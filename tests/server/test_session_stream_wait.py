@@ -6,16 +6,16 @@ model has had time to open the session's stream. They wait for it up to
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
+from waiting import wait_until
 
 from acpwire.server import Limits, asgi_app, serve_in_background
 from acpwire.transports.base import Transport
 
-from ._lanes import TIMEOUT, HttpLane, lane
+from ._lanes import HttpLane, lane
 
 TOKEN = "stream-wait-token-0123456789ab"
 FIRST = 3
@@ -60,9 +60,8 @@ def texts(messages: list[dict[str, Any]]) -> list[str]:
 
 
 async def arrived(messages: list[dict[str, Any]], count: int) -> None:
-    """Wait (bounded by the caller) until ``messages`` holds ``count`` updates."""
-    while len(texts(messages)) < count:
-        await asyncio.sleep(0.01)
+    """Wait until ``messages`` holds ``count`` updates."""
+    await wait_until(lambda: len(texts(messages)) >= count, f"{count} updates arrive")
 
 
 NEW = {"cwd": "/", "mcpServers": []}
@@ -79,7 +78,7 @@ async def test_a_session_stream_opened_after_session_new_gets_its_first_updates(
         assert isinstance(client, HttpLane)
         sid = (await client.call("session/new", NEW))["result"]["sessionId"]
         await client.open_stream(sid)
-        await asyncio.wait_for(arrived(client.streams[sid], FIRST), TIMEOUT)
+        await arrived(client.streams[sid], FIRST)
         await client.call("_x/ping", {})  # answered on the connection stream, after them
     assert texts(client.streams[sid]) == [str(n) for n in range(FIRST)]
     assert [m.get("id") for m in client.streams[None]] == [1000, 1001]  # the two answers
@@ -95,7 +94,7 @@ async def test_a_session_stream_never_opened_leaves_its_updates_on_the_connectio
         (remote,) = served.app.host.connections.values()
         for _ in range(2):
             sid = (await client.call("session/new", NEW))["result"]["sessionId"]
-            await asyncio.wait_for(arrived(client.streams[None], FIRST), TIMEOUT)
+            await arrived(client.streams[None], FIRST)
             assert texts(client.streams[None]) == [str(n) for n in range(FIRST)]
             assert client.streams[None][0]["result"] == {"sessionId": sid}  # answer first
             assert sid not in remote.sessions  # the stream nobody opened keeps no slot

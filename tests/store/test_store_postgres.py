@@ -12,12 +12,14 @@ from typing import Any
 import asyncpg  # type: ignore[import-untyped]
 import pytest
 from _pg import PgPlace
+from waiting import TIMEOUT
 
 from acpwire.store import PostgresSessionStore, SessionRecord, open_store
 from acpwire.store.postgres import SCHEMA_VERSION
 
+pytestmark = pytest.mark.slow  # a PostgreSQL server, and worker processes
+
 SRC = Path(__file__).resolve().parents[2] / "src"
-TIMEOUT = 60.0
 
 
 def record(session_id: str, **fields: Any) -> SessionRecord:
@@ -42,6 +44,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 async def test_two_worker_processes_appending_to_the_same_sessions_keep_one_consistent_history(
     pg: PgPlace,
 ) -> None:

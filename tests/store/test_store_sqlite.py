@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.store import (
     DATA_DIR_ENV,
@@ -65,7 +66,7 @@ async def test_a_second_process_on_the_same_file_keeps_both_writers_updates(
         )
         for i in range(count):
             await store.append("shared", {"sessionUpdate": "x", "from": "parent", "i": i})
-        assert await asyncio.wait_for(child.wait(), 60) == 0
+        assert await asyncio.wait_for(child.wait(), TIMEOUT) == 0
         history = await store.history("shared")
         assert len(history) == 2 * count
         for writer in ("parent", "child"):
@@ -107,7 +108,7 @@ async def test_a_short_write_that_finds_the_file_locked_waits_for_the_lock(
             await asyncio.sleep(0)  # its attempt on the loop's thread found the file locked
             assert not creating.done()
             other.execute("COMMIT")
-            assert (await asyncio.wait_for(creating, 30)).session_id == "second"
+            assert (await asyncio.wait_for(creating, TIMEOUT)).session_id == "second"
         finally:
             other.close()
         assert await store.get("second") is not None

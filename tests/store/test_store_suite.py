@@ -21,6 +21,7 @@ async def test_the_sqlite_store(check: StoreCheck, tmp_path: Path) -> None:
     await check.run(lambda: SqliteSessionStore(tmp_path / "sessions.sqlite3"))
 
 
+@pytest.mark.slow  # a PostgreSQL server
 @pytest.mark.parametrize("check", store_checks(shared=True), ids=str)
 async def test_the_postgres_store(check: StoreCheck, pg: PgPlace) -> None:
     await check.run(pg.store)

@@ -9,10 +9,9 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.transports._h1 import Http1Transport
-
-TIMEOUT = 10
 
 
 class Server:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT, wait_until
 
 from acpwire import schema as s
 from acpwire.client.connection import Client, ClientSideConnection
@@ -49,7 +50,7 @@ def test_an_acpwire_agent_widens_the_pipe_it_answers_through() -> None:
         answer = json.loads(agent.stdout.readline())  # the agent is serving: it has widened
         after = pipe_size(agent.stdout.fileno())
         agent.stdin.close()
-        assert agent.wait(30) == 0
+        assert agent.wait(TIMEOUT) == 0
     assert answer["result"]["protocolVersion"] == 1
     assert before < STREAM_PIPE_SIZE
     assert after == STREAM_PIPE_SIZE
@@ -60,7 +61,7 @@ async def test_spawning_an_agent_widens_its_stdout_whatever_the_agent_is() -> No
     probe = "import fcntl; print(fcntl.fcntl(1, fcntl.F_GETPIPE_SZ), flush=True); input()"
     transport = await spawn(sys.executable, ["-c", probe])
     try:
-        line = await asyncio.wait_for(transport.receive(), 30)
+        line = await asyncio.wait_for(transport.receive(), TIMEOUT)
     finally:
         await transport.close()
     assert line == str(STREAM_PIPE_SIZE).encode()
@@ -71,6 +72,7 @@ def test_widening_something_that_is_not_a_pipe_changes_nothing(tmp_path: Path) -
         assert widen_pipe(file.fileno()) is False
 
 
+@pytest.mark.slow
 async def test_a_stalled_reader_holds_the_writer_back_and_loses_nothing() -> None:
     loop = asyncio.get_running_loop()
     read_fd, write_fd = os.pipe()
@@ -91,9 +93,13 @@ async def test_a_stalled_reader_holds_the_writer_back_and_loses_nothing() -> Non
             sent = i + 1
 
     sender = asyncio.ensure_future(stream())
-    # Nobody reads: the sender must come to a stop instead of buffering everything.
-    done, _ = await asyncio.wait({sender}, timeout=2)
-    assert not done, "the writer ran ahead of a reader that reads nothing"
+    # Nobody reads: the sender must come to a stop (waiting for the pipe to drain) instead
+    # of buffering everything and finishing.
+    await wait_until(
+        lambda: sender.done() or pipe_transport.get_write_buffer_size() > WRITE_HIGH_WATER,
+        "the sender stops or finishes",
+    )
+    assert not sender.done(), "the writer ran ahead of a reader that reads nothing"
     capacity = pipe_size(read_fd) if GET_PIPE_SIZE is not None else 64 * 1024
     assert sent * (len(line % 0) + 1) <= capacity + WRITE_HIGH_WATER + 2 * COALESCE_LIMIT
 
@@ -105,9 +111,9 @@ async def test_a_stalled_reader_holds_the_writer_back_and_loses_nothing() -> Non
         return b"".join(chunks)
 
     reading = asyncio.ensure_future(asyncio.to_thread(read_all))
-    await asyncio.wait_for(sender, 60)
+    await asyncio.wait_for(sender, TIMEOUT)
     await transport.close()
-    received = (await asyncio.wait_for(reading, 60)).split(b"\n")
+    received = (await asyncio.wait_for(reading, TIMEOUT)).split(b"\n")
     os.close(read_fd)
     assert received.pop() == b""
     assert received == [line % i for i in range(total)]
@@ -130,19 +136,22 @@ async def test_messages_longer_than_one_read_arrive_whole_and_in_order() -> None
     client = Texts()
     conn = ClientSideConnection(client, await spawn(sys.executable, [str(AGENT)]))
     try:
-        await asyncio.wait_for(conn.initialize(), 30)
-        session = await asyncio.wait_for(conn.agent.new_session(os.getcwd()), 30)
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        session = await asyncio.wait_for(conn.agent.new_session(os.getcwd()), TIMEOUT)
         sizes = [1, 65_535, 65_536, 70_000, 3 * 1024 * 1024 + 7, 10]
         sent = [f"{i}:" + "x" * size for i, size in enumerate(sizes)]
         for text in sent:
-            await asyncio.wait_for(conn.agent.prompt(session.session_id, f"echo {text}"), 30)
-        streamed = await asyncio.wait_for(conn.agent.prompt(session.session_id, "stream 3000"), 30)
+            await asyncio.wait_for(conn.agent.prompt(session.session_id, f"echo {text}"), TIMEOUT)
+        streamed = await asyncio.wait_for(
+            conn.agent.prompt(session.session_id, "stream 3000"), TIMEOUT
+        )
     finally:
         await conn.close()
     assert streamed.stop_reason == "end_turn"
     assert client.texts == sent + [f"chunk {i}" for i in range(3000)]
 
 
+@pytest.mark.slow
 async def test_a_client_whose_handler_is_stuck_stops_reading_the_agents_pipe() -> None:
     """The engine stops taking messages when its handlers are behind; the pipe under it
     must stop too, or the agent's stream piles up unread in the client's memory."""
@@ -160,21 +169,18 @@ async def test_a_client_whose_handler_is_stuck_stops_reading_the_agents_pipe() -
     transport = await spawn(sys.executable, [str(AGENT)])
     conn = ClientSideConnection(client, transport)
     try:
-        await asyncio.wait_for(conn.initialize(), 30)
-        session = await asyncio.wait_for(conn.agent.new_session(os.getcwd()), 30)
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        session = await asyncio.wait_for(conn.agent.new_session(os.getcwd()), TIMEOUT)
         total = 100_000  # ~15 MiB of updates
         turn = asyncio.ensure_future(conn.agent.prompt(session.session_id, f"stream {total}"))
         reader = transport._stream._reader  # asyncio's buffer under the transport
 
-        async def reading_paused() -> None:
-            while not reader._paused:  # set when asyncio stops reading the pipe
-                await asyncio.sleep(0.01)
-
-        await asyncio.wait_for(reading_paused(), 30)
+        # reader._paused: set when asyncio stops reading the pipe
+        await wait_until(lambda: reader._paused, "the client stops reading the pipe")
         assert len(reader._buffer) <= 2 * READ_LIMIT + READ_SIZE
         assert len(conn.connection._inbox) <= INBOX_HIGH_WATER + 1
         gate.set()
-        result = await asyncio.wait_for(turn, 60)
+        result = await asyncio.wait_for(turn, TIMEOUT)
     finally:
         gate.set()
         await conn.close()

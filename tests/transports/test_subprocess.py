@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli.processes import alive
+from waiting import TIMEOUT, wait_until
 
 from acpwire.transports import AgentNotFoundError, spawn
 from acpwire.transports import subprocess as subprocess_transport
@@ -36,7 +37,7 @@ async def test_an_agent_file_still_open_for_writing_is_started_once_it_is_closed
     asyncio.get_running_loop().call_later(0.2, os.close, fd)
     t = await spawn(str(tmp_path / "agent.sh"))
     try:
-        assert await asyncio.wait_for(t.receive(), 10) == b'{"started": true}'
+        assert await asyncio.wait_for(t.receive(), TIMEOUT) == b'{"started": true}'
     finally:
         await t.close()
 
@@ -70,7 +71,7 @@ async def test_a_relative_agent_path_is_found_from_here_not_from_the_agents_cwd(
     monkeypatch.chdir(here)
     t = await spawn(f".{os.sep}agent.sh", cwd=elsewhere)
     try:
-        line = await asyncio.wait_for(t.receive(), 10)
+        line = await asyncio.wait_for(t.receive(), TIMEOUT)
     finally:
         await t.close()
     assert line == f'{{"cwd": "{elsewhere}"}}'.encode()
@@ -92,7 +93,7 @@ async def test_stderr_is_captured_and_handed_to_the_callback() -> None:
         ],
         on_stderr=on_stderr,
     )
-    await asyncio.wait_for(got.wait(), 10)
+    await asyncio.wait_for(got.wait(), TIMEOUT)
     assert lines == ["hello log"]
     await t.close()
     assert "hello log" in t.stderr_tail()
@@ -108,22 +109,18 @@ async def test_closing_stops_an_agent_that_ignores_stdin_and_its_children() -> N
         "time.sleep(600)\n"
     )
     t = await spawn(sys.executable, ["-c", script], grace_period=0.2)
-    line = await asyncio.wait_for(t.receive(), 10)
+    line = await asyncio.wait_for(t.receive(), TIMEOUT)
     assert isinstance(line, bytes)
     child = int(line)
     assert alive(child)
-    await asyncio.wait_for(t.close(), 10)
+    await asyncio.wait_for(t.close(), TIMEOUT)
     assert t.returncode is not None
-    for _ in range(100):
-        if not alive(child):
-            break
-        await asyncio.sleep(0.02)
-    assert not alive(child)
+    await wait_until(lambda: not alive(child), "the agent's child is gone")
 
 
 async def test_a_well_behaved_agent_exits_on_eof_without_signals() -> None:
     t = await spawn(sys.executable, ["-c", "import sys; sys.stdin.read()"])
-    await asyncio.wait_for(t.close(), 10)
+    await asyncio.wait_for(t.close(), TIMEOUT)
     assert t.returncode == 0
 
 
@@ -137,18 +134,14 @@ async def test_the_agent_exiting_ends_the_input_although_a_grandchild_holds_its_
         "os._exit(7)\n"
     )
     t = await spawn(sys.executable, ["-c", script], grace_period=0.2)
-    first = await asyncio.wait_for(t.receive(), 10)
+    first = await asyncio.wait_for(t.receive(), TIMEOUT)
     assert isinstance(first, bytes)
     grandchild = int(first.split(b":")[1].strip(b" }"))
-    assert await asyncio.wait_for(t.receive(), 10) is None
+    assert await asyncio.wait_for(t.receive(), TIMEOUT) is None
     assert t.returncode == 7
     assert alive(grandchild)  # it still holds the pipe: the end came from the exit
-    await asyncio.wait_for(t.close(), 10)
-    for _ in range(100):
-        if not alive(grandchild):
-            break
-        await asyncio.sleep(0.02)
-    assert not alive(grandchild)
+    await asyncio.wait_for(t.close(), TIMEOUT)
+    await wait_until(lambda: not alive(grandchild), "the grandchild is gone")
 
 
 async def test_closing_does_not_wait_for_a_pipe_held_by_a_child_outside_the_group() -> None:
@@ -160,11 +153,11 @@ async def test_closing_does_not_wait_for_a_pipe_held_by_a_child_outside_the_grou
         "os._exit(0)\n"
     )
     t = await spawn(sys.executable, ["-c", script], grace_period=0.2)
-    line = await asyncio.wait_for(t.receive(), 10)
+    line = await asyncio.wait_for(t.receive(), TIMEOUT)
     assert isinstance(line, bytes)
     escaped = int(line)
     try:
-        await asyncio.wait_for(t.close(), 10)
+        await asyncio.wait_for(t.close(), TIMEOUT)
         assert t.returncode == 0
     finally:
         os.kill(escaped, 9)
@@ -180,7 +173,7 @@ async def test_lines_that_are_not_json_go_to_the_stray_output_callback() -> None
     )
     t = await spawn(sys.executable, ["-c", script], on_stray_output=stray.append)
     messages = []
-    while (message := await asyncio.wait_for(t.receive(), 10)) is not None:
+    while (message := await asyncio.wait_for(t.receive(), TIMEOUT)) is not None:
         messages.append(message)
     await t.close()
     assert messages == [b'{"jsonrpc": "2.0", "method": "x"}', b"  [1]"]

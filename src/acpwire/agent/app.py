@@ -12,7 +12,8 @@
 
 The app is declarations only (name, modes, options, commands, auth, store);
 each connection gets its own :class:`~acpwire.agent.runtime.AppAgent`, a
-low-tier :class:`~acpwire.agent.connection.Agent`. docs/agents.md explains why
+low-tier :class:`~acpwire.agent.v1.Agent` that reads them
+(:class:`~acpwire.agent.declarations.AppDeclarations`). docs/agents.md explains why
 a decorator app rather than a base class.
 
 Session store defaults (docs/sessions.md): with no ``store`` the app keeps
@@ -62,8 +63,7 @@ import os
 import re
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import schema as s
@@ -73,6 +73,7 @@ from ..transports.base import Transport
 from .auth import AgentAuth, AuthMethod, TerminalAuth
 from .commands import Command
 from .connection import AgentSideConnection, serve_until_interrupted
+from .declarations import AppHooks, AuthHook, CheckHook, LoginHook, LogoutHook
 from .history import WRITE_BEHIND_WINDOW, HistoryWriter
 from .options import Choice, ChoiceGroup, ConfigSpec, Mode, Select, Toggle
 from .providers import Provider, ProviderConfig, ProviderHook, Providers
@@ -141,23 +142,6 @@ def __getattr__(name: str) -> Any:
 
 
 H = TypeVar("H", bound=PromptHandler)
-AuthHook = Callable[[str], Awaitable[bool | None]]
-CheckHook = Callable[[], Awaitable[bool]]
-LogoutHook = Callable[[], Awaitable[None]]
-LoginHook = Callable[[str], int | None]
-
-
-@dataclass
-class AppHooks:
-    """What an :class:`AgentApp`'s decorators registered; each connection's runtime reads it."""
-
-    prompt: PromptHandler | None = None
-    commands: dict[str, PromptHandler] = field(default_factory=dict[str, PromptHandler])
-    """Slash command name to its handler."""
-    authenticate: AuthHook | None = None
-    is_authenticated: CheckHook | None = None
-    logout: LogoutHook | None = None
-    terminal_login: LoginHook | None = None
 
 
 def _store_for(
@@ -369,7 +353,7 @@ class AgentApp:
     # -- serving -------------------------------------------------------------
 
     def agent(self) -> AppAgent:
-        """A low-tier :class:`~acpwire.agent.connection.Agent` serving this app on one connection."""
+        """A low-tier :class:`~acpwire.agent.v1.Agent` serving this app on one connection."""
         agent = AppAgent(self)
         agent.unstable = self.unstable
         self.connections.add(agent)

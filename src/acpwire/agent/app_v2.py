@@ -50,7 +50,7 @@ from ..protocol.errors import (
     VersionMismatchError,
 )
 from ..protocol.version import V2_DRAFT
-from ..schema import UNSET, UnsetType, v2
+from ..schema import UNSET, UnsetType, unset_to_none, v2
 from ..schema.methods import V1
 from ..schema.v2.shapes import (
     auth_method_to_v2,
@@ -60,7 +60,7 @@ from ..schema.v2.shapes import (
     to_v2,
     tool_call_to_v2,
 )
-from .connection import ClientPeer
+from .v1 import ClientPeer
 from .v2 import AgentV2, ClientPeerV2
 
 if TYPE_CHECKING:
@@ -73,10 +73,6 @@ __all__ = ["AppAgentV2", "V1ClientOverV2", "client_capabilities_v1", "initialize
 log = logging.getLogger("acpwire.agent")
 
 
-def _given(value: Any) -> Any:
-    return None if isinstance(value, UnsetType) else value
-
-
 # ---------------------------------------------------------------------- initialize
 
 
@@ -84,8 +80,8 @@ def client_capabilities_v1(caps: v2.ClientCapabilities | UnsetType) -> s.ClientC
     """What a v2 client can do, as a v1 agent reads it: no files or terminals (v2 has
     neither), boolean config options (v2 always has them), its sign-in and elicitation."""
     given = caps if isinstance(caps, v2.ClientCapabilities) else v2.ClientCapabilities()
-    auth = _given(given.auth)
-    elicitation = _given(given.elicitation)
+    auth = unset_to_none(given.auth)
+    elicitation = unset_to_none(given.elicitation)
     return s.ClientCapabilities(
         fs=s.FileSystemCapabilities(read_text_file=False, write_text_file=False),
         terminal=False,
@@ -94,7 +90,9 @@ def client_capabilities_v1(caps: v2.ClientCapabilities | UnsetType) -> s.ClientC
                 boolean=s.BooleanConfigOptionCapabilities()
             )
         ),
-        auth=s.AuthCapabilities(terminal=auth is not None and _given(auth.terminal) is not None),
+        auth=s.AuthCapabilities(
+            terminal=auth is not None and unset_to_none(auth.terminal) is not None
+        ),
         elicitation=UNSET if elicitation is None else to_v1(elicitation, s.ElicitationCapabilities),
     )
 
@@ -107,11 +105,11 @@ def initialize_to_v2(answer: s.InitializeResponse, *, mcp_stdio: bool) -> v2.Ini
     """A v1 agent's ``initialize`` answer as v2 says it (see the module text)."""
     caps = answer.agent_capabilities
     caps = caps if isinstance(caps, s.AgentCapabilities) else s.AgentCapabilities()
-    prompt = _given(caps.prompt_capabilities) or s.PromptCapabilities()
-    mcp = _given(caps.mcp_capabilities) or s.McpCapabilities()
-    session = _given(caps.session_capabilities) or s.SessionCapabilities()
-    info = _given(answer.agent_info) or s.Implementation(name="acpwire", version="0")
-    given: list[s.AuthMethod] = _given(answer.auth_methods) or []
+    prompt = unset_to_none(caps.prompt_capabilities) or s.PromptCapabilities()
+    mcp = unset_to_none(caps.mcp_capabilities) or s.McpCapabilities()
+    session = unset_to_none(caps.session_capabilities) or s.SessionCapabilities()
+    info = unset_to_none(answer.agent_info) or s.Implementation(name="acpwire", version="0")
+    given: list[s.AuthMethod] = unset_to_none(answer.auth_methods) or []
     methods = [auth_method_to_v2(m) for m in given]
     return v2.InitializeResponse(
         protocol_version=V2_DRAFT,
@@ -130,10 +128,10 @@ def initialize_to_v2(answer: s.InitializeResponse, *, mcp_stdio: bool) -> v2.Ini
                     http=_marker(mcp.http, v2.McpHttpCapabilities),
                 ),
                 delete=v2.SessionDeleteCapabilities()
-                if _given(session.delete) is not None
+                if unset_to_none(session.delete) is not None
                 else UNSET,
                 additional_directories=v2.SessionAdditionalDirectoriesCapabilities()
-                if _given(session.additional_directories) is not None
+                if unset_to_none(session.additional_directories) is not None
                 else UNSET,
             )
         ),
@@ -217,7 +215,7 @@ class V1ClientOverV2(ClientPeer):
         if converted is None:
             log.debug("no v2 form for a %s update; not sent", type(update).__name__)
             return
-        await self.v2.session_update(session_id, converted, meta=_given(meta))
+        await self.v2.session_update(session_id, converted, meta=unset_to_none(meta))
 
     async def state(self, session_id: str, state: str, **fields: Any) -> None:
         """A ``state_update`` (``running``, ``requires_action``, ``idle``)."""
@@ -321,14 +319,14 @@ class AppAgentV2(AgentV2):
 
     async def resume_session(self, params: v2.ResumeSessionRequest) -> v2.ResumeSessionResponse:
         agent = self.agent
-        await agent._require_auth()  # pyright: ignore[reportPrivateUsage]
-        session = await agent._reopen(  # pyright: ignore[reportPrivateUsage]
+        await agent.require_sign_in()
+        session = await agent.reopen(
             params.session_id,
             params.cwd,
-            _given(params.additional_directories) or [],
+            unset_to_none(params.additional_directories) or [],
             _mcp_servers_v1(params.mcp_servers),
         )
-        if _given(params.replay_from) is not None:
+        if unset_to_none(params.replay_from) is not None:
             await session.replay()
         # The current-state snapshot: no turn runs in a session just reopened here.
         await self.view.state(session.id, "idle")
@@ -358,13 +356,13 @@ class AppAgentV2(AgentV2):
                 session.id, v2.UserMessage(message_id=message_id, content=params.prompt)
             )
         except BaseException:
-            self.agent.turns.pop(session.id, None)
+            self.agent.drop_turn(session.id)
             raise
         task = asyncio.ensure_future(self._run(session, turn, message_id))
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
         # The turn is no request the engine cancels when the connection ends: the watch does.
-        self.agent._watch_connection()  # pyright: ignore[reportPrivateUsage]
+        self.agent.watch_connection()
         return v2.PromptResponse(message_id=message_id)
 
     async def _run(self, session: Session, turn: Turn, message_id: str) -> None:

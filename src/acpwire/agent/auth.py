@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import schema as s
-from ..schema import UNSET
+from ..schema import none_to_unset
 
 __all__ = ["AgentAuth", "AuthMethod", "TerminalAuth", "advertised_methods"]
 
@@ -47,7 +47,7 @@ def advertised_methods(methods: Sequence[AuthMethod], *, terminal: bool) -> list
     """The ``authMethods`` of the initialize result for a client (``terminal``: it sent ``auth.terminal``)."""
     out: list[s.AuthMethod] = []
     for m in methods:
-        description = UNSET if m.description is None else m.description
+        description = none_to_unset(m.description)
         if isinstance(m, TerminalAuth):
             if terminal:
                 out.append(

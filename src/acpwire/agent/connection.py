@@ -1,31 +1,24 @@
-"""The agent role, low tier: one handler method per client->agent method, and a
-typed peer for calling the client.
+"""Serving an agent on a connection: v1, or v1 and the v2 draft with the version chosen
+at ``initialize``.
 
-Subclass :class:`Agent`, override the methods you support (the rest answer
-``-32601``), and serve it with :func:`serve_stdio` or
-:class:`AgentSideConnection`. The method names come from the method table
-(:mod:`acpwire.schema.methods`); a test checks that they match it.
+This module sits above the two protocol versions of the low tier,
+:mod:`acpwire.agent.v1` (:class:`Agent`, :class:`ClientPeer`) and
+:mod:`acpwire.agent.v2` (:class:`~acpwire.agent.v2.AgentV2`); neither imports the
+other, and the choice between them is made here and nowhere else.
 
-Unstable ACP (``session/fork``, ``providers/*``, ``auth/status``, MCP over ACP,
-...) is opt-in: set ``unstable = True`` on the agent. Otherwise those methods
-answer ``-32601`` whatever the class implements, the unstable parts of the
-capabilities it returns from ``initialize`` are left out, and the
-:class:`ClientPeer` refuses to send unstable methods
-(:class:`~acpwire.protocol.errors.UnstableMethodError`). See
-``docs/protocol-currency.md``.
-
-The v2 draft is opt-in too: ``AgentSideConnection(agent, transport, v2=agent_v2)``
+The v2 draft is opt-in: ``AgentSideConnection(agent, transport, v2=agent_v2)``
 (or ``serve_stdio(agent, v2=...)``, ``run_agent(agent, v2=...)``) serves a v1 client
 with ``agent`` and a client asking for version 2 with the
 :class:`~acpwire.agent.v2.AgentV2`, on one transport. Until ``initialize`` the
 connection serves v1 routes with a negotiating ``initialize``; its answer picks
 the version (:func:`~acpwire.protocol.version.select_version`) and swaps in that
-version's routes for the rest of the connection. The draft is answered only to a
-client that asks for exactly 2; every other request gets 1, so a v1 client that
-asks for a later version than it speaks still gets an answer it reads.
-``v2_default=True`` makes the draft the agent's default: requests above 2 get 2
-too. Without ``v2`` nothing of this exists: the connection is the v1 one it
-always was.
+version's routes for the rest of the connection (before the answer goes out, so the
+client's next request meets them), retiring the other version's peer. The draft is
+answered only to a client that asks for exactly 2; every other request gets 1, so a
+v1 client that asks for a later version than it speaks still gets an answer it
+reads. ``v2_default=True`` makes the draft the agent's default: requests above 2 get
+2 too. Without ``v2`` nothing of this exists: the connection serves the v1 routes
+alone, as it always did, and the v2 models are never loaded.
 
 Interrupting a stdio agent: clients such as ``acpx exec`` leave the agent in
 the terminal's process group, so Ctrl-C reaches the agent as SIGINT together
@@ -43,350 +36,44 @@ import contextlib
 import logging
 import signal
 import sys
-import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from .. import schema as s
 from ..engine.connection import Connection
-from ..engine.roles import Peer, build_router, with_initialize
-from ..protocol.errors import MethodNotFound
-from ..protocol.version import negotiate
-from ..schema import UNSET, UnsetType
-from ..schema.methods import V1, MethodTable, v1_table
-from ..schema.stability import without_unstable
+from ..engine.roles import with_initialize
+from ..protocol.errors import InvalidParams
+from ..protocol.version import (
+    PROTOCOL_VERSION,
+    V2_DRAFT,
+    requested_version,
+    select_version,
+    v2_initialize_params,
+)
 from ..transports.base import Transport
+from .v1 import Agent, ClientPeer, McpListener, V1Layer
 
 if TYPE_CHECKING:
-    from .v2 import AgentV2, ClientPeerV2, V2Half
+    from .v2 import AgentV2, ClientPeerV2, V2Layer
+
+__all__ = [
+    "INTERRUPT_GRACE",
+    "Agent",
+    "AgentFactory",
+    "AgentSideConnection",
+    "ClientPeer",
+    "McpListener",
+    "run_agent",
+    "serve_stdio",
+    "serve_until_interrupted",
+]
 
 log = logging.getLogger("acpwire.agent")
 
 INTERRUPT_GRACE = 5.0
 """Seconds the cancelled turns have, after an interrupt, to answer before the connection closes."""
-
-
-class Agent:
-    """Handler base for the agent role. Every method receives the decoded params model."""
-
-    client: ClientPeer
-    """The connected client; set when a connection adopts this agent."""
-
-    unstable: bool = False
-    """Opt in to unstable ACP: route its methods to this agent and let it advertise
-    and send them. Read when a connection adopts the agent."""
-
-    def on_connect(self, client: ClientPeer) -> None:
-        """Called once when a connection starts serving this agent."""
-        self.client = client
-
-    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
-        """Negotiates the version; override to advertise capabilities and auth methods."""
-        return s.InitializeResponse(protocol_version=negotiate(params.protocol_version))
-
-    async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse | None:
-        raise MethodNotFound("authenticate is not supported by this agent")
-
-    async def logout(self, params: s.LogoutRequest) -> s.LogoutResponse | None:
-        raise MethodNotFound("logout is not supported by this agent")
-
-    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
-        raise MethodNotFound("session/new is not supported by this agent")
-
-    async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse | None:
-        raise MethodNotFound("session/load is not supported by this agent")
-
-    async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
-        raise MethodNotFound("session/list is not supported by this agent")
-
-    async def delete_session(
-        self, params: s.DeleteSessionRequest
-    ) -> s.DeleteSessionResponse | None:
-        raise MethodNotFound("session/delete is not supported by this agent")
-
-    async def resume_session(
-        self, params: s.ResumeSessionRequest
-    ) -> s.ResumeSessionResponse | None:
-        raise MethodNotFound("session/resume is not supported by this agent")
-
-    async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse | None:
-        raise MethodNotFound("session/close is not supported by this agent")
-
-    async def set_session_mode(
-        self, params: s.SetSessionModeRequest
-    ) -> s.SetSessionModeResponse | None:
-        raise MethodNotFound("session/set_mode is not supported by this agent")
-
-    async def set_session_config_option(
-        self, params: s.SetSessionConfigOptionRequest
-    ) -> s.SetSessionConfigOptionResponse:
-        raise MethodNotFound("session/set_config_option is not supported by this agent")
-
-    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
-        raise MethodNotFound("session/prompt is not supported by this agent")
-
-    async def cancel(self, params: s.CancelNotification) -> None:
-        """``session/cancel``: stop the session's running turn (it must answer ``cancelled``)."""
-
-    # -- unstable (routed only when ``unstable`` is true) ------------------
-
-    async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
-        """``session/fork`` (unstable): a new session starting from another's history."""
-        raise MethodNotFound("session/fork is not supported by this agent")
-
-    async def archive_session(
-        self, params: s.ArchiveSessionRequest
-    ) -> s.ArchiveSessionResponse | None:
-        """``session/archive`` (unstable)."""
-        raise MethodNotFound("session/archive is not supported by this agent")
-
-    async def unarchive_session(
-        self, params: s.UnarchiveSessionRequest
-    ) -> s.UnarchiveSessionResponse | None:
-        """``session/unarchive`` (unstable)."""
-        raise MethodNotFound("session/unarchive is not supported by this agent")
-
-    async def session_status(self, params: s.SessionStatusRequest) -> s.SessionStatusResponse:
-        """``session/status`` (unstable): whether a session is open; no side effects."""
-        raise MethodNotFound("session/status is not supported by this agent")
-
-    async def set_session_title(
-        self, params: s.SetSessionTitleRequest
-    ) -> s.SetSessionTitleResponse:
-        """``session/set_title`` (unstable): answers with the title the agent keeps."""
-        raise MethodNotFound("session/set_title is not supported by this agent")
-
-    async def list_providers(self, params: s.ListProvidersRequest) -> s.ListProvidersResponse:
-        """``providers/list`` (unstable): the LLM providers the client may configure."""
-        raise MethodNotFound("providers/list is not supported by this agent")
-
-    async def set_provider(self, params: s.SetProviderRequest) -> s.SetProviderResponse | None:
-        """``providers/set`` (unstable)."""
-        raise MethodNotFound("providers/set is not supported by this agent")
-
-    async def disable_provider(
-        self, params: s.DisableProviderRequest
-    ) -> s.DisableProviderResponse | None:
-        """``providers/disable`` (unstable)."""
-        raise MethodNotFound("providers/disable is not supported by this agent")
-
-    async def auth_status(self, params: s.AuthStatusRequest) -> s.AuthStatusResponse:
-        """``auth/status`` (unstable): whether sessions can start without signing in."""
-        raise MethodNotFound("auth/status is not supported by this agent")
-
-    async def mcp_message(self, params: s.MessageMcpNotification) -> None:
-        """An MCP notification (unstable ``mcp/message``) for one of this agent's MCP
-        requests over ACP. Those sent with :meth:`ClientPeer.mcp_message` are handed to
-        their listener before this runs; ignored unless overridden."""
-
-    async def initialize_proxy(self, params: s.InitializeRequest) -> s.InitializeResponse:
-        """``proxy/initialize`` (unstable): a conductor starts this agent as a proxy."""
-        raise MethodNotFound("proxy/initialize is not supported by this agent")
-
-    async def proxy_successor(self, params: s.ProxySuccessorRequest) -> Any:
-        """``proxy/successor`` request (unstable): the conductor delivers a request from
-        this proxy's successor."""
-        raise MethodNotFound("proxy/successor is not supported by this agent")
-
-    async def proxy_successor_notification(self, params: s.ProxySuccessorNotification) -> None:
-        """``proxy/successor`` notification (unstable); ignored unless overridden."""
-
-    async def ext_method(self, method: str, params: Any) -> Any:
-        """An ``_``-prefixed request; unknown ones answer ``-32601``."""
-        raise MethodNotFound(f"Method not found: {method}", {"method": method})
-
-    async def ext_notification(self, method: str, params: Any) -> None:
-        """An ``_``-prefixed notification; ignored unless overridden."""
-
-
-class ClientPeer(Peer):
-    """The client, as the agent calls it. Gated methods check the client's capabilities first."""
-
-    side = "client"
-    client_info: s.Implementation | None = None
-
-    def __init__(self, connection: Connection, table: MethodTable = V1) -> None:
-        super().__init__(connection, table)
-        # (serverId, requestId) of mcp/message requests in flight -> their listener.
-        self._mcp_listeners: dict[tuple[str, str], McpListener] = {}
-
-    async def session_update(
-        self, session_id: str, update: s.SessionUpdate, *, meta: dict[str, Any] | UnsetType = UNSET
-    ) -> None:
-        await self.connection.notify(
-            "session/update", s.SessionNotification(session_id=session_id, update=update, meta=meta)
-        )
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: s.ToolCallUpdate,
-        options: Sequence[s.PermissionOption],
-    ) -> s.RequestPermissionResponse:
-        params = s.RequestPermissionRequest(
-            session_id=session_id, tool_call=tool_call, options=list(options)
-        )
-        result: s.RequestPermissionResponse = await self._call("session/request_permission", params)
-        return result
-
-    async def read_text_file(
-        self, session_id: str, path: str, *, line: int | None = None, limit: int | None = None
-    ) -> s.ReadTextFileResponse:
-        params = s.ReadTextFileRequest(
-            session_id=session_id,
-            path=path,
-            line=UNSET if line is None else line,
-            limit=UNSET if limit is None else limit,
-        )
-        result: s.ReadTextFileResponse = await self._call("fs/read_text_file", params)
-        return result
-
-    async def write_text_file(
-        self, session_id: str, path: str, content: str
-    ) -> s.WriteTextFileResponse:
-        params = s.WriteTextFileRequest(session_id=session_id, path=path, content=content)
-        result: s.WriteTextFileResponse = await self._call("fs/write_text_file", params)
-        return result
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: Sequence[str] = (),
-        *,
-        env: dict[str, str] | None = None,
-        cwd: str | None = None,
-        output_byte_limit: int | None = None,
-    ) -> s.CreateTerminalResponse:
-        params = s.CreateTerminalRequest(
-            session_id=session_id,
-            command=command,
-            args=list(args),
-            env=[s.EnvVariable(name=k, value=v) for k, v in (env or {}).items()],
-            cwd=UNSET if cwd is None else cwd,
-            output_byte_limit=UNSET if output_byte_limit is None else output_byte_limit,
-        )
-        result: s.CreateTerminalResponse = await self._call("terminal/create", params)
-        return result
-
-    async def terminal_output(self, session_id: str, terminal_id: str) -> s.TerminalOutputResponse:
-        params = s.TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id)
-        result: s.TerminalOutputResponse = await self._call("terminal/output", params)
-        return result
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str
-    ) -> s.WaitForTerminalExitResponse:
-        params = s.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id)
-        result: s.WaitForTerminalExitResponse = await self._call("terminal/wait_for_exit", params)
-        return result
-
-    async def kill_terminal(self, session_id: str, terminal_id: str) -> s.KillTerminalResponse:
-        params = s.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id)
-        result: s.KillTerminalResponse = await self._call("terminal/kill", params)
-        return result
-
-    async def release_terminal(
-        self, session_id: str, terminal_id: str
-    ) -> s.ReleaseTerminalResponse:
-        params = s.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
-        result: s.ReleaseTerminalResponse = await self._call("terminal/release", params)
-        return result
-
-    async def create_elicitation(
-        self, params: s.CreateElicitationRequest
-    ) -> s.CreateElicitationResponse:
-        mode = getattr(params, "mode", None) or (
-            "form"
-            if isinstance(params, s.ElicitationFormMode)
-            else "url"
-            if isinstance(params, s.ElicitationUrlMode)
-            else None
-        )
-        result: s.CreateElicitationResponse = await self._call(
-            "elicitation/create", params, mode=mode
-        )
-        return result
-
-    async def complete_elicitation(self, elicitation_id: str) -> None:
-        await self._call(
-            "elicitation/complete", s.CompleteElicitationNotification(elicitation_id=elicitation_id)
-        )
-
-    # -- unstable (the connection must opt in) ------------------------------
-
-    async def auth_status_update(
-        self, state: str, *, accounts: Sequence[s.AuthAccount] | None = None
-    ) -> None:
-        """``auth/status_update`` (unstable): tell the client the sign-in state changed.
-
-        Gated by this agent's own ``auth.status`` capability."""
-        params = s.AuthStatusUpdateNotification(
-            state=state, accounts=UNSET if accounts is None else list(accounts)
-        )
-        await self._call("auth/status_update", params)
-
-    async def mcp_message(
-        self,
-        server_id: str,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        request_id: str | None = None,
-        on_notification: McpListener | None = None,
-    ) -> s.MessageMcpResponse:
-        """Send one MCP request to a server the client offers over ACP (unstable
-        ``mcp/message``) and return its outcome: ``result`` or an MCP ``error``.
-
-        ``params`` go as they are (the MCP ``_meta`` envelope is the caller's, see
-        :mod:`acpwire.agent.mcp`); MCP notifications the client sends for this
-        request while it runs go to ``on_notification``. Gated by this agent's own
-        ``mcpCapabilities.acp``. An outer ACP error (server unknown, binding
-        failure) raises :class:`~acpwire.protocol.errors.RequestError`.
-        """
-        rid = request_id or f"mcp-request:{uuid.uuid4().hex}"
-        key = (server_id, rid)
-        if key in self._mcp_listeners:
-            raise ValueError(f"MCP request {rid!r} is already active for server {server_id!r}")
-        message = s.MessageMcpRequest(
-            server_id=server_id,
-            request_id=rid,
-            method=method,
-            params=UNSET if params is None else params,
-        )
-        if on_notification is not None:
-            self._mcp_listeners[key] = on_notification
-        try:
-            result: s.MessageMcpResponse = await self._call("mcp/message", message)
-        finally:
-            self._mcp_listeners.pop(key, None)
-        return result
-
-    async def deliver_mcp_notification(self, params: s.MessageMcpNotification) -> None:
-        """Hand an MCP notification to the listener of the request it belongs to, if any."""
-        listener = self._mcp_listeners.get((params.server_id, params.request_id))
-        if listener is not None:
-            await listener(params)
-
-    async def proxy_successor(self, method: str, params: Any = None) -> Any:
-        """``proxy/successor`` (unstable): have the conductor deliver a request to this
-        proxy's successor; returns the successor's answer unchanged."""
-        return await self._call(
-            "proxy/successor",
-            s.ProxySuccessorRequest(method=method, params=UNSET if params is None else params),
-        )
-
-    async def proxy_successor_notification(self, method: str, params: Any = None) -> None:
-        """``proxy/successor`` as a notification (unstable): forward one to the successor."""
-        await self._call(
-            "proxy/successor",
-            s.ProxySuccessorNotification(method=method, params=UNSET if params is None else params),
-            request=False,
-        )
-
-
-McpListener = Callable[[s.MessageMcpNotification], Awaitable[None]]
-"""Receives the MCP notifications of one ``mcp/message`` request while it runs."""
 
 AgentFactory = Callable[[], Agent]
 
@@ -412,32 +99,18 @@ class AgentSideConnection:
         otherwise only a request for exactly 2 gets the draft)."""
         self.version: int | None = None
         """The protocol version ``initialize`` chose (None before it)."""
-        table = v1_table(agent.unstable)
-        router = build_router(
-            agent,
-            "agent",
-            table,
-            overrides={
-                "initialize": self._initialize,
-                "session/prompt": self._prompt,
-                "mcp/message": self._mcp_message,
-            },
-        )
-        self._v1_router = router
-        self.v2: V2Half | None = None
-        """The v2 half of this connection (when ``v2`` is given): its routes and client peer."""
+        self.v1 = V1Layer(agent)
+        """The v1 layer of this connection: its routes and client peer."""
+        self.v2: V2Layer | None = None
+        """The v2 layer of this connection (when ``v2`` is given): its routes and client peer."""
+        router = self.v1.router
         if v2 is not None:
-            from .v2 import V2Half  # the v2 models load only for applications that opt in
+            from .v2 import V2Layer  # the v2 models load only for applications that opt in
 
-            self.v2 = V2Half(self, v2, initialize_v1=self._initialize)
-            router = with_initialize(router, self.v2.negotiate)
+            self.v2 = V2Layer(v2)
+            router = with_initialize(router, self._negotiate)
         self.connection = Connection(transport, router, name="agent")
-        self.client = ClientPeer(self.connection, table)
-        self.client.check_capabilities = check_capabilities
-        self.client.remote_capabilities = s.ClientCapabilities()
-        self.client.local_capabilities = s.AgentCapabilities()
-        self._prompting: dict[str, int] = {}  # session id -> prompts in hand
-        agent.on_connect(self.client)
+        self.client: ClientPeer = self.v1.attach(self.connection, check_capabilities)
         if self.v2 is not None:
             self.v2.attach(self.connection, check_capabilities)
 
@@ -446,51 +119,36 @@ class AgentSideConnection:
         """The v2 client (when ``v2`` is given); usable once ``initialize`` chose v2."""
         return None if self.v2 is None else self.v2.client
 
+    async def _negotiate(self, raw: Any) -> Any:
+        """``initialize`` while the version is open: pick it, answer in it, swap routes."""
+        assert self.v2 is not None
+        requested = requested_version(raw)
+        version = select_version(
+            requested, (PROTOCOL_VERSION, V2_DRAFT), draft_default=self.v2_default
+        )
+        response: Any
+        if version == V2_DRAFT:
+            from ..schema import v2  # loaded already: the v2 layer uses it
+
+            params = v2_initialize_params(raw, requested)
+            response = await self.v2.initialize(_decode(params, v2.InitializeRequest))
+        else:
+            response = await self.v1.initialize(_decode(raw, s.InitializeRequest))
+        self.chose(version)
+        return response
+
     def chose(self, version: int) -> None:
         """``initialize`` chose ``version``: serve its routes from now on (the other
         version's peer is retired)."""
         self.version = version
         if self.v2 is None:
             return
-        if version == 1:
-            self.v2.client.retire(1)
-            self.connection.use_router(self._v1_router)
-        else:
-            self.client.retire(version)
+        if version == V2_DRAFT:
+            self.v1.client.retire(version)
             self.connection.use_router(self.v2.router)
-
-    async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
-        caps = params.client_capabilities
-        self.client.remote_capabilities = (
-            s.ClientCapabilities() if isinstance(caps, UnsetType) else caps
-        )
-        info = params.client_info
-        self.client.client_info = None if isinstance(info, UnsetType) else info
-        response = await self.agent.initialize(params)
-        if not self.client.unstable:
-            # Never advertise what this connection will not route.
-            response = without_unstable(response)
-        own = response.agent_capabilities
-        self.client.local_capabilities = (
-            s.AgentCapabilities() if isinstance(own, UnsetType) else own
-        )
-        return response
-
-    async def _mcp_message(self, params: s.MessageMcpNotification) -> None:
-        await self.client.deliver_mcp_notification(params)
-        await self.agent.mcp_message(params)
-
-    async def _prompt(self, params: s.PromptRequest) -> s.PromptResponse:
-        sid = params.session_id
-        self._prompting[sid] = self._prompting.get(sid, 0) + 1
-        try:
-            return await self.agent.prompt(params)
-        finally:
-            left = self._prompting[sid] - 1
-            if left:
-                self._prompting[sid] = left
-            else:
-                del self._prompting[sid]
+        else:
+            self.v2.client.retire(version)
+            self.connection.use_router(self.v1.router)
 
     def start(self) -> None:
         self.connection.start()
@@ -507,18 +165,25 @@ class AgentSideConnection:
         """Stop serving in good order: cancel every running prompt as ``session/cancel``
         would, wait up to ``grace`` seconds for the requests in hand to be answered
         (prompts with ``cancelled``), then close."""
-        for session_id in list(self._prompting):
-            try:
-                await self.agent.cancel(s.CancelNotification(session_id=session_id))
-            except Exception:
-                log.exception("cancelling session %s on interrupt failed", session_id)
-        if self.v2 is not None:
-            await self.v2.interrupt()
+        layers: list[V1Layer | V2Layer] = [self.v1] if self.v2 is None else [self.v1, self.v2]
+        for layer in layers:
+            for session_id in layer.prompted():
+                try:
+                    await layer.cancel(session_id)
+                except Exception:
+                    log.exception("cancelling session %s on interrupt failed", session_id)
         await self.connection.drain(grace)
         await self.close()
 
     async def close(self) -> None:
         await self.connection.close()
+
+
+def _decode(raw: Any, model: type[Any]) -> Any:
+    try:
+        return s.convert(raw, model)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams("invalid initialize params", {"message": str(exc)}) from None
 
 
 async def serve_until_interrupted(conn: AgentSideConnection) -> None:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .. import schema as s
-from ..schema import UNSET
-from .connection import ClientPeer
+from ..schema import UNSET, none_to_unset
+from .v1 import ClientPeer
 
 __all__ = ["Answer", "ask_form"]
 
@@ -54,12 +54,12 @@ async def ask_form(
         message=message,
         requested_schema=s.ElicitationSchema(
             type="object",
-            title=UNSET if title is None else title,
+            title=none_to_unset(title),
             properties=dict(fields),
             required=list(required) if required else UNSET,
         ),
         session_id=session_id,
-        tool_call_id=UNSET if tool_call_id is None else tool_call_id,
+        tool_call_id=none_to_unset(tool_call_id),
     )
     result = await client.create_elicitation(params)
     if isinstance(result, s.ElicitationAcceptAction):

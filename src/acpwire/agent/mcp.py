@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from .._waits import within
 from ..protocol.errors import AcpError, RequestError
 from ..protocol.mcp_binding import MCP_PROTOCOL_VERSION
 from ..schema import (
@@ -57,10 +58,11 @@ from ..schema import (
     McpServerStdio,
     MessageMcpNotification,
     UnknownVariant,
+    unset_to_none,
 )
 
 if TYPE_CHECKING:
-    from .connection import ClientPeer
+    from .v1 import ClientPeer
 
 __all__ = [
     "McpServerError",
@@ -179,7 +181,7 @@ class _StderrCapture:
         self.close_writer()
         if wait:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._eof), _STDERR_EOF_GRACE)
+                await within(asyncio.shield(self._eof), _STDERR_EOF_GRACE)
         return "\n".join(line for line in self.tail if line.strip())
 
 
@@ -675,7 +677,7 @@ class _AcpDispatcher:
             raise MCPError(-32000, str(exc)) from None
         if answer.error is not UNSET:
             error = answer.error
-            data = None if error.data is UNSET else error.data
+            data = unset_to_none(error.data)
             raise MCPError(error.code, error.message, data)
         result: object = answer.result
         if not isinstance(result, dict):

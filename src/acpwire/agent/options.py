@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .. import schema as s
 from ..protocol.errors import InvalidParams
-from ..schema import UNSET
+from ..schema import none_to_unset
 
 __all__ = [
     "MODE_OPTION_ID",
@@ -115,15 +115,11 @@ class Toggle:
 Option = Select | Toggle
 
 
-def _opt(value: str | None) -> str | s.UnsetType:
-    return UNSET if value is None else value
-
-
 def _choice(item: Choice | str) -> s.SessionConfigSelectOption:
     if isinstance(item, str):
         return s.SessionConfigSelectOption(value=item, name=item)
     return s.SessionConfigSelectOption(
-        value=item.value, name=item.name, description=_opt(item.description)
+        value=item.value, name=item.name, description=none_to_unset(item.description)
     )
 
 
@@ -196,7 +192,8 @@ class ConfigSpec:
         selects = [o for o in self.options if isinstance(o, Select)]
         self._choice_values = {o.id: frozenset(o.values()) for o in selects}
         self._wire_modes = [
-            s.SessionMode(id=m.id, name=m.name, description=_opt(m.description)) for m in self.modes
+            s.SessionMode(id=m.id, name=m.name, description=none_to_unset(m.description))
+            for m in self.modes
         ]
         self._wire_choices = {o.id: _wire_choices(o) for o in selects}
 
@@ -290,8 +287,8 @@ class ConfigSpec:
                         s.SessionConfigBoolean(
                             id=option.id,
                             name=option.name,
-                            description=_opt(option.description),
-                            category=_opt(option.category),
+                            description=none_to_unset(option.description),
+                            category=none_to_unset(option.category),
                             current_value=current if isinstance(current, bool) else option.default,
                         )
                     )
@@ -300,8 +297,8 @@ class ConfigSpec:
                 s.SessionConfigSelect(
                     id=option.id,
                     name=option.name,
-                    description=_opt(option.description),
-                    category=_opt(option.category),
+                    description=none_to_unset(option.description),
+                    category=none_to_unset(option.category),
                     current_value=current if isinstance(current, str) else option.initial,
                     options=self._wire_choices[option.id],  # shared: encoded, never changed
                 )

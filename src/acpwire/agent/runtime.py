@@ -1,9 +1,16 @@
 """How an :class:`~acpwire.agent.app.AgentApp` serves one connection.
 
-:class:`AppAgent` is a low-tier :class:`~acpwire.agent.connection.Agent`: one
+:class:`AppAgent` is a low-tier :class:`~acpwire.agent.v1.Agent`: one
 instance per connection, holding that connection's authentication state and
 live sessions. It answers every client->agent method from the app's
-declarations; the high tier adds no routing of its own.
+declarations (read through :class:`~acpwire.agent.declarations.AppDeclarations`:
+this module never imports the app); the high tier adds no routing of its own.
+
+It is also the core the v2 layer (:mod:`acpwire.agent.app_v2`) serves a v2 client
+from, through public methods only: :meth:`AppAgent.accept_prompt`,
+:meth:`~AppAgent.run_turn` and :meth:`~AppAgent.drop_turn` for a turn that answers
+before it runs, :meth:`~AppAgent.reopen` for v2's ``session/resume``,
+:meth:`~AppAgent.require_sign_in` and :meth:`~AppAgent.watch_connection`.
 
 Signing in (AUTH-008): every method of the method table the agent serves needs a
 signed-in client, but those in :data:`NO_SIGN_IN`; a method the app does not serve
@@ -42,9 +49,10 @@ import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .. import schema as s
+from .._tasks import TaskSet
 from ..protocol.errors import (
     AuthRequired,
     ConnectionClosedError,
@@ -55,14 +63,14 @@ from ..protocol.errors import (
     ResourceNotFound,
 )
 from ..protocol.version import negotiate
-from ..schema import UNSET, UnsetType, to_json
+from ..schema import UNSET, none_to_unset, to_json, unset_to_none
 from ..schema.methods import V1_UNSTABLE
 from ..schema.stability import reads_unstable
 from ..store import SessionRecord
 from ..store.base import NEW_SESSION_OWNER
 from .auth import TerminalAuth, advertised_methods
 from .commands import parse_command
-from .connection import Agent
+from .declarations import AppDeclarations
 from .sessions import Session, new_record
 from .turn import (
     StopReason,
@@ -72,15 +80,11 @@ from .turn import (
     needs_prompt_check,
     new_message_id,
 )
-
-if TYPE_CHECKING:
-    from .app import AgentApp
+from .v1 import Agent
 
 __all__ = ["NO_SIGN_IN", "SERVED_IF", "AppAgent", "TurnInProgress"]
 
 log = logging.getLogger("acpwire.agent")
-
-_T = TypeVar("_T")
 
 
 class TurnInProgress(RequestError):
@@ -88,10 +92,6 @@ class TurnInProgress(RequestError):
 
     default_code = ErrorCode.INVALID_REQUEST
     default_message = "A prompt turn is already running in this session"
-
-
-def _value(v: _T | UnsetType) -> _T | None:
-    return None if isinstance(v, UnsetType) else v
 
 
 def _check_dirs(cwd: str, additional: Sequence[str]) -> None:
@@ -128,24 +128,24 @@ method of the table waits for ``authenticate`` to succeed (or the app's
 (:class:`AuthRequired`, with the ``authMethods``) until then."""
 
 
-def _durable(app: AgentApp) -> bool:
+def _durable(app: AppDeclarations) -> bool:
     return app.durable
 
 
-def _has_modes(app: AgentApp) -> bool:
+def _has_modes(app: AppDeclarations) -> bool:
     return app.config.has_modes
 
 
-def _has_options(app: AgentApp) -> bool:
+def _has_options(app: AppDeclarations) -> bool:
     return app.config.has_options
 
 
-def _has_providers(app: AgentApp) -> bool:
+def _has_providers(app: AppDeclarations) -> bool:
     return bool(app.providers)
 
 
 _NO_PROVIDERS = "providers/*: this agent declares no providers"
-SERVED_IF: Mapping[str, tuple[Callable[[AgentApp], bool], str]] = {
+SERVED_IF: Mapping[str, tuple[Callable[[AppDeclarations], bool], str]] = {
     "session/load": (_durable, "session/load is not supported by this agent"),
     "session/resume": (_durable, "session/resume is not supported by this agent"),
     "session/set_mode": (_has_modes, "session/set_mode: this agent has no session modes"),
@@ -184,7 +184,7 @@ def _gated(method: str, handler: Callable[..., Awaitable[Any]]) -> Callable[...,
         if served is not None and not served[0](self.app):
             raise MethodNotFound(served[1])
         if self.app.auth_required and not self.authenticated:
-            await self._require_auth()
+            await self.require_sign_in()
         return await handler(self, *args, **kwargs)
 
     return gated
@@ -194,13 +194,15 @@ def _gated(method: str, handler: Callable[..., Awaitable[Any]]) -> Callable[...,
 class AppAgent(Agent):
     """Serves an :class:`AgentApp` on one connection (see the module docstring)."""
 
-    def __init__(self, app: AgentApp) -> None:
+    def __init__(self, app: AppDeclarations) -> None:
         self.app = app
         self.sessions: dict[str, Session] = {}
         self.turns: dict[str, Turn] = {}
         """The turn running in each session that has one, by session id."""
         self.authenticated = False
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet(log)
+        """Work after an answer, and the connection's watcher. Never closed: each task
+        ends with the connection (a send to a closed one fails, quietly)."""
         self._watching = False
 
     # -- helpers -----------------------------------------------------------
@@ -212,12 +214,13 @@ class AppAgent(Agent):
 
     @property
     def _booleans(self) -> bool:
-        session = _value(self._client_caps.session)
-        options = _value(session.config_options) if session is not None else None
-        return options is not None and _value(options.boolean) is not None
+        session = unset_to_none(self._client_caps.session)
+        options = unset_to_none(session.config_options) if session is not None else None
+        return options is not None and unset_to_none(options.boolean) is not None
 
-    async def _require_auth(self) -> None:
-        """The gate's check (see :data:`NO_SIGN_IN`); raises :class:`AuthRequired`."""
+    async def require_sign_in(self) -> None:
+        """The sign-in gate's check (see :data:`NO_SIGN_IN`), for a method that enters
+        the runtime other than through its gated handler; raises :class:`AuthRequired`."""
         if not self.app.auth_required or self.authenticated:
             return
         check = self.app.hooks.is_authenticated
@@ -245,9 +248,7 @@ class AppAgent(Agent):
                 await make()
 
         def start(_: object = None) -> None:
-            task = asyncio.ensure_future(later())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._background.spawn(later())
 
         current = asyncio.current_task()
         if current is None:
@@ -271,7 +272,7 @@ class AppAgent(Agent):
             self._after_response(lambda: session.publish_commands(commands))
         support = session.mcp_support
         if session.mcp_servers and support.enabled and not support.on_demand:
-            self._watch_connection()
+            self.watch_connection()
             self._after_response(lambda: self._connect_mcp(session))
         return session
 
@@ -282,8 +283,8 @@ class AppAgent(Agent):
             servers = await session.connect_mcp()
         except RuntimeError:
             return  # the session closed meanwhile
-        wanted = _value(self._client_caps.session)
-        notices = wanted is not None and _value(wanted.notices) is not None
+        wanted = unset_to_none(self._client_caps.session)
+        notices = wanted is not None and unset_to_none(wanted.notices) is not None
         if not (servers.failures and notices and session.take_mcp_report()):
             return
         for name, reason in servers.failures.items():
@@ -306,9 +307,9 @@ class AppAgent(Agent):
         await session.close_mcp()
         return session
 
-    def _watch_connection(self) -> None:
-        """Once a session may use MCP (or a v2 turn runs apart from its request): when the
-        connection ends, cancel the running turns and stop every session's servers."""
+    def watch_connection(self) -> None:
+        """Once a session may use MCP, or a turn runs apart from its request (v2): when
+        the connection ends, cancel the running turns and stop every session's servers."""
         if self._watching:
             return
         self._watching = True
@@ -319,9 +320,7 @@ class AppAgent(Agent):
                 turn.cancel()
             await self.aclose_mcp()
 
-        task = asyncio.ensure_future(watch())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(watch(), name="watch the connection")
 
     async def aclose_mcp(self) -> None:
         """The connection is over: disconnect the MCP servers of every session it had open."""
@@ -335,8 +334,8 @@ class AppAgent(Agent):
     # -- initialization and auth ---------------------------------------------
 
     async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
-        auth = _value(self._client_caps.auth)
-        terminal = auth is not None and _value(auth.terminal) is True
+        auth = unset_to_none(self._client_caps.auth)
+        terminal = auth is not None and unset_to_none(auth.terminal) is True
         app = self.app
         return s.InitializeResponse(
             protocol_version=negotiate(params.protocol_version),
@@ -345,7 +344,7 @@ class AppAgent(Agent):
             ),
             auth_methods=advertised_methods(app.auth_methods, terminal=terminal),
             agent_info=s.Implementation(
-                name=app.name, version=app.version, title=UNSET if app.title is None else app.title
+                name=app.name, version=app.version, title=none_to_unset(app.title)
             ),
         )
 
@@ -373,7 +372,7 @@ class AppAgent(Agent):
     # -- sessions --------------------------------------------------------------
 
     async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
-        additional = _value(params.additional_directories) or []
+        additional = unset_to_none(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         session_id = f"sess_{uuid.uuid4().hex}"
         record = new_record(session_id, params.cwd, additional, self.app.config)
@@ -392,13 +391,16 @@ class AppAgent(Agent):
             config_options=session.config_options() or UNSET,
         )
 
-    async def _reopen(
+    async def reopen(
         self,
         session_id: str,
         cwd: str,
         additional: Sequence[str],
         mcp_servers: Sequence[s.McpServer],
     ) -> Session:
+        """Make a stored session live here with new roots and MCP servers (what
+        ``session/load`` and ``session/resume`` share; the caller replays, or not).
+        Not behind the sign-in gate: the caller's own method is."""
         _check_dirs(cwd, additional)
         live = self.sessions.get(session_id)
         if session_id in self.turns:
@@ -418,17 +420,17 @@ class AppAgent(Agent):
         return self._open(record, mcp_servers)
 
     async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
-        additional = _value(params.additional_directories) or []
-        session = await self._reopen(params.session_id, params.cwd, additional, params.mcp_servers)
+        additional = unset_to_none(params.additional_directories) or []
+        session = await self.reopen(params.session_id, params.cwd, additional, params.mcp_servers)
         await session.replay()  # before the response (SESS-007)
         return s.LoadSessionResponse(
             modes=session.modes_state() or UNSET, config_options=session.config_options() or UNSET
         )
 
     async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
-        additional = _value(params.additional_directories) or []
-        session = await self._reopen(
-            params.session_id, params.cwd, additional, _value(params.mcp_servers) or []
+        additional = unset_to_none(params.additional_directories) or []
+        session = await self.reopen(
+            params.session_id, params.cwd, additional, unset_to_none(params.mcp_servers) or []
         )
         return s.ResumeSessionResponse(
             modes=session.modes_state() or UNSET, config_options=session.config_options() or UNSET
@@ -449,9 +451,9 @@ class AppAgent(Agent):
     async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        cwd, cursor = _value(params.cwd), _value(params.cursor)
+        cwd, cursor = unset_to_none(params.cwd), unset_to_none(params.cursor)
         archive = self.app.unstable  # sessionCapabilities.archive is advertised
-        archived = admin.archive_filter(_value(params.archived)) if archive else "include"
+        archived = admin.archive_filter(unset_to_none(params.archived)) if archive else "include"
         await self.app.history.flush()  # recency includes what was just recorded
         try:
             records, next_cursor = await admin.list_page(
@@ -460,9 +462,7 @@ class AppAgent(Agent):
         except ValueError:
             raise InvalidParams("invalid cursor", {"cursor": cursor}) from None
         sessions = [admin.session_info(r, archive=archive) for r in records]
-        return s.ListSessionsResponse(
-            sessions=sessions, next_cursor=UNSET if next_cursor is None else next_cursor
-        )
+        return s.ListSessionsResponse(sessions=sessions, next_cursor=none_to_unset(next_cursor))
 
     async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
         await self._live(params.session_id).set_mode(params.mode_id)
@@ -472,7 +472,7 @@ class AppAgent(Agent):
         self, params: s.SetSessionConfigOptionRequest
     ) -> s.SetSessionConfigOptionResponse:
         session = self._live(params.session_id)
-        if _value(params.type) == "boolean" and not isinstance(params.value, bool):
+        if unset_to_none(params.type) == "boolean" and not isinstance(params.value, bool):
             raise InvalidParams(
                 "type boolean needs a boolean value", {"configId": params.config_id}
             )
@@ -484,7 +484,8 @@ class AppAgent(Agent):
     def _open_everywhere(self, session_id: str) -> list[Session]:
         """Every open copy of a session on this app's live connections (this one included)."""
         found: list[Session] = []
-        for agent in list(self.app.connections):
+        agents: list[AppAgent] = list(self.app.connections)
+        for agent in agents:
             session = agent.sessions.get(session_id)
             if session is not None and not session.closed and not agent._connection_closed:
                 found.append(session)
@@ -500,7 +501,7 @@ class AppAgent(Agent):
     async def fork_session(self, params: s.ForkSessionRequest) -> s.ForkSessionResponse:
         from . import session_admin as admin  # loaded by the first call that needs it
 
-        additional = _value(params.additional_directories) or []
+        additional = unset_to_none(params.additional_directories) or []
         _check_dirs(params.cwd, additional)
         for live in self._open_everywhere(params.session_id):
             await live.save()  # the fork starts from the parent's latest settings and state
@@ -508,7 +509,7 @@ class AppAgent(Agent):
         parent = await admin.stored(self.app.store, params.session_id)
         fork = admin.fork_record(parent, f"sess_{uuid.uuid4().hex}", params.cwd, additional)
         record = await admin.copy_history(self.app.store, parent.session_id, fork)
-        session = self._open(record, _value(params.mcp_servers) or [])
+        session = self._open(record, unset_to_none(params.mcp_servers) or [])
         return s.ForkSessionResponse(
             session_id=session.id,
             modes=session.modes_state() or UNSET,
@@ -562,7 +563,7 @@ class AppAgent(Agent):
         return s.ListProvidersResponse(providers=self.app.providers.infos())
 
     async def set_provider(self, params: s.SetProviderRequest) -> s.SetProviderResponse:
-        headers = _value(params.headers) or {}
+        headers = unset_to_none(params.headers) or {}
         await self.app.providers.set(params.provider_id, params.api_type, params.base_url, headers)
         return s.SetProviderResponse()
 
@@ -592,8 +593,13 @@ class AppAgent(Agent):
         # $/cancel_request for this prompt ends the turn as session/cancel does.
         self.client.connection.take_cancellation(turn.cancel)
         if session.mcp_servers and session.mcp_support.enabled:
-            self._watch_connection()
+            self.watch_connection()
         return session, turn
+
+    def drop_turn(self, session_id: str) -> None:
+        """Forget a turn :meth:`accept_prompt` made that will not run (its prompt could
+        not be answered), so the session takes prompts again."""
+        self.turns.pop(session_id, None)
 
     async def run_turn(
         self, session: Session, turn: Turn, message_id: str | None = None

@@ -53,9 +53,9 @@ from ..schema import to_json
 from ..store import SessionRecord, utc_now
 from .chunks import RunKey, coalesce, model_run_key
 from .commands import Command
-from .connection import ClientPeer
 from .history import HistoryWriter
 from .options import MODE_OPTION_ID, ConfigSpec, ConfigValue
+from .v1 import ClientPeer
 
 if TYPE_CHECKING:
     from .mcp import McpServers

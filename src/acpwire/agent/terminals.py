@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal as _signal
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
 from .. import schema as s
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError, RequestError
-from ..schema import UnsetType
-from .connection import ClientPeer
+from ..schema import unset_to_none
+from .v1 import ClientPeer
 
 __all__ = ["CLEANUP_TIMEOUT", "RunResult", "TerminalHandle", "run_locally"]
 
@@ -42,10 +43,6 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
-
-
-def _value(v: object) -> object:
-    return None if isinstance(v, UnsetType) else v
 
 
 class TerminalHandle:
@@ -81,7 +78,7 @@ class TerminalHandle:
     async def wait(self) -> s.WaitForTerminalExitResponse:
         """``terminal/wait_for_exit``."""
         result = await self.client.wait_for_terminal_exit(self.session_id, self.id)
-        code, sig = _value(result.exit_code), _value(result.signal)
+        code, sig = unset_to_none(result.exit_code), unset_to_none(result.signal)
         self.exit_code = code if isinstance(code, int) else None
         self.signal = sig if isinstance(sig, str) else None
         self.exited = True
@@ -124,9 +121,9 @@ class TerminalHandle:
         await self.close()
 
 
-async def _bounded(coro: object) -> None:
+async def _bounded(coro: Awaitable[object]) -> None:
     with contextlib.suppress(asyncio.TimeoutError, RequestError, ConnectionClosedError, OSError):
-        await asyncio.wait_for(coro, CLEANUP_TIMEOUT)  # type: ignore[arg-type]
+        await within(coro, CLEANUP_TIMEOUT)
 
 
 async def run_locally(
@@ -161,7 +158,7 @@ async def run_locally(
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), CLEANUP_TIMEOUT)
+            await within(proc.wait(), CLEANUP_TIMEOUT)
         raise
     truncated = False
     if output_byte_limit is not None and len(data) > output_byte_limit:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from .. import schema as s
 from ..protocol.errors import ConnectionClosedError, RequestError
-from ..schema import UNSET
+from ..schema import UNSET, none_to_unset
 
 if TYPE_CHECKING:
     from .mcp import McpServers, McpToolResult
@@ -152,7 +152,7 @@ def location(path: str, line: int | None = None) -> s.ToolCallLocation:
     """A file location the client can follow; ``line`` is 1-based (OVR-002)."""
     if line is not None and line < 1:
         raise ValueError(f"line numbers are 1-based, got {line}")
-    return s.ToolCallLocation(path=path, line=UNSET if line is None else line)
+    return s.ToolCallLocation(path=path, line=none_to_unset(line))
 
 
 _KEEP: Any = object()
@@ -241,11 +241,11 @@ class ToolCall:
             s.ToolCallStart(
                 tool_call_id=self.id,
                 title=self.title,
-                kind=UNSET if self.kind is None else self.kind,
+                kind=none_to_unset(self.kind),
                 status="pending",
                 content=list(self.content) if self.content else UNSET,
                 locations=list(self.locations) if self.locations else UNSET,
-                raw_input=UNSET if self.raw_input is None else self.raw_input,
+                raw_input=none_to_unset(self.raw_input),
             )
         )
         self.turn.open_calls[self.id] = self
@@ -350,7 +350,7 @@ class ToolCall:
         request = s.ToolCallUpdate(
             tool_call_id=self.id,
             title=self.title,
-            kind=UNSET if self.kind is None else self.kind,
+            kind=none_to_unset(self.kind),
             status=self.status,
             content=list(self.content) if self.content else UNSET,
             locations=list(self.locations) if self.locations else UNSET,

@@ -42,11 +42,11 @@ from ..schema import UNSET
 from ..schema.methods import BY_NAME
 from .chunks import LiveChunks
 from .commands import Command
-from .connection import ClientPeer
 from .elicitation import Answer, ask_form
 from .options import ConfigValue
 from .sessions import Session
 from .turn_state import TurnEvent, TurnState, next_state
+from .v1 import ClientPeer
 
 if TYPE_CHECKING:  # loaded when first used: most agents need none of them at start-up
     from ..sandbox import Sandbox

@@ -7,6 +7,9 @@ serves a v1 client with ``agent`` and a client that asks for version 2 with the
 for exactly 2 gets v2, unless ``v2_default=True``). The draft
 may change in any release of the pinned schema (``docs/protocol-currency.md``).
 
+This module is the v2 layer of the low tier, the mirror of :mod:`acpwire.agent.v1`:
+neither imports the other; :mod:`acpwire.agent.connection`, above both, chooses.
+
 v2 is not v1 with a new number (schema/v2):
 
 * ``initialize`` carries ``info`` (required) and ``capabilities`` on both sides;
@@ -25,33 +28,20 @@ test checks that they match it.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
-from .. import schema as s
 from ..engine.connection import Connection
 from ..engine.roles import Peer, build_router
 from ..protocol.errors import InvalidParams, InvalidRequest, MethodNotFound
-from ..protocol.version import (
-    PROTOCOL_VERSION,
-    V2_DRAFT,
-    requested_version,
-    select_version,
-    v2_initialize_params,
-)
+from ..protocol.version import V2_DRAFT
 from ..schema import UnsetType, v2
 from ..schema.methods import V2, MethodTable
 from ..schema.stability import without_unstable
 
-if TYPE_CHECKING:
-    from .connection import AgentSideConnection
-
-__all__ = ["AgentV2", "ClientPeerV2", "V2Half", "default_info"]
-
-log = logging.getLogger("acpwire.agent")
+__all__ = ["AgentV2", "ClientPeerV2", "V2Layer", "default_info"]
 
 
 def default_info(name: str = "acpwire") -> v2.Implementation:
@@ -209,60 +199,39 @@ class ClientPeerV2(Peer):
         )
 
 
-class V2Half:
-    """The v2 half of an :class:`~acpwire.agent.connection.AgentSideConnection` that
-    serves both versions: the negotiating ``initialize``, the v2 routes and the v2
-    client peer. Built only when an application passes ``v2=``."""
+class V2Layer:
+    """The v2 draft on one agent connection: the routes to an :class:`AgentV2` and, once
+    attached, the :class:`ClientPeerV2` its calls go through. Built only when an
+    application passes ``v2=``; the connection above (:mod:`acpwire.agent.connection`)
+    decides at ``initialize`` whether these routes or v1's serve it.
 
-    def __init__(
-        self,
-        owner: AgentSideConnection,
-        agent: AgentV2,
-        *,
-        initialize_v1: Callable[[s.InitializeRequest], Awaitable[s.InitializeResponse]],
-    ) -> None:
-        self.owner = owner
+    ``initialize`` records the client's ``info`` and capabilities in the peer and always
+    answers version 2; a repeated one must ask for 2 or later. ``session/prompt``
+    remembers the session (a v2 turn outlives its request), so an interrupt knows what
+    to cancel.
+    """
+
+    def __init__(self, agent: AgentV2) -> None:
         self.agent = agent
-        self._initialize_v1 = initialize_v1
         self.router = build_router(
             agent,
             "agent",
             V2,
-            overrides={"initialize": self.initialize, "session/prompt": self.prompt},
+            overrides={"initialize": self._initialize_again, "session/prompt": self._prompt},
         )
-        self.prompted: set[str] = set()
-        """Sessions that got a prompt on this connection (a v2 turn outlives its request)."""
+        self._prompted: set[str] = set()
 
-    def attach(self, connection: Connection, check_capabilities: bool) -> None:
-        self.client = ClientPeerV2(connection)
-        self.client.check_capabilities = check_capabilities
-        self.client.remote_capabilities = v2.ClientCapabilities()
-        self.client.local_capabilities = v2.AgentCapabilities()
-        self.agent.on_connect(self.client)
-
-    async def negotiate(self, raw: Any) -> Any:
-        """``initialize`` while the version is open: pick it, answer in it, swap routes
-        (before the answer goes out, so the client's next request meets them)."""
-        requested = requested_version(raw)
-        version = select_version(
-            requested, (PROTOCOL_VERSION, V2_DRAFT), draft_default=self.owner.v2_default
-        )
-        if version == V2_DRAFT:
-            params = _decode(v2_initialize_params(raw, requested), v2.InitializeRequest)
-            response: Any = await self.initialize(params)
-        else:
-            response = await self._initialize_v1(_decode(raw, s.InitializeRequest))
-        self.owner.chose(version)
-        return response
+    def attach(self, connection: Connection, check_capabilities: bool) -> ClientPeerV2:
+        """Make the client peer on ``connection`` and hand it to the agent."""
+        client = self.client = ClientPeerV2(connection)
+        client.check_capabilities = check_capabilities
+        client.remote_capabilities = v2.ClientCapabilities()
+        client.local_capabilities = v2.AgentCapabilities()
+        self.agent.on_connect(client)
+        return client
 
     async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
-        """A v2 ``initialize``: the first one (from :meth:`negotiate`) or a repeat."""
-        if self.owner.version == V2_DRAFT and params.protocol_version < V2_DRAFT:
-            # A repeat asks for the version the first one chose (as the TypeScript SDK).
-            raise InvalidRequest(
-                f"Invalid request: a repeated initialize must request protocol version "
-                f"{V2_DRAFT} or later"
-            )
+        """The agent's answer to a v2 ``initialize`` (the one that chose v2 or a repeat)."""
         params = msgspec.structs.replace(params, protocol_version=V2_DRAFT)
         caps = params.capabilities
         self.client.remote_capabilities = (
@@ -280,21 +249,24 @@ class V2Half:
         )
         return response
 
-    async def prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
-        self.prompted.add(params.session_id)
+    async def _initialize_again(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
+        # Routed once v2 was chosen: a repeat asks for the version the first one chose
+        # (as the TypeScript SDK).
+        if params.protocol_version < V2_DRAFT:
+            raise InvalidRequest(
+                f"Invalid request: a repeated initialize must request protocol version "
+                f"{V2_DRAFT} or later"
+            )
+        return await self.initialize(params)
+
+    async def _prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
+        self._prompted.add(params.session_id)
         return await self.agent.prompt(params)
 
-    async def interrupt(self) -> None:
-        """What ``session/cancel`` does, for every session that got a prompt."""
-        for session_id in sorted(self.prompted):
-            try:
-                await self.agent.cancel(v2.CancelSessionNotification(session_id=session_id))
-            except Exception:
-                log.exception("cancelling session %s on interrupt failed", session_id)
+    def prompted(self) -> list[str]:
+        """The sessions that got a prompt on this connection (what an interrupt cancels)."""
+        return sorted(self._prompted)
 
-
-def _decode(raw: Any, model: type[Any]) -> Any:
-    try:
-        return s.convert(raw, model)
-    except msgspec.ValidationError as exc:
-        raise InvalidParams("invalid initialize params", {"message": str(exc)}) from None
+    async def cancel(self, session_id: str) -> None:
+        """What ``session/cancel`` for ``session_id`` does."""
+        await self.agent.cancel(v2.CancelSessionNotification(session_id=session_id))

@@ -13,6 +13,9 @@ remote endpoint over a WebSocket (default) or Streamable HTTP (``--http``).
   process exits 0. When the server ends the connection for good, stdout is
   closed (the editor sees its agent exit); exit 1 if it broke and could not be
   restored.
+* When the endpoint cannot be reached or refuses the token (HTTP 401/403, told at
+  once over either transport), the reason goes to stderr and, as a JSON-RPC error,
+  to the editor's request (its ``initialize``); then exit 1.
 * A broken connection is restored (:mod:`acpwire.transports.remote`): first
   by resuming the same server connection, else by a new connection that
   replays the editor's ``initialize`` and re-attaches its sessions; requests
@@ -24,12 +27,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import sys
-from typing import Any
+import urllib.parse
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["add_connect_parser", "run_connect"]
+from .._waits import within
+
+if TYPE_CHECKING:
+    from ..transports.base import Transport
+
+__all__ = ["add_connect_parser", "run_connect", "url_problem"]
 
 TOKEN_ENV = "ACP_TOKEN"
 INSTALL_HINT = "acp connect needs the remote extra: pip install 'acpwire[remote]'"
@@ -80,6 +90,24 @@ def add_connect_parser(sub: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as a remote agent's address (``None``: nothing).
+
+    ``acp chat --url`` and ``acp connect`` check it before connecting, so that a typo
+    is one line on stderr and exit 2, not a traceback from an HTTP library.
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        return f"not a valid URL: {url!r} ({exc})"
+    if parts.scheme.lower() not in ("http", "https", "ws", "wss"):
+        return f"not an http(s):// or ws(s):// URL: {url!r}"
+    if not parts.hostname:
+        return f"the URL names no host: {url!r}"
+    return None
+
+
 def _headers(values: list[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for value in values:
@@ -98,9 +126,9 @@ def run_connect(args: argparse.Namespace) -> int:
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
         return 1
-    scheme = args.url.split("://", 1)[0].lower()
-    if scheme not in ("http", "https", "ws", "wss"):
-        print(f"acp connect: not an http(s):// or ws(s):// URL: {args.url}", file=sys.stderr)
+    problem = url_problem(args.url)
+    if problem is not None:
+        print(f"acp connect: {problem}", file=sys.stderr)
         return 2
     try:
         headers = _headers(args.header)
@@ -116,6 +144,48 @@ def run_connect(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(_bridge(args, token, headers))
     return 130
+
+
+FIRST_MESSAGE_WAIT = 10.0
+"""Seconds ``acp connect`` waits for the editor's first message when the endpoint cannot
+be reached, to answer it with the reason (an editor sends ``initialize`` at once)."""
+
+
+async def _refuse(editor: Transport, message: bytes, error: Exception) -> None:
+    """Answer the editor's request ``message`` with ``error`` (a notification: nothing)."""
+    from ..protocol.errors import ErrorCode
+    from ..protocol.peek import NotAMessage, peek
+
+    try:
+        p = peek(message)
+    except NotAMessage:
+        return
+    if p.kind == "request" and p.id is not None:
+        answer = {"code": int(ErrorCode.INTERNAL_ERROR), "message": f"acp connect: {error}"}
+        await editor.send(json.dumps({"jsonrpc": "2.0", "id": p.id, "error": answer}).encode())
+
+
+async def _to_agent(editor: Transport, remote: Transport) -> None:
+    """Forward the editor's messages; a request the endpoint refused (a first
+    ``initialize`` that cannot be sent, a refused token) is answered with the reason."""
+    from ..protocol.errors import ConnectionClosedError
+    from ..protocol.framing import Oversize
+
+    while True:
+        message = await editor.receive()
+        if message is None:
+            return
+        if isinstance(message, Oversize):
+            logging.getLogger("acpwire.cli.connect").warning(
+                "dropped an oversize message (%d bytes) from the editor", message.size
+            )
+            continue
+        try:
+            await remote.send(message)
+        except ConnectionClosedError as exc:
+            with contextlib.suppress(ConnectionClosedError, OSError):
+                await _refuse(editor, message, exc)
+            raise
 
 
 async def _bridge(args: argparse.Namespace, token: str | None, headers: dict[str, str]) -> int:
@@ -147,10 +217,14 @@ async def _bridge(args: argparse.Namespace, token: str | None, headers: dict[str
         )
     except ConnectionClosedError as exc:
         print(f"acp connect: {exc}", file=sys.stderr, flush=True)
+        with contextlib.suppress(asyncio.TimeoutError, ConnectionClosedError, OSError):
+            first = await within(editor.receive(), FIRST_MESSAGE_WAIT)
+            if isinstance(first, bytes):
+                await _refuse(editor, first, exc)
         await editor.close()
         return 1
 
-    up = asyncio.ensure_future(copy_messages(editor, remote, "from the editor"))
+    up = asyncio.ensure_future(_to_agent(editor, remote))
     down = asyncio.ensure_future(copy_messages(remote, editor, "from the agent"))
     status = 0
     try:

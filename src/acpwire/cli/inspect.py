@@ -10,7 +10,9 @@ updates rendered by the renderers :mod:`acpwire.cli.render` shares with ``acp ch
 to ``FILE`` or stderr, or as JSON lines with ``--json``. The proxy's own stdout carries
 the agent's output and nothing else: before anything runs, file descriptor 1 is moved
 aside for the forwarded bytes and pointed at stderr, so a stray print cannot corrupt
-the protocol. The agent's stderr is passed through.
+the protocol. The agent's stderr is passed through. What the peers sent is logged
+made safe for a terminal (:mod:`acpwire.cli.sanitize`): no control sequence of theirs
+reaches it.
 
 Log records are in wire order: each line is logged before it is passed on (see
 ``_pump``), and times are taken under one lock. Ctrl-C is forwarded to the agent
@@ -35,6 +37,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal, TextIO, cast
+
+from .sanitize import json_line, sanitize
 
 __all__ = ["TrafficLog", "add_inspect_parser", "run_inspect"]
 
@@ -105,7 +109,10 @@ class TrafficLog:
         self._methods = V1_UNSTABLE
 
     def _write(self, text: str) -> None:
-        # Called with the lock held.
+        # Called with the lock held. The log goes to a terminal as often as not: what
+        # the peers sent is shown, never obeyed (JSON records escape it instead).
+        if not self.json_lines:
+            text = sanitize(text)
         try:
             self.out.write(text + "\n")
             self.out.flush()
@@ -139,7 +146,7 @@ class TrafficLog:
             record["kind"] = "invalid"
             record["raw"] = raw.decode("utf-8", "replace")
             if self.json_lines:
-                self._write(json.dumps(record, ensure_ascii=False))
+                self._write(json_line(record))
             else:
                 self._write(f"{t:9.3f}  {_ARROWS[sender]}  NOT JSON-RPC: {_short(record['raw'])}")
             return
@@ -170,7 +177,7 @@ class TrafficLog:
             record["latencyMs"] = round(latency * 1000, 3)
         if self.json_lines:
             record["message"] = value
-            self._write(json.dumps(record, ensure_ascii=False))
+            self._write(json_line(record))
             return
         summary = self._summary(kind, method, rid, value, latency)
         if unstable:

@@ -146,6 +146,12 @@ def _chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("give either --url or an agent command, not both")
     if args.url is None and (args.token is not None or args.http):
         parser.error("--token and --http go with --url")
+    if args.url is not None:
+        from .connect import url_problem  # stdlib only
+
+        problem = url_problem(args.url)
+        if problem is not None:
+            parser.error(f"--url: {problem}")
     if not _need_cli_extra():
         return 1
     from .chat.oneshot import run_once  # lazily: needs Rich

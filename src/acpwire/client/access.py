@@ -23,9 +23,12 @@ to try. The policy is for decisions that depend on the call.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..protocol.errors import InvalidParams
 
 __all__ = [
     "AccessPolicy",
@@ -33,9 +36,12 @@ __all__ = [
     "ReadRequest",
     "TerminalRequest",
     "WriteRequest",
+    "authorize",
     "decide",
     "read_only",
 ]
+
+log = logging.getLogger("acpwire.client")
 
 
 @dataclass(frozen=True)
@@ -88,3 +94,21 @@ async def decide(policy: AccessPolicy, request: AccessRequest) -> bool:
     if inspect.isawaitable(answer):
         answer = await answer
     return answer is True
+
+
+async def authorize(
+    policy: AccessPolicy | None, request: AccessRequest, data: Mapping[str, object]
+) -> None:
+    """Serve the call only if ``policy`` (when there is one) answers ``True``: otherwise
+    -32602 with ``data`` and ``reason: denied``. A policy that raises denies too."""
+    if policy is None:
+        return
+    try:
+        allowed = await decide(policy, request)
+    except Exception:
+        log.exception("access policy failed; denying")
+        allowed = False
+    if not allowed:
+        raise InvalidParams(
+            "the client's access policy refused this call", {**data, "reason": "denied"}
+        )

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from .. import schema as s
-from ..schema import UnsetType
+from ..schema import UnsetType, unset_to_none
 
 __all__ = ["AuthOption", "EnvVarSpec", "auth_options"]
 
@@ -123,7 +123,7 @@ def auth_options(
         if isinstance(method, s.AuthMethodTerminal):
             args = [] if isinstance(method.args, UnsetType) else list(method.args)
             env = {} if isinstance(method.env, UnsetType) else dict(method.env)
-            description = None if isinstance(method.description, UnsetType) else method.description
+            description = unset_to_none(method.description)
             out.append(
                 AuthOption(
                     method.id,
@@ -135,7 +135,7 @@ def auth_options(
                 )
             )
         elif isinstance(method, s.AuthMethodAgent):
-            description = None if isinstance(method.description, UnsetType) else method.description
+            description = unset_to_none(method.description)
             out.append(AuthOption(method.id, method.name, "agent", description))
         else:
             option = _from_raw(method.raw)

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from .. import schema as s
 from ..protocol.forms import validate_form
-from ..schema import UNSET, UnsetType
+from ..schema import UNSET, UnsetType, unset_to_none
 
 __all__ = [
     "ElicitationAnswer",
@@ -65,10 +65,6 @@ def decline() -> s.ElicitationDeclineAction:
 
 def cancel() -> s.ElicitationCancelAction:
     return s.ElicitationCancelAction()
-
-
-def _opt(value: Any) -> Any:
-    return None if isinstance(value, UnsetType) else value
 
 
 @dataclass(frozen=True)
@@ -178,8 +174,8 @@ class ElicitationHandler:
                 schema=params.requested_schema,
                 values=values,
                 errors=errors,
-                session_id=_opt(params.session_id),
-                tool_call_id=_opt(params.tool_call_id),
+                session_id=unset_to_none(params.session_id),
+                tool_call_id=unset_to_none(params.tool_call_id),
                 params=params,
             )
             answer = await _call(callback, request)
@@ -248,8 +244,8 @@ def url_request(params: s.ElicitationUrlMode) -> UrlRequest:
         elicitation_id=params.elicitation_id,
         host=host,
         warnings=tuple(warnings),
-        session_id=_opt(params.session_id),
-        tool_call_id=_opt(params.tool_call_id),
+        session_id=unset_to_none(params.session_id),
+        tool_call_id=unset_to_none(params.tool_call_id),
         params=params,
     )
 

@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
+from ..protocol.errors import InvalidParams
 from ..sandbox import (
     DEFAULT_CONFIRM_NAMES,
     DEFAULT_MAX_READ_BYTES,
@@ -90,6 +91,21 @@ class WorkspaceFiles:
     def add_root(self, path: str | os.PathLike[str]) -> Path:
         """Allow access below ``path`` (absolute) too; returns the resolved root."""
         return self.sandbox.add_root(path)
+
+    async def terminal_cwd(self, cwd: str) -> SandboxPath:
+        """The folder a terminal may start in: ``cwd`` if absolute and inside the roots
+        (-32602 ``relative_cwd`` or ``cwd_outside_workspace`` otherwise)."""
+        if "\x00" in cwd or not os.path.isabs(cwd):
+            raise InvalidParams(
+                "cwd must be an absolute path", {"cwd": cwd, "reason": "relative_cwd"}
+            )
+        inside = await asyncio.to_thread(self.sandbox.contains, cwd)
+        if inside is None:
+            raise InvalidParams(
+                "cwd is outside the session's workspace roots",
+                {"cwd": cwd, "reason": "cwd_outside_workspace"},
+            )
+        return inside
 
     async def locate(self, path: str) -> SandboxPath:
         """Resolve ``path`` inside the workspace (-32602 ``outside_workspace`` otherwise).

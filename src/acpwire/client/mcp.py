@@ -32,7 +32,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from .. import schema as s
 from ..protocol.errors import InvalidParams, RequestCancelled
@@ -43,16 +43,34 @@ from ..protocol.mcp_binding import (
     binding_error,
     check_envelope,
 )
+from ..schema import none_to_unset
 
-if TYPE_CHECKING:
-    from .connection import AgentPeer
-
-__all__ = ["DEFAULT_MAX_ACTIVE", "McpCall", "McpHandler", "McpOffers", "mcp_sdk_handler"]
+__all__ = [
+    "DEFAULT_MAX_ACTIVE",
+    "McpCall",
+    "McpHandler",
+    "McpNotifier",
+    "McpOffers",
+    "mcp_sdk_handler",
+]
 
 log = logging.getLogger("acpwire.client.mcp")
 
 DEFAULT_MAX_ACTIVE = 64
 """MCP requests one offered server runs at once (as the TypeScript SDK's default)."""
+
+
+class McpNotifier(Protocol):
+    """Where the MCP notifications of an offered server's requests go: the connection's
+    agent peer (:meth:`~acpwire.client.v1.AgentPeer.mcp_message`)."""
+
+    async def mcp_message(
+        self,
+        server_id: str,
+        request_id: str,
+        method: str,
+        params: dict[str, Any] | None = None,
+    ) -> None: ...
 
 
 @dataclass
@@ -66,7 +84,7 @@ class McpCall:
     """The inner params, ``_meta`` envelope included (``None`` when there are none)."""
     meta: dict[str, Any] | None
     """The outer ``mcp/message`` ``_meta`` (ACP's, not MCP's)."""
-    _peer: AgentPeer = field(repr=False)
+    _peer: McpNotifier = field(repr=False)
     _done: bool = field(default=False, repr=False)
 
     def finish(self) -> None:
@@ -100,7 +118,7 @@ class _Offered:
 class McpOffers:
     """The MCP servers one client offers on one ACP connection, by ``serverId``."""
 
-    def __init__(self, peer: AgentPeer) -> None:
+    def __init__(self, peer: McpNotifier) -> None:
         self._peer = peer
         self._servers: dict[str, _Offered] = {}
         self._used: set[str] = set()
@@ -188,7 +206,7 @@ def _error(problem: McpProtocolError) -> s.MessageMcpResponse:
         error=s.McpError(
             code=problem.code,
             message=problem.message,
-            data=s.UNSET if problem.data is None else problem.data,
+            data=none_to_unset(problem.data),
         )
     )
 

@@ -31,8 +31,10 @@ any other request.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -44,13 +46,17 @@ from .state import ToolCallView
 __all__ = [
     "AllowAll",
     "AskUser",
+    "PendingPermissions",
     "PermissionOutcome",
     "PermissionPolicy",
     "PermissionRequest",
     "RejectAll",
     "Rule",
     "Rules",
+    "sensitive_write",
 ]
+
+log = logging.getLogger("acpwire.client")
 
 PermissionOutcome = s.SelectedPermissionOutcome | s.CancelledPermissionOutcome
 """What a policy answers: one of the offered options, or cancelled."""
@@ -246,3 +252,107 @@ class Rules:
             return request.reject(always=rule.always)
         assert self.ask is not None
         return await self.ask(request)
+
+
+_WRITE_OPTIONS = (
+    s.PermissionOption(option_id="allow", name="Allow this write", kind="allow_once"),
+    s.PermissionOption(option_id="refuse", name="Refuse", kind="reject_once"),
+)
+"""The options of the client's own request before a sensitive write: ``allow`` writes."""
+
+
+def sensitive_write(
+    session_id: str, path: str, content: str, concern: Concern, tool_call_id: str
+) -> PermissionRequest:
+    """The request the client puts to its policy before writing ``content`` to ``path``
+    (resolved), which the sandbox writes only with permission (see the module text)."""
+    title = (
+        f"Overwrite the executable file {path}"
+        if concern == "executable"
+        else f"Write {path} (tools may load or run it on their own)"
+    )
+    locations = [s.ToolCallLocation(path=path)]
+    diff: list[s.ToolCallContent] = [s.Diff(path=path, new_text=content)]
+    tool_call = s.ToolCallUpdate(
+        tool_call_id=tool_call_id, title=title, kind="edit", locations=locations, content=diff
+    )
+    view = ToolCallView(
+        tool_call_id, title=title, kind="edit", content=[*diff], locations=[*locations]
+    )
+    params = s.RequestPermissionRequest(
+        session_id=session_id, tool_call=tool_call, options=list(_WRITE_OPTIONS)
+    )
+    return PermissionRequest(session_id, view, _WRITE_OPTIONS, params, concern=concern)
+
+
+class PendingPermissions:
+    """The permission requests a client has put to its policy and not yet answered, by
+    session: a ``session/cancel`` (or the client closing) answers them ``cancelled`` at
+    once (CANCEL-002, TOOL-003) while the policy, a person perhaps, is still deciding.
+
+    The policy is checked here too (see the module text): one that raises, picks an
+    option the agent did not offer or returns anything but an outcome is answered with
+    a reject option.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, set[asyncio.Future[PermissionOutcome]]] = {}
+
+    async def ask(self, policy: PermissionPolicy, request: PermissionRequest) -> PermissionOutcome:
+        """``policy``'s answer to ``request``, or ``cancelled`` if its session is cancelled first."""
+        answer: asyncio.Future[PermissionOutcome] = asyncio.get_running_loop().create_future()
+        waiting = self._waiting.setdefault(request.session_id, set())
+        waiting.add(answer)
+        task = asyncio.ensure_future(_checked(policy, request))
+
+        def deliver(done: asyncio.Task[PermissionOutcome]) -> None:
+            if not answer.done() and not done.cancelled():
+                answer.set_result(done.result())
+
+        task.add_done_callback(deliver)
+        try:
+            return await answer
+        finally:
+            waiting.discard(answer)
+            if not waiting:
+                self._waiting.pop(request.session_id, None)
+            if not task.done():
+                task.cancel()
+
+    def cancel(self, session_id: str) -> None:
+        """Answer every waiting request of ``session_id`` ``cancelled``."""
+        for answer in list(self._waiting.get(session_id, ())):
+            if not answer.done():
+                answer.set_result(s.CancelledPermissionOutcome())
+
+    def cancel_all(self) -> None:
+        """Answer every waiting request ``cancelled`` (the client is closing)."""
+        for session_id in list(self._waiting):
+            self.cancel(session_id)
+
+    def count(self, session_id: str) -> int:
+        """How many requests of ``session_id`` await an answer."""
+        return len(self._waiting.get(session_id, ()))
+
+
+async def _checked(policy: PermissionPolicy, request: PermissionRequest) -> PermissionOutcome:
+    """``policy``'s answer, failing closed (see :class:`PendingPermissions`)."""
+    try:
+        outcome = await policy(request)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("permission policy failed; rejecting")
+        return request.reject()
+    if isinstance(outcome, s.SelectedPermissionOutcome) and not any(
+        o.option_id == outcome.option_id for o in request.options
+    ):
+        log.warning(
+            "permission policy chose %r, which was not offered; rejecting", outcome.option_id
+        )
+        return request.reject()
+    # A policy is user code: its answer's type is checked at run time.
+    if not isinstance(outcome, (s.SelectedPermissionOutcome, s.CancelledPermissionOutcome)):
+        log.warning("permission policy returned %r; rejecting", outcome)
+        return request.reject()
+    return outcome

@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from acpwire._tasks import TaskSet
 from acpwire._waits import within
 from acpwire.protocol.errors import InternalError, InvalidParams, ResourceNotFound
 
@@ -420,7 +421,8 @@ class TerminalManager:
         self._max_session_output = max_session_output_bytes
         self._budgets: dict[str, _Budget] = {}
         self._terminals: dict[str, _Terminal] = {}
-        self._closing: set[asyncio.Task[None]] = set()
+        self._closing = TaskSet(log)
+        """Terminals being killed and reaped: waited for, never cancelled."""
         self._closed = False
         self._guard = _supervisor_command()
 
@@ -653,8 +655,7 @@ class TerminalManager:
         self._terminals.clear()
         self._budgets.clear()
         await asyncio.gather(*(self._shutdown(t) for t in terminals))
-        while self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
+        await self._closing.wait()
 
     def _get(self, session_id: str, terminal_id: str) -> _Terminal:
         terminal = self._terminals.get(terminal_id)
@@ -665,9 +666,9 @@ class TerminalManager:
     async def _shutdown(self, terminal: _Terminal) -> None:
         terminal.forget_output()
         # Shielded so that a cancelled release still kills and reaps the process.
-        task = asyncio.ensure_future(terminal.close(self._kill_grace))
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        task = self._closing.spawn(
+            terminal.close(self._kill_grace), name=f"close terminal {terminal.id}"
+        )
         await asyncio.shield(task)
 
 

@@ -27,20 +27,24 @@ client whichever version the agent chose.
 * permission and elicitation requests reach the client's policies as v1 requests
   (a v2 permission's ``title`` and ``subject`` become a tool call), and the answers
   go back as v2.
+
+This module is the toolkit's v2 layer: it sees the toolkit only through its public API
+(:class:`V1Toolkit`) and never imports it; the toolkit offers v2 and, when the agent
+chooses it, puts a :class:`V2AgentAsV1` in place of its v1 agent peer.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import msgspec
 
 from .. import schema as s
 from ..protocol.errors import UnstableMethodError, VersionMismatchError
 from ..protocol.version import V2_DRAFT
-from ..schema import UNSET, UnsetType, v2
+from ..schema import UNSET, UnsetType, unset_to_none, v2
 from ..schema.methods import MethodSpec
 from ..schema.v2.shapes import (
     auth_method_to_v1,
@@ -50,18 +54,13 @@ from ..schema.v2.shapes import (
     to_v2,
     tool_content_to_v1,
 )
-from .connection import AgentPeer
+from .v1 import AgentPeer
 from .v2 import AgentPeerV2, ClientV2
 
 if TYPE_CHECKING:
     from .state import Role, SessionState
-    from .toolkit import ToolkitClient
 
-__all__ = ["ToolkitV2", "V2AgentAsV1", "fold", "negotiate", "v1_initialize_view"]
-
-
-def _opt(value: Any) -> Any:
-    return None if isinstance(value, UnsetType) else value
+__all__ = ["ToolkitV2", "V1Toolkit", "V2AgentAsV1", "fold", "v1_initialize_view"]
 
 
 def _marker(value: Any) -> dict[str, Any] | UnsetType:
@@ -75,11 +74,11 @@ def _marker(value: Any) -> dict[str, Any] | UnsetType:
 def v1_initialize_view(answer: v2.InitializeResponse) -> s.InitializeResponse:
     """The v2 ``initialize`` answer as a v1 one (see the module text)."""
     caps = answer.capabilities if not isinstance(answer.capabilities, UnsetType) else None
-    session = _opt(caps.session) if caps is not None else None
+    session = unset_to_none(caps.session) if caps is not None else None
     agent_caps = s.AgentCapabilities()
     if session is not None:
-        prompt = _opt(session.prompt)
-        mcp = _opt(session.mcp)
+        prompt = unset_to_none(session.prompt)
+        mcp = unset_to_none(session.mcp)
         agent_caps = s.AgentCapabilities(
             load_session=True,  # session/resume with replayFrom: start
             prompt_capabilities=s.PromptCapabilities(
@@ -115,46 +114,47 @@ def v1_initialize_view(answer: v2.InitializeResponse) -> s.InitializeResponse:
     )
 
 
-def _v2_capabilities(toolkit: ToolkitClient) -> v2.ClientCapabilities:
-    """What the toolkit serves, in v2 terms: elicitation and terminal sign-in (files and
-    terminals are not part of v2)."""
-    elicitation: v2.ElicitationCapabilities | UnsetType = UNSET
-    if toolkit.elicitation is not None:
-        elicitation = to_v2(toolkit.elicitation.capabilities(), v2.ElicitationCapabilities)
+def _v2_capabilities(caps: s.ClientCapabilities) -> v2.ClientCapabilities:
+    """What a v1 client serves, in v2 terms: its elicitation and terminal sign-in (files
+    and terminals are not part of v2)."""
+    auth = unset_to_none(caps.auth)
+    elicitation = unset_to_none(caps.elicitation)
     return v2.ClientCapabilities(
         auth=v2.ClientAuthCapabilities(terminal=v2.TerminalAuthCapabilities())
-        if toolkit.terminal_auth
+        if auth is not None and auth.terminal is True
         else UNSET,
-        elicitation=elicitation,
+        elicitation=UNSET
+        if elicitation is None
+        else to_v2(elicitation, v2.ElicitationCapabilities),
     )
 
 
-async def negotiate(toolkit: ToolkitClient) -> s.InitializeResponse:
-    """The toolkit's ``initialize`` when it offers v2: the answer (a v1 view of a v2 one)."""
-    conn = toolkit.connection
-    assert conn is not None and conn.v2 is not None and conn.agent_v2 is not None
-    info = toolkit.client_info
-    version = await conn.negotiate(
-        info=v2.Implementation(name=info.name, title=info.title, version=info.version),
-        client_capabilities=toolkit.capabilities(),
-    )
-    if version != V2_DRAFT:
-        answer = toolkit.agent.initialize_response
-        assert answer is not None
-        return answer
-    handler = conn.v2.client
-    assert isinstance(handler, ToolkitV2)
-    facade = V2AgentAsV1(conn.agent_v2, handler)
-    toolkit.on_connect(facade)
-    assert facade.initialize_response is not None
-    return facade.initialize_response
+class V1Toolkit(Protocol):
+    """What :class:`ToolkitV2` uses of the :class:`~acpwire.client.toolkit.ToolkitClient`
+    it serves v2 for: its public API, as a v1 client."""
+
+    def capabilities(self) -> s.ClientCapabilities: ...
+
+    def state_for(self, session_id: str) -> SessionState: ...
+
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse: ...
+
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse: ...
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None: ...
+
+    async def v2_update_folded(self, params: v2.UpdateSessionNotification) -> None: ...
 
 
 # ---------------------------------------------------------------------- the agent, v1-shaped
 
 
 class V2AgentAsV1(AgentPeer):
-    """A v2 agent behind the v1 :class:`~acpwire.client.connection.AgentPeer` API the
+    """A v2 agent behind the v1 :class:`~acpwire.client.v1.AgentPeer` API the
     toolkit uses (see the module text)."""
 
     def __init__(self, agent: AgentPeerV2, handler: ToolkitV2) -> None:
@@ -291,7 +291,7 @@ class ToolkitV2(ClientV2):
     """The toolkit's v2 handler: updates folded into its session states, permission and
     elicitation requests answered by its policies (see the module text)."""
 
-    def __init__(self, toolkit: ToolkitClient) -> None:
+    def __init__(self, toolkit: V1Toolkit) -> None:
         self.toolkit = toolkit
         self._turns: dict[str, list[asyncio.Future[str | None]]] = {}
         """Session id -> the prompts waiting for its turn to end (a refused second prompt
@@ -299,7 +299,7 @@ class ToolkitV2(ClientV2):
         self._permissions = 0
 
     def capabilities(self) -> v2.ClientCapabilities:
-        return _v2_capabilities(self.toolkit)
+        return _v2_capabilities(self.toolkit.capabilities())
 
     def expect_turn_end(self, session_id: str) -> asyncio.Future[str | None]:
         """A future the next end of ``session_id``'s turn resolves with its stop reason."""
@@ -316,7 +316,7 @@ class ToolkitV2(ClientV2):
 
     async def session_update(self, params: v2.UpdateSessionNotification) -> None:
         update = params.update
-        state = self.toolkit._state_for(params.session_id)  # pyright: ignore[reportPrivateUsage]
+        state = self.toolkit.state_for(params.session_id)
         ends = fold(state, update)
         if isinstance(update, v2.SessionStateUpdate) and (
             ends or (update.state == "idle" and isinstance(update.stop_reason, str))
@@ -325,13 +325,13 @@ class ToolkitV2(ClientV2):
             # marked the state's turn over.)
             for ended in self._turns.get(params.session_id, []):
                 if not ended.done():
-                    ended.set_result(_opt(update.stop_reason))
+                    ended.set_result(unset_to_none(update.stop_reason))
         await self.toolkit.v2_update_folded(params)
 
     async def request_permission(
         self, params: v2.RequestPermissionRequest
     ) -> v2.RequestPermissionResponse:
-        subject = _opt(params.subject)
+        subject = unset_to_none(params.subject)
         if isinstance(subject, v2.ToolCallPermissionSubject):
             tool_call = _tool_call(subject.tool_call)
         else:
@@ -435,7 +435,7 @@ def fold(state: SessionState, update: v2.SessionUpdate) -> bool:
             )
         return False
     if isinstance(update, v2.SessionStateUpdate):
-        return state.set_foreground(update.state, _opt(update.stop_reason))
+        return state.set_foreground(update.state, unset_to_none(update.stop_reason))
     if isinstance(update, v2.ToolCallProgress):
         state.apply(s.ToolCallProgress(**_fields(_tool_call(update))))
     elif isinstance(update, v2.ToolCallContentChunk):

@@ -6,6 +6,8 @@ Opt-in, next to a v1 client: ``ClientSideConnection(client, transport, v2=MyClie
 then ``await conn.negotiate()`` offers version 2; the agent's answer decides
 whether the connection speaks v2 (``conn.agent_v2``) or v1 (``conn.agent``, the
 v1 ``client`` serving it). See :mod:`acpwire.protocol.version` for the offer.
+Neither this module nor :mod:`acpwire.client.v1` imports the other;
+:mod:`acpwire.client.connection`, above both, chooses.
 
 In v2 ``session/prompt`` answers with the user message's ``messageId`` as soon as
 the agent accepted it; the turn's updates and its end (an ``idle``
@@ -15,33 +17,20 @@ notifications, whose handler here is :meth:`ClientV2.session_update`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from .. import __version__
 from .. import schema as s
 from ..engine.connection import Connection
 from ..engine.roles import Peer, build_router
-from ..protocol.errors import InvalidParams, MethodNotFound, VersionMismatchError
-from ..protocol.version import (
-    PROTOCOL_VERSION,
-    V2_DRAFT,
-    answered_version,
-    v1_shaped,
-    v2_offer,
-)
-from ..schema import UnsetType, v2
+from ..protocol.errors import InvalidParams, MethodNotFound
+from ..protocol.version import V2_DRAFT
+from ..schema import UnsetType, none_to_unset, v2
 from ..schema.methods import V2, MethodTable
 
-if TYPE_CHECKING:
-    from .connection import AgentPeer
-
-__all__ = ["AgentPeerV2", "ClientV2", "V2Half"]
-
-log = logging.getLogger("acpwire.client")
+__all__ = ["AgentPeerV2", "ClientV2", "V2Layer"]
 
 
 class ClientV2:
@@ -81,10 +70,6 @@ class ClientV2:
         """An ``_``-prefixed notification; ignored unless overridden."""
 
 
-def _unset(value: Any) -> Any:
-    return v2.UNSET if value is None else value
-
-
 class AgentPeerV2(Peer):
     """The v2 agent, as the client calls it. Session methods need the agent to have
     advertised ``capabilities.session``; ``session/delete`` its ``session.delete``."""
@@ -99,6 +84,19 @@ class AgentPeerV2(Peer):
     def agent_capabilities(self) -> v2.AgentCapabilities:
         caps = self.remote_capabilities
         return caps if isinstance(caps, v2.AgentCapabilities) else v2.AgentCapabilities()
+
+    def adopt_answer(self, raw: object) -> v2.InitializeResponse:
+        """Take a v2 ``initialize`` answer (plain JSON): its capabilities become the gates."""
+        try:
+            result = s.convert(raw, v2.InitializeResponse)
+        except msgspec.ValidationError as exc:
+            error = InvalidParams("peer's answer to initialize does not match the schema", str(exc))
+            error.from_peer = True
+            raise error from None
+        caps = result.capabilities
+        self.remote_capabilities = v2.AgentCapabilities() if isinstance(caps, UnsetType) else caps
+        self.initialize_response = result
+        return result
 
     async def login(self, method_id: str) -> v2.LoginAuthResponse:
         """``auth/login`` (v1's ``authenticate``) with one of the advertised ``authMethods``."""
@@ -120,8 +118,8 @@ class AgentPeerV2(Peer):
     ) -> v2.NewSessionResponse:
         params = v2.NewSessionRequest(
             cwd=cwd,
-            mcp_servers=_unset(None if mcp_servers is None else list(mcp_servers)),
-            additional_directories=_unset(
+            mcp_servers=none_to_unset(None if mcp_servers is None else list(mcp_servers)),
+            additional_directories=none_to_unset(
                 None if additional_directories is None else list(additional_directories)
             ),
         )
@@ -142,8 +140,8 @@ class AgentPeerV2(Peer):
         params = v2.ResumeSessionRequest(
             session_id=session_id,
             cwd=cwd,
-            mcp_servers=_unset(None if mcp_servers is None else list(mcp_servers)),
-            additional_directories=_unset(
+            mcp_servers=none_to_unset(None if mcp_servers is None else list(mcp_servers)),
+            additional_directories=none_to_unset(
                 None if additional_directories is None else list(additional_directories)
             ),
             replay_from=v2.ReplayFromStart() if replay else v2.UNSET,
@@ -155,7 +153,8 @@ class AgentPeerV2(Peer):
         self, *, cwd: str | None = None, cursor: str | None = None
     ) -> v2.ListSessionsResponse:
         result: v2.ListSessionsResponse = await self._call(
-            "session/list", v2.ListSessionsRequest(cwd=_unset(cwd), cursor=_unset(cursor))
+            "session/list",
+            v2.ListSessionsRequest(cwd=none_to_unset(cwd), cursor=none_to_unset(cursor)),
         )
         return result
 
@@ -217,72 +216,29 @@ class AgentPeerV2(Peer):
         )
 
 
-class V2Half:
-    """The v2 half of a :class:`~acpwire.client.connection.ClientSideConnection` that
-    offers v2: the v2 agent peer, and the offer with its switch of routes. Built only
-    when an application passes ``v2=``."""
+class V2Layer:
+    """The v2 draft on one client connection: the routes to a :class:`ClientV2` and,
+    once attached, the :class:`AgentPeerV2` its calls go through. Built only when an
+    application passes ``v2=``; the connection above (:mod:`acpwire.client.connection`)
+    makes the offer and switches to these routes when the agent answers 2."""
 
-    def __init__(self, connection: Connection, client: ClientV2, check_capabilities: bool) -> None:
-        self.connection = connection
+    def __init__(self, client: ClientV2) -> None:
         self.client = client
-        self.agent = AgentPeerV2(connection)
-        self.agent.check_capabilities = check_capabilities
-        client.on_connect(self.agent)
+        self.router = build_router(client, "client", V2)
 
-    async def negotiate(
-        self,
-        v1_peer: AgentPeer,
-        info: v2.Implementation | None,
-        v1_capabilities: s.ClientCapabilities | None,
-    ) -> int:
-        """Offer v2 (see :func:`~acpwire.protocol.version.v2_offer`); take the answer in
-        the version it names and retire the other version's peer."""
+    def attach(self, connection: Connection, check_capabilities: bool) -> AgentPeerV2:
+        """Make the agent peer on ``connection`` and hand it to the client."""
+        agent = self.agent = AgentPeerV2(connection)
+        agent.check_capabilities = check_capabilities
+        self.client.on_connect(agent)
+        return agent
+
+    def offer(self, info: v2.Implementation) -> dict[str, Any]:
+        """The v2 ``initialize`` params (JSON) naming ``info`` with the client's own
+        capabilities, which become this side's gates."""
         own = self.client.capabilities()
         self.agent.local_capabilities = own
-        info = info or v2.Implementation(name="acpwire", version=__version__)
-        offer = v2_offer(
-            s.to_json(v2.InitializeRequest(protocol_version=V2_DRAFT, info=info, capabilities=own)),
-            None if v1_capabilities is None else s.to_json(v1_capabilities),
-            s.to_json(s.Implementation(name=info.name, version=info.version, title=info.title)),
+        params: dict[str, Any] = s.to_json(
+            v2.InitializeRequest(protocol_version=V2_DRAFT, info=info, capabilities=own)
         )
-        chosen: list[int] = []
-
-        def switch(raw: object) -> None:
-            # Runs in receive order (Connection.request's ``then``): whatever the agent
-            # sends after its answer already meets the routes of the version it chose.
-            version = answered_version(raw)
-            if version == V2_DRAFT and v1_shaped(raw):
-                log.warning(
-                    "the agent answered protocol version 2 in v1's shape "
-                    "(agentCapabilities/agentInfo, no info): speaking v1 with it"
-                )
-                version = PROTOCOL_VERSION
-            if version == V2_DRAFT:
-                self.connection.use_router(build_router(self.client, "client", V2))
-                v1_peer.retire(V2_DRAFT)
-                chosen.append(V2_DRAFT)
-            elif version == PROTOCOL_VERSION:
-                self.agent.retire(PROTOCOL_VERSION)
-                chosen.append(PROTOCOL_VERSION)
-            else:
-                raise VersionMismatchError(
-                    f"agent answered protocol version {version!r} to an offer of {V2_DRAFT}; "
-                    f"this client speaks {PROTOCOL_VERSION} and {V2_DRAFT}"
-                )
-
-        raw: object = await self.connection.request("initialize", offer, then=switch)
-        if chosen[0] == PROTOCOL_VERSION:
-            v1_peer.adopt_answer(raw)
-            return PROTOCOL_VERSION
-        try:
-            result = s.convert(raw, v2.InitializeResponse)
-        except msgspec.ValidationError as exc:
-            error = InvalidParams("peer's answer to initialize does not match the schema", str(exc))
-            error.from_peer = True
-            raise error from None
-        caps = result.capabilities
-        self.agent.remote_capabilities = (
-            v2.AgentCapabilities() if isinstance(caps, UnsetType) else caps
-        )
-        self.agent.initialize_response = result
-        return V2_DRAFT
+        return params

@@ -70,6 +70,7 @@ from typing import Any, cast
 import msgspec
 
 from .._flag import Flag
+from .._tasks import TaskSet
 from ..protocol import messages as wire
 from ..protocol.errors import (
     ConnectionClosedError,
@@ -228,7 +229,8 @@ class Connection:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed: ConnectionClosedError | None = None
         self._done = asyncio.Event()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # Answers sent from outside a request's task (cancellations, refusals).
+        self._sends = TaskSet(log)
         self._orphan_errors = 0  # error responses with id null, logged once
 
     @property
@@ -302,12 +304,11 @@ class Connection:
 
     async def _stop_tasks(self) -> None:
         current = asyncio.current_task()
-        tasks = [
-            t for t in (self._reader, self._worker, *self._incoming.values(), *self._tasks) if t
-        ]
+        tasks = [t for t in (self._reader, self._worker, *self._incoming.values()) if t]
         tasks = [t for t in tasks if t is not current and not t.done()]
         for t in tasks:
             t.cancel()
+        await self._sends.aclose()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
@@ -351,7 +352,7 @@ class Connection:
                 self._abandoned[request_id] = None
                 if len(self._abandoned) > ABANDONED_MEMORY:
                     del self._abandoned[next(iter(self._abandoned))]
-                self._spawn(
+                self._sends.spawn(
                     self._send_quietly(
                         wire.encode_notification(CANCEL_REQUEST, {"requestId": request_id})
                     )
@@ -397,11 +398,6 @@ class Connection:
             await self.transport.send(line)
         except (ConnectionClosedError, ConnectionError, OSError):
             pass
-
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     # -- incoming --------------------------------------------------------
 
@@ -503,7 +499,7 @@ class Connection:
         else:
             log.warning("%s: invalid message: %s", self.name, msg.error.message)
             if msg.respond:
-                self._spawn(self._send_quietly(wire.encode_error(msg.id, msg.error)))
+                self._sends.spawn(self._send_quietly(wire.encode_error(msg.id, msg.error)))
 
     def _unmatched_response(self, msg: wire.Response) -> None:
         if msg.id in self._abandoned:
@@ -681,7 +677,7 @@ class Connection:
         self._cancelled_by_peer.discard(request_id)
         # Cancelled at the peer's request (even before it started): still answer, with -32800.
         if task.cancelled() and by_peer and self._closed is None:
-            self._spawn(self._send_quietly(wire.encode_error(request_id, RequestCancelled())))
+            self._sends.spawn(self._send_quietly(wire.encode_error(request_id, RequestCancelled())))
 
     async def _call_unrouted(self, msg: wire.Request) -> Any:
         if msg.method.startswith("_") and self.router.ext_request is not None:

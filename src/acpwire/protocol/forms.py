@@ -12,13 +12,9 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from .. import schema as s
-from ..schema import UnsetType
+from ..schema import UnsetType, unset_to_none
 
 __all__ = ["validate_form"]
-
-
-def _opt(value: Any) -> Any:
-    return None if isinstance(value, UnsetType) else value
 
 
 def validate_form(schema: s.ElicitationSchema, content: Mapping[str, Any]) -> list[str]:
@@ -57,7 +53,7 @@ def _check_value(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
                 return "must be an integer"
         elif not _is_number(value):
             return "must be a number"
-        low, high = _opt(prop.minimum), _opt(prop.maximum)
+        low, high = unset_to_none(prop.minimum), unset_to_none(prop.maximum)
         if low is not None and value < low:
             return f"must be at least {low}"
         if high is not None and value > high:
@@ -79,7 +75,7 @@ def _check_value(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
             allowed = [o.const for o in items.any_of]
         if allowed is not None and any(v not in allowed for v in chosen):
             return f"each item must be one of {allowed}"
-        low, high = _opt(prop.min_items), _opt(prop.max_items)
+        low, high = unset_to_none(prop.min_items), unset_to_none(prop.max_items)
         if low is not None and len(chosen) < low:
             return f"choose at least {low}"
         if high is not None and len(chosen) > high:
@@ -91,25 +87,25 @@ def _check_value(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
 def _check_string(prop: s.StringPropertySchema, value: Any) -> str | None:
     if not isinstance(value, str):
         return "must be text"
-    low, high = _opt(prop.min_length), _opt(prop.max_length)
+    low, high = unset_to_none(prop.min_length), unset_to_none(prop.max_length)
     if low is not None and len(value) < low:
         return f"must be at least {low} characters"
     if high is not None and len(value) > high:
         return f"must be at most {high} characters"
-    allowed = _opt(prop.enum)
-    one_of = _opt(prop.one_of)
+    allowed = unset_to_none(prop.enum)
+    one_of = unset_to_none(prop.one_of)
     if one_of is not None:
         allowed = [o.const for o in one_of]
     if allowed is not None and value not in allowed:
         return f"must be one of {allowed}"
-    pattern = _opt(prop.pattern)
+    pattern = unset_to_none(prop.pattern)
     if pattern is not None:
         try:
             if re.search(pattern, value) is None:
                 return f"must match {pattern}"
         except re.error:
             pass  # a pattern Python cannot compile is not the user's fault
-    fmt = _opt(prop.format)
+    fmt = unset_to_none(prop.format)
     if fmt == "email" and not re.fullmatch(r"[^@\s]+@[^@\s]+", value):
         return "must be an email address"
     if fmt == "uri" and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", value):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import msgspec
 import msgspec.inspect
@@ -34,12 +34,29 @@ __all__ = [
     "UnsetType",
     "dec_hook",
     "enc_hook",
+    "none_to_unset",
+    "unset_to_none",
     "convert_tolerant",
     "register_native_union",
     "register_tagged_union",
     "register_untagged_union",
     "union_layout",
 ]
+
+
+_T = TypeVar("_T")
+
+
+def unset_to_none(value: _T | UnsetType) -> _T | None:
+    """A received field as code reads it: ``None`` when the message left it out.
+
+    (A field that may also be ``null`` gives ``None`` for both.)"""
+    return None if isinstance(value, UnsetType) else value
+
+
+def none_to_unset(value: _T | None) -> _T | UnsetType:
+    """A value to send: left out of the message (:data:`UNSET`) when ``None``."""
+    return UNSET if value is None else value
 
 
 class AcpModel(

@@ -31,6 +31,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
+from .._waits import within
 from ..agent.connection import Agent, AgentSideConnection
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import Oversize
@@ -164,7 +165,7 @@ class AgentSide:
         if self.offer(admitted):
             return  # the usual case: the agent takes it, or there is room, no timer needed
         try:
-            accepted = await asyncio.wait_for(self._inbox.put(admitted.body), self._stall_timeout)
+            accepted = await within(self._inbox.put(admitted.body), self._stall_timeout)
         except asyncio.TimeoutError:
             raise AgentStalled from None
         if not accepted:
@@ -177,7 +178,7 @@ class AgentSide:
         if task is None:
             return
         try:
-            await asyncio.wait_for(asyncio.shield(task), grace)
+            await within(asyncio.shield(task), grace)
         except (asyncio.TimeoutError, Exception):
             task.cancel()
             with contextlib.suppress(BaseException):

@@ -205,7 +205,9 @@ class AcpAsgiApp:
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
         if _media_type(header(scope, "content-type")) != "application/json":
-            await _respond(send, _text(415, "Content-Type must be application/json"))
+            await self._refuse_unread(
+                scope, receive, send, _text(415, "Content-Type must be application/json")
+            )
             return
         host = self.host
         held = 0
@@ -223,18 +225,31 @@ class AcpAsgiApp:
         except _BodyRefused as refused:
             reply = refused.reply
             if scope.get("http_version") in ("1.0", "1.1"):
-                # The rest of the body is not kept: the connection closes after the answer
-                # rather than make the server wait for it before a next request. (HTTP/2
-                # ends just this stream; the header is not allowed there.)
-                reply.headers.append(("connection", "close"))
-                await _respond(send, reply)
-                await self._discard_body(receive)
+                await self._refuse_unread(scope, receive, send, reply)
                 return
         except _ClientGone:
             return
         finally:
             host.body_bytes_in_flight -= held
         await _respond(send, reply)
+
+    async def _refuse_unread(
+        self, scope: Scope, receive: Receive, send: Send, reply: Reply
+    ) -> None:
+        """Answer a POST whose body was not (wholly) read.
+
+        Over HTTP/1.x the rest of the body is not kept: the answer says ``connection:
+        close`` (a client that reused the connection would get no answer to its next
+        request: the server closes it rather than wait for the body), and what the client
+        still sends is read and dropped. HTTP/2 ends just this stream; the header is not
+        allowed there.
+        """
+        if scope.get("http_version") in ("1.0", "1.1"):
+            reply.headers.append(("connection", "close"))
+            await _respond(send, reply)
+            await self._discard_body(receive)
+        else:
+            await _respond(send, reply)
 
     async def _discard_body(self, receive: Receive) -> None:
         """Read and drop what is left of a refused body, for a bounded time and size.
@@ -254,7 +269,7 @@ class AcpAsgiApp:
                 budget -= len(message.get("body", b""))
 
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(drain(), limits.close_timeout)
+            await within(drain(), limits.close_timeout)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         """The whole body, within the size limit, the time limit and the endpoint's budget.

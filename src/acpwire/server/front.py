@@ -55,18 +55,19 @@ import asyncio
 import logging
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from http import HTTPStatus
 from typing import Any, cast
 from urllib.parse import unquote
 
+from .._tasks import TaskSet
 from .limits import Limits
 from .security import ADMIT, Message, Receive, Scope, Send, refuse
 
 log = logging.getLogger("acpwire.server.http")
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-HandOff = Callable[[ASGIApp, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+HandOff = Callable[[ASGIApp, asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]
 """Serves a connection the front does not: the ASGI app to call for its requests (the
 front's, which knows the connection), then the stream pair, as ``asyncio.start_server``
 would pass it."""
@@ -136,7 +137,8 @@ class Front:
         self.max_waiting = max_waiting
         self.max_waiting_per_address = max_waiting_per_address
         self.sockets: set[WebSocket] = set()
-        self.handed_off: set[asyncio.Task[None]] = set()
+        self.handed_off = TaskSet(log)
+        """The connections served by ``hand_off``: waited for (not cancelled) on close."""
         self.read_buffer = memoryview(bytearray(READ_SIZE))
         """Where the WebSockets' reads land; see :data:`READ_SIZE`."""
         self.waiting: dict[Arrival, None] = {}
@@ -200,9 +202,10 @@ class Front:
     def serve_stream(
         self, arrival: Arrival, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        task = asyncio.ensure_future(self.hand_off(self.app_for(arrival), reader, writer))
-        self.handed_off.add(task)
-        task.add_done_callback(self.handed_off.discard)
+        self.handed_off.spawn(
+            self.hand_off(self.app_for(arrival), reader, writer),
+            name=f"HTTP connection from {arrival.address}",
+        )
 
     async def wait_closed(self, timeout: float) -> None:
         """Wait up to ``timeout`` for every connection to end, then drop the WebSockets left."""

@@ -27,6 +27,8 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+from .._tasks import TaskSet
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from .admission import ClientMessage, Unreadable, read_client_message
 from .agent_side import AgentTarget, serve_function
@@ -59,13 +61,11 @@ class RemoteHost:
         self.body_bytes_in_flight = 0
         self._reaper: asyncio.Task[None] | None = None
         self._closing = False
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet(log)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` in the background, keeping a reference until it is done."""
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        """Run ``work`` (a connection's end) in the background; :meth:`aclose` waits for it."""
+        self._tasks.spawn(work)
 
     # -- admission ---------------------------------------------------------------------
 
@@ -134,7 +134,7 @@ class RemoteHost:
         waiter = conn.expect_initialize(m.id)
         try:
             await conn.admit(m)
-            answer = await asyncio.wait_for(waiter, self.limits.initialize_timeout)
+            answer = await within(waiter, self.limits.initialize_timeout)
         except (ConnectionClosedError, asyncio.TimeoutError):
             await conn.terminate()
             return error_reply(502, "the agent did not answer initialize", ErrorCode.INTERNAL_ERROR)
@@ -179,6 +179,9 @@ class RemoteHost:
         self._closing = True
         conns = list(self.connections.values())
         await asyncio.gather(*(c.terminate("shutdown") for c in conns), return_exceptions=True)
+        # Connections whose end began before (idle, stalled, agent ended): not cancelled,
+        # a cancelled teardown could leave its agent running; each is bounded by its grace.
+        await self._tasks.wait()
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(BaseException):

@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
+from .._waits import within
 from ..transports.queue import MessageQueue
 from .limits import Limits
 
@@ -147,7 +148,7 @@ class Outbox:
                 return False
             self._take_over.set()
             try:
-                await asyncio.wait_for(self._released.wait(), timeout)
+                await within(self._released.wait(), timeout)
             except asyncio.TimeoutError:
                 return False
         self.attached = self.opened = True

@@ -221,8 +221,20 @@ async def refuse(
         else:  # the server answers 403 on its own
             await send({"type": "websocket.close", "code": 1008})
         return
+    if scope.get("http_version") in ("1.0", "1.1") and _may_have_body(scope):
+        # Answered before its body was read: HTTP/1.x cannot go on with the next request
+        # (the server closes the connection), so the client must not reuse it.
+        raw_headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": raw_headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _may_have_body(scope: Scope) -> bool:
+    """Whether an HTTP request's head announces a body (a length other than 0, or chunks)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() != b"0"):
+            return True
+    return False
 
 
 class SecurityMiddleware:

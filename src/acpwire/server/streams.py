@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 from typing import Literal
 
+from .._waits import within
 from ..protocol.peek import SESSION_ATTACHING
 from .admission import Pending
 from .limits import Limits
@@ -133,7 +134,7 @@ class Streams:
         # after the agent has replayed; the answer waits for the replay to be written,
         # however the two race.
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(box.wait_drained(), self._limits.barrier_timeout)
+            await within(box.wait_drained(), self._limits.barrier_timeout)
 
     def stop_holds(self) -> None:
         """Stop every wait of :meth:`hold` (the connection is ending)."""

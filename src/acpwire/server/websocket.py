@@ -38,6 +38,7 @@ import logging
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError
 from .admission import ClientMessage, Unreadable, read_client_message
 from .connection import RemoteConnection
@@ -192,7 +193,7 @@ class ClientSocket:
                     # Let the writer flush the last answers, if the client reads.
                     with contextlib.suppress(Exception):
                         limit = self._host.limits.close_timeout
-                        await asyncio.wait_for(asyncio.shield(writer), limit)
+                        await within(asyncio.shield(writer), limit)
         finally:
             if self._direct is not None:
                 self._direct.deliver_to(None)
@@ -240,7 +241,7 @@ class ClientSocket:
         has gone or was refused (:attr:`_refused`)."""
         host, conn = self._host, self._conn
         try:
-            frame = await asyncio.wait_for(self._frame(), host.limits.handshake_timeout)
+            frame = await within(self._frame(), host.limits.handshake_timeout)
         except asyncio.TimeoutError:
             self._refused = (WS_POLICY, "initialize expected")
             return None

@@ -55,6 +55,7 @@ from types import ModuleType
 from typing import Any, Final, Protocol, TypeVar, cast
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
+from .._waits import within
 from ._clock import Clock
 from ._codec import (
     COLUMNS,
@@ -506,7 +507,7 @@ class PostgresSessionStore(SessionStore, OwnerLedger):
         if pool is None:
             return
         try:
-            await asyncio.wait_for(pool.close(), self._timeout)
+            await within(pool.close(), self._timeout)
         except (asyncio.TimeoutError, OSError):
             pool.terminate()
 

@@ -29,6 +29,7 @@ import ssl
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from .._waits import within
 from ._tls import client_context
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ class Http1Transport:
         scheme, host, port = key
         context = client_context(self._verify) if scheme == "https" else None
         try:
-            return await asyncio.wait_for(
+            return await within(
                 asyncio.open_connection(
                     host,
                     port,

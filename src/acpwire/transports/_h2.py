@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from .._tasks import TaskSet
 from .._waits import within
 from ._tls import client_context
 
@@ -35,6 +37,8 @@ from ._tls import client_context
 if TYPE_CHECKING:
     import h2.events
     import httpx
+
+log = logging.getLogger("acpwire.transports.http")
 
 _READ_SIZE = 65536
 _CONNECTION_WINDOW = 16 * 1024 * 1024
@@ -94,7 +98,8 @@ class _Connection:
         self._write_lock = asyncio.Lock()
         self.error: BaseException | None = None
         self._reader_task: asyncio.Task[None] | None = None
-        self._flushes: set[asyncio.Task[None]] = set()
+        self._flushes = TaskSet(log)
+        """Flushes started where nothing may wait (a stream's cancel); cancelled on close."""
 
     async def start(self) -> None:
         self._h2.initiate_connection()
@@ -225,9 +230,7 @@ class _Connection:
             self._h2.send_headers(stream_id, _request_headers(request), end_stream=not body)
             await self._flush()
             await self._send_body(stream_id, body)
-            status, headers = await asyncio.wait_for(
-                asyncio.shield(stream.headers), timeouts.get("read")
-            )
+            status, headers = await within(asyncio.shield(stream.headers), timeouts.get("read"))
         except asyncio.TimeoutError:
             self.cancel(stream_id)
             raise httpx.ReadTimeout("no HTTP/2 response headers in time") from None
@@ -282,9 +285,7 @@ class _Connection:
             with contextlib.suppress(Exception):
                 await self._flush()
 
-        task = asyncio.ensure_future(flush())
-        self._flushes.add(task)
-        task.add_done_callback(self._flushes.discard)
+        self._flushes.spawn(flush(), name="HTTP/2 flush")
 
     async def consumed(self, stream_id: int, amount: int) -> None:
         import h2.exceptions
@@ -312,6 +313,7 @@ class _Connection:
             self._reader_task.cancel()
             with contextlib.suppress(BaseException):
                 await self._reader_task
+        await self._flushes.aclose()
 
 
 def _origin(request: httpx.Request) -> tuple[str, str, int]:
@@ -427,7 +429,7 @@ class Http2Transport:
             context = client_context(self._verify)
             context.set_alpn_protocols(["h2"])
         try:
-            reader, writer = await asyncio.wait_for(
+            reader, writer = await within(
                 asyncio.open_connection(
                     host, port, ssl=context, server_hostname=host if context else None
                 ),
@@ -444,7 +446,7 @@ class Http2Transport:
                 raise NotHttp2(f"{host}:{port} does not offer HTTP/2 (ALPN h2)")
         connection = _Connection(reader, writer)
         try:
-            await asyncio.wait_for(connection.start(), timeout)
+            await within(connection.start(), timeout)
         except asyncio.TimeoutError:
             await connection.aclose()
             raise httpx.ConnectTimeout(f"{host}:{port} did not start HTTP/2 in time") from None

@@ -64,6 +64,16 @@ def _httpx() -> Any:
     return httpx
 
 
+def _reason(response: Any) -> str:
+    """What an error answer says: its JSON-RPC error's message, else the start of its body."""
+    try:
+        error: object = msgspec.json.decode(response.content).get("error")
+        message: object = error.get("message") if isinstance(error, dict) else None
+    except (msgspec.DecodeError, AttributeError):
+        message = None
+    return message if isinstance(message, str) else response.text[:200]
+
+
 class _Broken:
     def __init__(self, error: ConnectionClosedError) -> None:
         self.error = error
@@ -175,6 +185,8 @@ class HttpTransport:
         deadline = loop.time() + self._resume_within
         delay = 0.1
         while True:
+            if self._closed:  # closed while this POST waited to retry: the client is gone
+                raise ConnectionClosedError("transport is closed")
             try:
                 return await self._client.post(
                     self.url, content=message, headers=headers, timeout=self._timeout
@@ -194,7 +206,7 @@ class HttpTransport:
         response = await self._post(message, {"content-type": "application/json"}, retry=False)
         if response.status_code != 200:
             raise ConnectionClosedError(
-                f"initialize answered HTTP {response.status_code}: {response.text[:200]}",
+                f"initialize answered HTTP {response.status_code}: {_reason(response)}",
                 broken=True,
             )
         connection_id = response.headers.get(CONNECTION_HEADER)

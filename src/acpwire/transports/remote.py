@@ -16,7 +16,9 @@ What :class:`ReconnectingTransport` guarantees (docs/remote.md, "Reconnect"):
   what the client already has is dropped), under the same session ids.
 * **Backoff.** Attempts wait 0.2 s, doubling up to 10 s, with jitter; after
   ``give_up_after`` seconds (default 300) without success the transport ends
-  broken. A refused token (HTTP 401/403) ends it at once.
+  broken. A refused token (HTTP 401/403) ends it at once, and so does a break
+  before the first ``initialize`` was answered (there is nothing to restore yet): the
+  send or the receive raises, so the application hears at once why.
 * **A gap is reported, never hidden.** Requests that were in flight are
   answered here with a :class:`~acpwire.protocol.errors.ConnectionLost` error
   (code -32099, ``data.sessionReattached``), which the application can tell from
@@ -42,6 +44,7 @@ from typing import Any, Literal, cast
 
 import msgspec
 
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from ..protocol.peek import SESSION_OPENING, NotAMessage, Peeked, peek
@@ -113,8 +116,8 @@ def _member(message: bytes, name: str) -> dict[str, Any]:
     return _object(_object(document).get(name))
 
 
-def _refused(error: BaseException) -> bool:
-    """An answer that retrying will not change: the token was refused."""
+def token_refused(error: BaseException) -> bool:
+    """An answer that retrying will not change: the token was refused (HTTP 401 or 403)."""
     text = str(error)
     return any(
         code in text for code in ("HTTP 401", "HTTP 403", "answered HTTP 401", "answered HTTP 403")
@@ -158,6 +161,8 @@ class ReconnectingTransport:
         """Open sessions and the parameters that opened them (cwd, mcpServers, directories)."""
         self._agent_requests: set[RequestId] = set()
         """Requests of the agent on the current connection, not yet answered."""
+        self._initialized = False
+        """Whether ``initialize`` was ever answered: until then there is nothing to restore."""
         self._serial = 0
         self._pump = asyncio.ensure_future(self._run())
 
@@ -180,7 +185,7 @@ class ReconnectingTransport:
         try:
             await self._transport.send(message)
         except ConnectionClosedError as exc:
-            if self._closed:
+            if self._closed or not self._initialized or token_refused(exc):
                 raise
             # The pump sees the same break and reconnects; a request sent now is
             # answered ConnectionLost then, like any other in flight.
@@ -241,6 +246,7 @@ class ReconnectingTransport:
         if request is None or p.is_error:
             return
         if request.method == "initialize":
+            self._initialized = True
             self._capabilities = _object(_member(message, "result").get("agentCapabilities"))
         elif request.method in SESSION_OPENING:
             params = _object(request.params)
@@ -275,6 +281,13 @@ class ReconnectingTransport:
             if self._closed:
                 await self._inbox.put(_Ended(None))
                 return
+            if not self._initialized:  # nothing to restore: the application hears why now
+                self._ended = True
+                reason = error or ConnectionClosedError(
+                    "the server ended the connection before initialize was answered", broken=True
+                )
+                await self._inbox.put(_Ended(reason))
+                return
             log.warning("connection to the agent lost (%s); reconnecting", error or "ended")
             if not await self._reconnect():
                 return
@@ -300,7 +313,7 @@ class ReconnectingTransport:
             except (ConnectionClosedError, OSError) as exc:
                 last = exc
                 log.info("reconnect attempt %d failed: %s", attempt, exc)
-                if _refused(exc):
+                if token_refused(exc):
                     break
                 continue
             try:
@@ -441,7 +454,7 @@ class ReconnectingTransport:
                 self._incoming(p, message)
                 backlog.append(message)
 
-        result = await asyncio.wait_for(answer(), self.call_timeout)
+        result = await within(answer(), self.call_timeout)
         if method == "initialize" and result is not None:
             raise ConnectionClosedError(f"initialize failed on reconnect: {result}", broken=True)
         return result

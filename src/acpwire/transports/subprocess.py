@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
+from .._waits import within
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from .pipes import read_heap_sized, widen_pipe
@@ -95,6 +96,16 @@ class SubprocessTransport:
     def stderr_tail(self) -> str:
         """The last lines the agent wrote to stderr."""
         return "\n".join(self._stderr_tail)
+
+    def ended(self, during: str, *, lines: int = 20) -> str:
+        """How the agent ended ``during`` something, with its last stderr lines: the
+        message of an error about it (call once it has exited, e.g. after :meth:`close`)."""
+        code = self.returncode
+        how = "closed its output" if code is None else f"exited with code {code}"
+        tail = "\n".join(self.stderr_tail().splitlines()[-lines:])
+        return f"{how} during {during}" + (
+            f"; last stderr lines:\n{tail}" if tail else " (no stderr output)"
+        )
 
     async def _pump_stderr(self) -> None:
         stream = self.process.stderr
@@ -171,7 +182,7 @@ class SubprocessTransport:
         proc = self.process
         reading = True
         try:
-            await asyncio.wait_for(self._stream.close(), min(self.grace_period, DRAIN_TIMEOUT))
+            await within(self._stream.close(), min(self.grace_period, DRAIN_TIMEOUT))
         except Exception:
             reading = False
             if proc.stdin is not None:  # drop what it will never read
@@ -260,6 +271,12 @@ async def spawn(
             break
         except OSError as exc:
             pause = next(pauses, None) if exc.errno in PASSING_START_ERRORS else None
+            if pause is None and cwd is not None and not os.path.isdir(cwd):  # noqa: ASYNC240
+                # exec reports a missing cwd as the program's ENOENT: name the folder.
+                raise AgentNotFoundError(
+                    f"cannot start agent {command!r}: its working directory "
+                    f"{os.fspath(cwd)!r} does not exist or is not a folder"
+                ) from exc
             if pause is None:
                 raise AgentNotFoundError(f"cannot start agent {command!r}: {_why(exc)}") from exc
             await asyncio.sleep(pause)

@@ -32,16 +32,18 @@ import webbrowser
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, RichLog, Static, TextArea
 from textual.worker import Worker
 
 from ... import schema as s
+from ..._waits import within
 from ...client.auth import AuthOption, auth_options
 from ...client.elicitation import (
     ElicitationAnswer,
@@ -55,16 +57,20 @@ from ...client.elicitation import (
 from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
 from ...client.state import SessionState, select_values
 from ...protocol.errors import AcpError, ConnectionClosedError, RequestError
+from ...schema import unset_to_none
 from ...transports.subprocess import SubprocessTransport
 from .. import render
-from ..render import unset_none
+from ..render import agent_line
+from ..sanitize import sanitize
 from .commands import COMMANDS, help_text
 from .screens import (
     AuthProgressScreen,
     ChoiceScreen,
     EnvVarScreen,
+    ErrorScreen,
     FormResult,
     FormScreen,
+    HelpScreen,
     PermissionScreen,
 )
 from .session import (
@@ -75,8 +81,11 @@ from .session import (
     EXIT_OK,
     EXIT_START_FAILED,
     INTERRUPT_GRACE,
+    RETRY,
     ChatClient,
     ChatOptions,
+    RestartAgent,
+    SignInRefused,
     StartupProblem,
     agent_label,
     auth_instructions,
@@ -88,15 +97,14 @@ from .session import (
     embeds_context,
     forget_failed_prompt,
     format_auth_required,
-    is_auth_required,
     open_chat_agent,
     show_library_warnings,
+    signed_in,
 )
 from .widgets import PromptInput, StatusLine, Transcript
 
 __all__ = ["ChatApp", "run_app"]
 
-_RETRY = "retry"
 _STOP_TIMEOUT = 10.0
 """Upper bound on stopping the agent when the app ends (it takes well under a second:
 the agent gets INTERRUPT_GRACE after stdin closes, then SIGTERM, then SIGKILL)."""
@@ -108,11 +116,12 @@ class ChatApp(App[int]):
     TITLE = "acp chat"
     CSS_PATH = "chat.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True),
-        Binding("escape", "cancel_turn", "Cancel turn"),
+        # The key bar fits 80 columns: short labels, Esc (the same as Ctrl+C) only in F1.
+        Binding("ctrl+c", "interrupt", "Cancel", priority=True),
+        Binding("escape", "cancel_turn", "Cancel turn", show=False),
         Binding("f1", "help", "Help"),
-        Binding("f2", "toggle_log", "Agent stderr"),
-        Binding("ctrl+t", "toggle_thoughts", "Fold thoughts"),
+        Binding("f2", "toggle_log", "Stderr"),
+        Binding("ctrl+t", "toggle_thoughts", "Thoughts"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -140,6 +149,8 @@ class ChatApp(App[int]):
         self._auth_screen: AuthProgressScreen | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._refresh_pending = False
+        self._noted_plan: object = None
+        """The finished plan last moved into the transcript (not again for the same one)."""
 
     # ---------------------------------------------------------------- layout
 
@@ -269,7 +280,7 @@ class ChatApp(App[int]):
         self._stop_agent.set()
         if self._agent_worker is not None:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._agent_stopped.wait(), _STOP_TIMEOUT)
+                await within(self._agent_stopped.wait(), _STOP_TIMEOUT)
 
     def _report_death(self) -> None:
         """The connection ended without us closing it: say how the agent ended."""
@@ -283,48 +294,55 @@ class ChatApp(App[int]):
         self.schedule_refresh()
 
     def _startup_failed(self, problem: StartupProblem) -> None:
+        """The agent could not be started: say why, on a screen of its own, then quit."""
         self.startup_problem = problem
         self.exit_code = problem.exit_code
-        self.note(Text(str(problem), style="bold red"), error=True)
+        self.note(render.agent_text(str(problem), style="bold red"), error=True)
         self.note("Press Ctrl+Q to quit.")
         self.query_one("#status", StatusLine).show(None, None, Text("not connected", style="red"))
+        self.push_screen(
+            ErrorScreen(problem.headline, problem.details),
+            callback=lambda leave: (
+                self.exit(self.exit_code, return_code=self.exit_code) if leave else None
+            ),
+        )
         self.connected.set()
 
     def _on_stderr(self, line: str) -> None:
         with contextlib.suppress(Exception):
-            self.query_one("#log", RichLog).write(Text(line))
+            self.query_one("#log", RichLog).write(render.agent_text(line))
 
     def _on_stray_output(self, line: str) -> None:
-        self.note(Text("agent output (not ACP): ", style="bold yellow") + Text(line))
+        self.note(Text("agent output (not ACP): ", style="bold yellow") + render.agent_text(line))
         if self._auth_screen is not None:
             with contextlib.suppress(Exception):
                 self._auth_screen.show_output(line)
 
     def _warn(self, text: str) -> None:
-        self.note(Text(f"warning: {text}", style="yellow"))
+        self.note(render.agent_text(f"warning: {text}", style="yellow"))
 
     async def new_session(self) -> bool:
         """``session/new``; on -32000 offer the agent's auth methods and retry."""
-        assert self.client is not None
-        while True:
-            try:
-                state = await self.client.new_session(self.options.cwd)
-            except RequestError as exc:
-                if is_auth_required(exc):
-                    decision = await self.authenticate(exc)
-                    if decision == _RETRY:
-                        continue
-                    if isinstance(decision, dict):
-                        self._restart(decision)
-                        return False
-                    self.exit_code = EXIT_AUTH_REQUIRED
-                self.note(f"session/new failed: {exc.message} (code {exc.code})", error=True)
-                return False
-            except ConnectionClosedError:
-                self._report_death()
-                return False
-            self.use_state(state)
-            return True
+        client = self.client
+        assert client is not None
+        try:
+            state = await signed_in(lambda: client.new_session(self.options.cwd), self.authenticate)
+        except RestartAgent as restart:
+            self._restart(restart.env)
+            return False
+        except SignInRefused as refused:
+            self.exit_code = EXIT_AUTH_REQUIRED
+            exc = refused.refusal
+            self.note(f"session/new failed: {exc.message} (code {exc.code})", error=True)
+            return False
+        except RequestError as exc:
+            self.note(f"session/new failed: {exc.message} (code {exc.code})", error=True)
+            return False
+        except ConnectionClosedError:
+            self._report_death()
+            return False
+        self.use_state(state)
+        return True
 
     def _restart(self, env: dict[str, str]) -> None:
         """Stop this agent process and start it again with ``env`` added."""
@@ -334,7 +352,7 @@ class ChatApp(App[int]):
     # ---------------------------------------------------------------- authentication
 
     async def authenticate(self, exc: RequestError) -> str | dict[str, str] | None:
-        """Offer the methods; ``_RETRY`` when done in this process, variables to restart
+        """Offer the methods; ``RETRY`` when done in this process, variables to restart
         the agent with, or ``None``."""
         assert self.client is not None
         options = auth_options(self.client.agent.initialize_response, self.options.agent)
@@ -343,10 +361,10 @@ class ChatApp(App[int]):
         usable = [o for o in options if o.usable]
         if not usable:
             return None
-        buttons = [(o.id, o.name) for o in usable]
-        body = Text(message + "\n")
+        buttons = [(o.id, agent_line(o.name)) for o in usable]
+        body = render.agent_text(message + "\n")
         for option in usable:
-            body.append(f"\n{option.name}: ", style="bold")
+            body.append(f"\n{agent_line(option.name)}: ", style="bold")
             body.append(auth_instructions(option))
         picked = await self._modal(ChoiceScreen(body, [*buttons, ("", "Not now")]))
         chosen = next((o for o in usable if o.id == picked), None)
@@ -357,8 +375,8 @@ class ChatApp(App[int]):
             values: dict[str, str] | None = await self._modal(EnvVarScreen(option))
             return values
         if option.kind == "terminal":
-            return _RETRY if await self._terminal_login(option) else None
-        return _RETRY if await self._agent_login(option) else None
+            return RETRY if await self._terminal_login(option) else None
+        return RETRY if await self._agent_login(option) else None
 
     async def _agent_login(self, option: AuthOption) -> bool:
         """``authenticate``, with a screen showing progress and the agent's output."""
@@ -432,20 +450,30 @@ class ChatApp(App[int]):
         if state is None:
             return
         self.transcript.sync()
-        plan = self.query_one("#plan", Static)
-        plan.display = bool(state.plan)
-        if state.plan:
-            plan.update(render.render_plan(state.plan))
+        self._show_plan(state)
         if self.agent_dead:
             suffix = Text("  agent stopped", style="bold red")
         elif state.turn_running:
             suffix = Text("  working... (Esc cancels)", style="bold yellow")
         elif state.stop_reason:
-            suffix = Text(f"  stop: {state.stop_reason}", style="dim")
+            suffix = Text(f"  stop: {agent_line(state.stop_reason)}", style="dim")
         else:
             suffix = Text("")
         self.query_one("#status", StatusLine).show(state, self.label, suffix)
         self._signal()
+
+    def _show_plan(self, state: SessionState) -> None:
+        """Pin the plan above the prompt while it is being worked on; once every entry is
+        done and the turn is over it moves into the transcript, where it stays."""
+        plan = self.query_one("#plan", Static)
+        finished = all(str(e.status) == "completed" for e in state.plan)
+        pinned = bool(state.plan) and (state.turn_running or not finished)
+        if not pinned and state.plan and state.plan is not self._noted_plan:
+            self._noted_plan = state.plan
+            self.note(render.render_plan(state.plan))
+        plan.display = pinned
+        if pinned:
+            plan.update(render.render_plan(state.plan))
 
     def action_toggle_thoughts(self) -> None:
         self.transcript.action_toggle_thoughts()
@@ -472,13 +500,14 @@ class ChatApp(App[int]):
                     lines.append(f"/{name}  {COMMANDS[name].summary} (local)")
                 if name in agent_commands:
                     command = agent_commands[name]
-                    extra = unset_none(command.input)
+                    extra = unset_to_none(command.input)
                     hint_text = (
                         f" <{extra.hint}>" if isinstance(extra, s.UnstructuredCommandInput) else ""
                     )
                     slash = "//" if name in COMMANDS else "/"
-                    lines.append(f"{slash}{name}{hint_text}  {command.description} (agent)")
-            hint.update("\n".join(lines))
+                    line = f"{slash}{name}{hint_text}  {command.description} (agent)"
+                    lines.append(agent_line(line))
+            hint.update(Text("\n".join(lines)))
             hint.display = bool(lines)
         else:
             hint.display = False
@@ -524,29 +553,20 @@ class ChatApp(App[int]):
         client = self.client
         assert client is not None
         try:
-            while True:
-                try:
-                    await client.prompt(state.session_id, blocks)
-                except RequestError as exc:
-                    if not is_auth_required(exc):
-                        self.note(
-                            f"the agent answered an error: {exc.message} (code {exc.code})",
-                            error=True,
-                        )
-                        return
-                    # claude-agent-acp asks at prompt time: the same choices as at
-                    # session/new, then the same prompt again.
-                    decision = await self.authenticate(exc)
-                    if decision == _RETRY:
-                        forget_failed_prompt(state)
-                        continue
-                    if isinstance(decision, dict):
-                        self.note("send the prompt again once the agent is back")
-                        self._restart(decision)
-                    return
-                except ConnectionClosedError:
-                    self._report_death()
-                return
+            await signed_in(
+                lambda: client.prompt(state.session_id, blocks),
+                self.authenticate,
+                before_retry=lambda: forget_failed_prompt(state),
+            )
+        except RestartAgent as restart:
+            self.note("send the prompt again once the agent is back")
+            self._restart(restart.env)
+        except SignInRefused:
+            pass
+        except RequestError as exc:
+            self.note(f"the agent answered an error: {exc.message} (code {exc.code})", error=True)
+        except ConnectionClosedError:
+            self._report_death()
         finally:
             self.turn_running = False
             self.schedule_refresh()
@@ -561,7 +581,9 @@ class ChatApp(App[int]):
             self.note(f"/{name}: {exc}", error=True)
 
     def action_help(self) -> None:
-        self.note(help_text(self))
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(help_text(self)))
+            self._signal()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         # textual annotates the parameter as a bare (generic) Screen.
@@ -571,23 +593,23 @@ class ChatApp(App[int]):
             return
         for mode in state.available_modes:
             yield SystemCommand(
-                f"Mode: {mode.name}",
-                f"switch the session to mode {mode.id}",
+                _palette_text(f"Mode: {mode.name}"),
+                _palette_text(f"switch the session to mode {mode.id}"),
                 lambda m=mode.id: self._run_command("mode", m),
             )
         for option in state.config_options:
             if isinstance(option, s.SessionConfigSelect):
                 for value in select_values(option):
                     yield SystemCommand(
-                        f"Config: {option.name} = {value}",
-                        f"set {option.id} to {value}",
+                        _palette_text(f"Config: {option.name} = {value}"),
+                        _palette_text(f"set {option.id} to {value}"),
                         lambda o=option.id, v=value: self._run_command("config", f"{o} {v}"),
                     )
             elif isinstance(option, s.SessionConfigBoolean):
                 new = "false" if option.current_value else "true"
                 yield SystemCommand(
-                    f"Config: {option.name} = {new}",
-                    f"set {option.id} to {new}",
+                    _palette_text(f"Config: {option.name} = {new}"),
+                    _palette_text(f"set {option.id} to {new}"),
                     lambda o=option.id, v=new: self._run_command("config", f"{o} {v}"),
                 )
 
@@ -615,7 +637,11 @@ class ChatApp(App[int]):
 
     async def ask_permission(self, request: PermissionRequest) -> str | None:
         terminals = {} if self.state is None else self.state.terminals
-        body = render.render_tool_call(request.tool_call, terminals)
+        body = Group(
+            render.render_tool_call(request.tool_call, terminals),
+            Text(),
+            render.render_permission_options(request.options),
+        )
         answer: str | None = await self._modal(PermissionScreen(request, body))
         return answer
 
@@ -629,12 +655,12 @@ class ChatApp(App[int]):
         return decline() if action == "decline" else cancel()
 
     async def ask_url(self, request: UrlRequest) -> ElicitationAnswer:
-        body = Text(request.message + "\n\n", style="bold")
-        body.append(request.url + "\n")
+        body = render.agent_text(request.message + "\n\n", style="bold")
+        body.append(agent_line(request.url) + "\n")
         body.append("host: ")
-        body.append(request.host, style="bold reverse")
+        body.append(agent_line(request.host), style="bold reverse")
         for warning in request.warnings:
-            body.append(f"\nwarning: {warning}", style="yellow")
+            body.append(f"\nwarning: {agent_line(warning)}", style="yellow")
         picked = await self._modal(ChoiceScreen(body, [("open", "Open"), ("decline", "Decline")]))
         if picked == "open":
             with contextlib.suppress(Exception):
@@ -688,8 +714,13 @@ class ChatApp(App[int]):
         if isinstance(transport, SubprocessTransport):
             transport.grace_period = INTERRUPT_GRACE
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._agent_stopped.wait(), _STOP_TIMEOUT)
+            await within(self._agent_stopped.wait(), _STOP_TIMEOUT)
         self.exit(self.exit_code, return_code=self.exit_code)
+
+
+def _palette_text(text: str) -> str:
+    """A palette entry (the palette reads markup): the agent's words on one line, escaped."""
+    return escape(agent_line(text))
 
 
 def run_app(options: ChatOptions) -> int:
@@ -697,5 +728,5 @@ def run_app(options: ChatOptions) -> int:
     app = ChatApp(options)
     app.run()
     if app.startup_problem is not None:
-        print(f"acp chat: {app.startup_problem}", file=sys.stderr)
+        print(f"acp chat: {sanitize(str(app.startup_problem))}", file=sys.stderr)
     return app.return_code if app.return_code is not None else app.exit_code

@@ -17,7 +17,8 @@ from rich.text import Text
 from ... import schema as s
 from ...client.state import SessionState, select_values
 from ...protocol.errors import CapabilityError
-from ..render import unset_none
+from ...schema import unset_to_none
+from ..render import agent_line
 from .session import ChatClient, ChatOptions
 
 __all__ = ["COMMANDS", "KEYS_HELP", "ChatHost", "LocalCommand", "help_text"]
@@ -36,12 +37,24 @@ class ChatHost(Protocol):
 
     async def new_session(self) -> bool: ...
 
+    def action_help(self) -> None: ...
+
     async def action_quit(self) -> None: ...
 
 
-KEYS_HELP = """Keys: Enter send | Ctrl+J newline | Tab complete /command | Esc or Ctrl+C cancel the turn
-(Ctrl+C again or while idle: quit) | F2 agent stderr log | Ctrl+P command palette | Ctrl+Q quit.
-Mention files with @path (sent as resource links, or embedded when the agent accepts it)."""
+KEYS_HELP: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the prompt"),
+    ("Ctrl+J", "new line (or Shift+Enter)"),
+    ("Tab", "complete a /command"),
+    ("Esc, Ctrl+C", "cancel the running turn"),
+    ("Ctrl+C", "again, or while idle: quit"),
+    ("F1", "this help"),
+    ("F2", "show or hide the agent's stderr"),
+    ("Ctrl+T", "fold or unfold thoughts"),
+    ("Ctrl+P", "palette: modes, config options"),
+    ("Ctrl+Q", "quit"),
+)
+"""The keys, one per line, shown first by :func:`help_text` (so they fit 80x24)."""
 
 
 @dataclass(frozen=True)
@@ -72,21 +85,26 @@ def _command(
 
 def help_text(app: ChatHost) -> Text:
     """The keys, the local commands and the agent's commands."""
-    out = Text(KEYS_HELP + "\n")
+    out = Text("Keys\n", style="bold")
+    for keys, does in KEYS_HELP:
+        out.append(f"  {keys:<12}", style="bold")
+        out.append(f"{does}\n")
+    out.append("@path in a prompt sends that file along.\n")
+    out.append("Commands\n", style="bold")
     for command in COMMANDS.values():
         out.append(f"/{command.name}", style="bold")
         out.append(f"  {command.summary}\n")
     if app.state is not None:
         for agent_command in app.state.available_commands:
-            out.append(f"/{agent_command.name}", style="bold cyan")
-            out.append(f"  {agent_command.description} (agent)\n")
+            out.append(f"/{agent_line(agent_command.name)}", style="bold cyan")
+            out.append(f"  {agent_line(agent_command.description)} (agent)\n")
     out.rstrip()
     return out
 
 
 @_command("help", "show keys and commands")
 async def _help(app: ChatHost, rest: str) -> None:
-    app.note(help_text(app))
+    app.action_help()
 
 
 @_command("mode", "list modes, or switch: /mode ID")
@@ -97,7 +115,7 @@ async def _mode(app: ChatHost, rest: str) -> None:
             app.note("this session has no modes")
         for mode in app.state.available_modes:
             mark = "*" if mode.id == app.state.current_mode_id else " "
-            app.note(f"{mark} {mode.id}: {mode.name}")
+            app.note(agent_line(f"{mark} {mode.id}: {mode.name}"))
         return
     await app.client.set_mode(app.state.session_id, rest)
     app.note(f"mode: {rest}")
@@ -113,9 +131,10 @@ async def _config(app: ChatHost, rest: str) -> None:
         for option in app.state.config_options:
             if isinstance(option, s.SessionConfigSelect):
                 values = ", ".join(select_values(option))
-                app.note(f"{option.id} = {option.current_value}  ({values})")
+                app.note(agent_line(f"{option.id} = {option.current_value}  ({values})"))
             elif isinstance(option, s.SessionConfigBoolean):
-                app.note(f"{option.id} = {str(option.current_value).lower()}  (true, false)")
+                current = str(option.current_value).lower()
+                app.note(agent_line(f"{option.id} = {current}  (true, false)"))
         return
     chosen = app.state.config_option(config_id)
     value: str | bool = value_text.strip()
@@ -135,10 +154,10 @@ async def _sessions(app: ChatHost, rest: str) -> None:
     if not sessions:
         app.note("no earlier sessions")
     for info in sessions:
-        title = unset_none(info.title) or ""
-        updated = unset_none(info.updated_at) or ""
+        title = unset_to_none(info.title) or ""
+        updated = unset_to_none(info.updated_at) or ""
         current = "*" if app.state and info.session_id == app.state.session_id else " "
-        app.note(f"{current} {info.session_id}  {title}  {updated}".rstrip())
+        app.note(agent_line(f"{current} {info.session_id}  {title}  {updated}".rstrip()))
 
 
 @_command("load", "load an earlier session: /load ID")

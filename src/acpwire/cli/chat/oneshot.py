@@ -29,11 +29,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import json
+import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -41,12 +41,14 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from ... import schema as s
+from ..._tasks import TaskSet
 from ...client.auth import AuthOption, auth_options
 from ...client.permissions import AllowAll, AskUser, PermissionPolicy, PermissionRequest, RejectAll
 from ...client.state import SessionState
 from ...protocol.errors import ConnectionClosedError, RequestError
 from ...transports.subprocess import SubprocessTransport
 from .. import render
+from ..sanitize import json_line, sanitize
 from .session import (
     AUTH_PROGRESS_EVERY,
     CANCEL_GRACE,
@@ -55,8 +57,11 @@ from .session import (
     EXIT_AUTH_REQUIRED,
     EXIT_START_FAILED,
     INTERRUPT_GRACE,
+    RETRY,
     ChatClient,
     ChatOptions,
+    RestartAgent,
+    SignInRefused,
     agent_label,
     auth_instructions,
     build_prompt,
@@ -68,9 +73,9 @@ from .session import (
     exit_code_for_stop_reason,
     forget_failed_prompt,
     format_auth_required,
-    is_auth_required,
     open_chat_agent,
     show_library_warnings,
+    signed_in,
 )
 
 if TYPE_CHECKING:
@@ -97,9 +102,6 @@ class _Restart:
     env: dict[str, str] = field(default_factory=dict[str, str])
 
 
-_RETRY = "retry"
-"""Authentication succeeded in the running agent: retry the refused request."""
-
 _Outcome = int | _Restart
 
 
@@ -124,7 +126,7 @@ class _Run:
         self.interrupted = False
         self._line_open = False  # a question waits on the terminal, without its newline
         self._gave_up = False  # the agent did not end the turn after session/cancel
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet(logging.getLogger("acpwire.cli"))
         self.output_closed = False
         self.main_task: asyncio.Task[int] | None = None
 
@@ -134,7 +136,7 @@ class _Run:
         if self.output_closed:
             return
         try:
-            self.out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self.out.write(json_line(obj) + "\n")
             self.out.flush()
         except BrokenPipeError:
             self.output_closed = True
@@ -146,7 +148,7 @@ class _Run:
                 self.main_task.cancel()
 
     def agent_said(self, line: str) -> None:
-        self.say(Text(line, style="dim"))
+        self.say(render.agent_text(line, style="dim"))
 
     def on_update(self, session_id: str, update: s.SessionUpdate | v2.SessionUpdate) -> None:
         self.emit_json(render.update_to_wire(session_id, update))
@@ -157,20 +159,21 @@ class _Run:
             self.err.file.write("\n")
 
     def say(self, text: RenderableType) -> None:
-        """A line for the person on stderr (after a question left open, on a new line)."""
+        """A line for the person on stderr (after a question left open, on a new line);
+        whatever the agent put in it is made safe here."""
         self._end_line()
-        self.err.print(text)
+        self.err.print(render.safe_renderable(text))
 
     def problem(self, headline: str, details: str = "") -> None:
-        self.say(Text("acp chat: ", style="bold red") + Text(headline))
+        self.say(Text("acp chat: ", style="bold red") + render.agent_text(headline))
         if details:
-            self.say(Text(details))
+            self.say(render.agent_text(details))
 
     def warn(self, text: str) -> None:
-        self.say(Text("acp chat: warning: ", style="yellow") + Text(text))
+        self.say(Text("acp chat: warning: ", style="yellow") + render.agent_text(text))
 
     def on_stray_output(self, line: str) -> None:
-        self.say(Text("agent output (not ACP): ", style="bold yellow") + Text(line))
+        self.say(Text("agent output (not ACP): ", style="bold yellow") + render.agent_text(line))
 
     def print_conversation(self, state: SessionState, stop_reason: str | None) -> None:
         assert self.client is not None
@@ -214,7 +217,7 @@ class _Run:
 
         restore = _echo_off(fd) if secret else None
         self._end_line()
-        self.err.file.write(prompt)
+        self.err.file.write(sanitize(prompt))
         self.err.file.flush()
         self._line_open = True
         loop.add_reader(fd, readable)
@@ -246,8 +249,7 @@ class _Run:
         terminals = {} if self.client is None else self.client.state(request.session_id).terminals
         self.say(Text("The agent asks permission:", style="bold yellow"))
         self.say(render.render_tool_call(request.tool_call, terminals, plain=True))
-        for i, option in enumerate(request.options, 1):
-            self.say(Text(f"  {i}) {option.name} [{option.kind}]"))
+        self.say(render.render_permission_options(request.options))
         while True:
             answer = await self.ask("choose (number, empty to dismiss; Ctrl-C cancels the turn): ")
             if not answer:
@@ -263,15 +265,11 @@ class _Run:
         if self.on_interrupt is not None:
             self.on_interrupt()
 
-    def spawn(self, work: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     # ---------------------------------------------------------------- authentication
 
-    async def authenticate(self, exc: RequestError) -> str | _Restart | None:
-        """Explain -32000; on a terminal offer the methods. ``_RETRY``, a restart, or None."""
+    async def authenticate(self, exc: RequestError) -> str | dict[str, str] | None:
+        """Explain -32000; on a terminal offer the methods: :data:`RETRY`, variables to
+        restart the agent with, or None."""
         assert self.client is not None
         options = auth_options(self.client.agent.initialize_response, self.options.agent)
         self.problem(format_auth_required(exc, options))
@@ -279,26 +277,25 @@ class _Run:
         if not self.interactive or not usable:
             return None
         for i, option in enumerate(usable, 1):
-            self.say(Text(f"  {i}) {option.name}: {auth_instructions(option)}"))
+            self.say(Text(f"  {i}) {render.agent_line(option.name)}: {auth_instructions(option)}"))
         answer = await self.ask("authenticate with (number, empty to quit): ")
         answer = (answer or "").strip()
         if not (answer.isdigit() and 1 <= int(answer) <= len(usable)):
             return None
         option = usable[int(answer) - 1]
         if option.kind == "env_var":
-            values = await self.ask_env_vars(option)
-            return None if values is None else _Restart(values)
+            return await self.ask_env_vars(option)
         if option.kind == "terminal":
             ok = await self.run_terminal_login(option)
         else:
             ok = await self.run_agent_login(option)
-        return _RETRY if ok else None
+        return RETRY if ok else None
 
     async def run_agent_login(self, option: AuthOption) -> bool:
         assert self.client is not None
         self.say(
             Text(
-                f"authenticating with {option.name}: the agent may print a login URL or "
+                f"authenticating with {render.agent_line(option.name)}: the agent may print a login URL or "
                 "open a browser (Ctrl-C cancels)",
                 style="cyan",
             )
@@ -333,7 +330,7 @@ class _Run:
 
     async def run_terminal_login(self, option: AuthOption) -> bool:
         assert option.argv is not None
-        self.say(Text(f"running the terminal login of {option.name}...", style="cyan"))
+        self.say(Text(f"running the terminal login of {render.agent_line(option.name)}...", "cyan"))
         previous, self.on_interrupt = self.on_interrupt, _ignore  # Ctrl-C is the login's own
         try:
             process = await asyncio.create_subprocess_exec(
@@ -352,12 +349,12 @@ class _Run:
 
     async def ask_env_vars(self, option: AuthOption) -> dict[str, str] | None:
         if option.link:
-            self.say(Text(f"get credentials at {option.link}", style="cyan"))
+            self.say(Text(f"get credentials at {render.agent_line(option.link)}", style="cyan"))
         values: dict[str, str] = {}
         for var in option.vars:
             optional = " (optional)" if var.optional else ""
             label = f"{var.label} ({var.name})" if var.label else var.name
-            value = await self.ask(f"{label}{optional}: ", secret=var.secret)
+            value = await self.ask(f"{render.agent_line(label)}{optional}: ", secret=var.secret)
             if value:
                 values[var.name] = value
             elif not var.optional:
@@ -401,7 +398,7 @@ class _Run:
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGINT)
-            for task in list(self._tasks):
+            for task in self._tasks:
                 task.cancel()
 
     async def attempt(self, env: dict[str, str]) -> _Outcome:
@@ -448,58 +445,45 @@ class _Run:
     async def session_and_turn(self, client: ChatClient) -> _Outcome:
         options = self.options
         assert options.prompt is not None
-        while True:
-            try:
-                state = await client.new_session(options.cwd)
-                break
-            except RequestError as exc:
-                if not is_auth_required(exc):
-                    return self.turn_error(exc, client)
-                decision = await self.authenticate(exc)
-                if decision == _RETRY:
-                    continue
-                if isinstance(decision, _Restart):
-                    return decision
-                return self.auth_refused(exc)
-            except ConnectionClosedError as exc:
-                return self.turn_error(exc, client)
+        try:
+            state = await signed_in(lambda: client.new_session(options.cwd), self.authenticate)
+        except RestartAgent as restart:
+            return _Restart(restart.env)
+        except SignInRefused as refused:
+            return self.auth_refused(refused.refusal)
+        except (RequestError, ConnectionClosedError) as exc:
+            return self.turn_error(exc, client)
         blocks = build_prompt(
             options.prompt, options.cwd, embed=embeds_context(client.agent.initialize_response)
         )
-        while True:
-            try:
-                result = await self.prompt(client, state, blocks)
-            except RequestError as exc:
-                if is_auth_required(exc):
-                    # claude-agent-acp asks at prompt time: the same choices as at
-                    # session/new, then the same prompt again.
-                    decision = await self.authenticate(exc)
-                    if decision == _RETRY:
-                        forget_failed_prompt(state)
-                        continue
-                    if isinstance(decision, _Restart):
-                        return decision
-                    return self.auth_refused(exc)
-                self.print_partial(state)
-                return self.turn_error(exc, client)
-            except ConnectionClosedError as exc:
-                self.print_partial(state)
-                return self.turn_error(exc, client)
-            if result is None:
-                self.print_partial(state)
-                self.problem(
-                    f"the agent did not end the turn within {CANCEL_GRACE:g} s of "
-                    "session/cancel: stopped it"
-                    if self._gave_up
-                    else "interrupted: stopped the agent"
-                )
-                return EXIT_INTERRUPTED
-            stop = str(result.stop_reason)
-            if options.json:
-                self.emit_json({"stopReason": stop})
-            else:
-                self.print_conversation(state, stop)
-            return exit_code_for_stop_reason(stop)
+        try:
+            result = await signed_in(
+                lambda: self.prompt(client, state, blocks),
+                self.authenticate,
+                before_retry=lambda: forget_failed_prompt(state),
+            )
+        except RestartAgent as restart:
+            return _Restart(restart.env)
+        except SignInRefused as refused:
+            return self.auth_refused(refused.refusal)
+        except (RequestError, ConnectionClosedError) as exc:
+            self.print_partial(state)
+            return self.turn_error(exc, client)
+        if result is None:
+            self.print_partial(state)
+            self.problem(
+                f"the agent did not end the turn within {CANCEL_GRACE:g} s of "
+                "session/cancel: stopped it"
+                if self._gave_up
+                else "interrupted: stopped the agent"
+            )
+            return EXIT_INTERRUPTED
+        stop = str(result.stop_reason)
+        if options.json:
+            self.emit_json({"stopReason": stop})
+        else:
+            self.print_conversation(state, stop)
+        return exit_code_for_stop_reason(stop)
 
     async def prompt(
         self, client: ChatClient, state: SessionState, blocks: list[s.ContentBlock]
@@ -517,7 +501,7 @@ class _Run:
             nonlocal timer
             if timer is None:
                 self.say(Text("cancelling the turn (Ctrl-C again to stop now)", "yellow"))
-                self.spawn(client.cancel(state.session_id))
+                self._tasks.spawn(_cancel_quietly(client, state.session_id))
                 timer = loop.call_later(CANCEL_GRACE, give_up)
             else:
                 task.cancel()
@@ -570,7 +554,7 @@ class _ReportDenials:
 
     async def __call__(self, request: PermissionRequest) -> Any:
         outcome = await self.policy(request)
-        title = request.tool_call.title or request.tool_call.tool_call_id
+        title = render.agent_line(request.tool_call.title or request.tool_call.tool_call_id)
         self.run.say(Text(f"acp chat: denied permission: {title} (--policy deny)", "yellow"))
         return outcome
 
@@ -611,3 +595,9 @@ def run_once(options: ChatOptions, *, out: TextIO | None = None, err: TextIO | N
         if not runner.output_closed:
             raise
     raise BrokenPipeError(errno.EPIPE, "stdout was closed")  # acp's main exits quietly
+
+
+async def _cancel_quietly(client: ChatClient, session_id: str) -> None:
+    """``session/cancel``; an agent already gone is told by the turn's own end."""
+    with contextlib.suppress(ConnectionClosedError):
+        await client.cancel(session_id)

@@ -1,4 +1,10 @@
-"""The chat app's modal screens: permission questions, elicitation forms, choices, logins."""
+"""The chat app's modal screens: permission questions, elicitation forms, choices, logins.
+
+Everything the agent wrote goes into widgets as ``Text`` made safe by
+:func:`~acpwire.cli.sanitize.sanitize` (a widget given a string would read it as
+markup), and widget ids are numbered, never made of the agent's names. A permission
+button says what the option does in acpwire's words (its kind), not the agent's.
+"""
 
 from __future__ import annotations
 
@@ -18,20 +24,28 @@ from ... import schema as s
 from ...client.auth import AuthOption
 from ...client.elicitation import FormRequest
 from ...client.permissions import PermissionRequest
-from ..render import unset_none
+from ...schema import unset_to_none
+from ..render import OPTION_KIND_LABELS, agent_line, option_label
+from ..sanitize import sanitize
 
 __all__ = [
     "AuthProgressScreen",
     "ChoiceScreen",
     "EnvVarScreen",
+    "ErrorScreen",
     "FormResult",
     "FormScreen",
+    "HelpScreen",
     "PermissionScreen",
 ]
 
 
 class PermissionScreen(ModalScreen[str | None]):
-    """The agent asks permission: one button per option (or keys 1..9); Esc dismisses."""
+    """The agent asks permission: one button per option (or keys 1..9); Esc dismisses.
+
+    ``body`` shows the tool call and the options with the agent's names for them; the
+    buttons carry acpwire's label of each option's kind.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Dismiss")]
 
@@ -46,12 +60,16 @@ class PermissionScreen(ModalScreen[str | None]):
             yield Static(self.body, id="permission-call")
             with Horizontal(id="options"):
                 for i, option in enumerate(self.request.options):
-                    allow = str(option.kind).startswith("allow")
-                    yield Button(
-                        f"{i + 1}. {option.name}",
-                        id=f"option-{i}",
-                        variant="success" if allow else "error",
+                    kind = str(option.kind)
+                    variant: Any = (
+                        "default"
+                        if kind not in OPTION_KIND_LABELS
+                        else "success"
+                        if kind.startswith("allow")
+                        else "error"
                     )
+                    label = Text(f"{i + 1}. {option_label(kind)}")
+                    yield Button(label, id=f"option-{i}", variant=variant)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -84,27 +102,30 @@ class FormScreen(ModalScreen[FormResult]):
     def compose(self) -> ComposeResult:
         request = self.request
         with VerticalScroll(id="dialog"):
-            yield Label(Text(request.message, style="bold"))
+            yield Label(Text(sanitize(request.message), style="bold"))
             for error in request.errors:
-                yield Label(Text(error, style="red"))
+                yield Label(Text(sanitize(error), style="red"))
             required = set(request.required)
-            for name, prop in request.properties.items():
-                title = unset_none(getattr(prop, "title", None)) or name
+            for index, (name, prop) in enumerate(request.properties.items()):
+                title = agent_line(unset_to_none(getattr(prop, "title", None)) or name)
                 star = " *" if name in required else ""
-                yield Label(f"{title}{star}")
-                description = unset_none(getattr(prop, "description", None))
+                yield Label(Text(f"{title}{star}"))
+                description = unset_to_none(getattr(prop, "description", None))
                 if description:
-                    yield Label(Text(description, style="dim"))
+                    yield Label(Text(sanitize(description), style="dim"))
                 value = request.values.get(name)
-                widget_id = f"field-{name}"
+                widget_id = f"field-{index}"
                 if isinstance(prop, s.BooleanPropertySchema):
-                    yield Checkbox(title, bool(value), id=widget_id)
+                    yield Checkbox(Text(title), bool(value), id=widget_id)
                 elif isinstance(prop, s.StringPropertySchema) and (
-                    bool(unset_none(prop.enum)) or bool(unset_none(prop.one_of))
+                    bool(unset_to_none(prop.enum)) or bool(unset_to_none(prop.one_of))
                 ):
-                    choices: list[tuple[str, str]] = [
-                        (e, e) for e in (unset_none(prop.enum) or [])
-                    ] + [(o.title, o.const) for o in (unset_none(prop.one_of) or [])]
+                    choices: list[tuple[Text, str]] = [
+                        (Text(agent_line(e)), e) for e in (unset_to_none(prop.enum) or [])
+                    ] + [
+                        (Text(agent_line(o.title)), o.const)
+                        for o in (unset_to_none(prop.one_of) or [])
+                    ]
                     yield Select(
                         choices,
                         value=value if isinstance(value, str) else Select.BLANK,
@@ -121,7 +142,7 @@ class FormScreen(ModalScreen[FormResult]):
                         text = ", ".join(str(v) for v in value)
                     elif value is not None:
                         text = str(value)
-                    yield Input(text, type=kind, id=widget_id)
+                    yield Input(agent_line(text), type=kind, id=widget_id)
             with Horizontal(id="options"):
                 yield Button("Submit", id="submit", variant="success")
                 yield Button("Decline", id="decline", variant="error")
@@ -129,8 +150,8 @@ class FormScreen(ModalScreen[FormResult]):
 
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name, prop in self.request.properties.items():
-            widget = self.query_one(f"#field-{name}")
+        for index, (name, prop) in enumerate(self.request.properties.items()):
+            widget = self.query_one(f"#field-{index}")
             if isinstance(widget, Checkbox):
                 out[name] = widget.value
             elif isinstance(widget, Select):
@@ -176,6 +197,67 @@ class FormScreen(ModalScreen[FormResult]):
         self.dismiss(("cancel", None))
 
 
+class HelpScreen(ModalScreen[None]):
+    """Keys and commands (F1, ``/help``), keys first; the rest scrolls. Esc or F1 closes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Close"),
+        Binding("f1", "dismiss_none", "Close"),
+    ]
+
+    def __init__(self, body: RenderableType) -> None:
+        super().__init__()
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="dialog", classes="help") as dialog:
+            dialog.border_title = "Help (Esc closes)"
+            yield Static(self.body)
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog").focus()  # arrows and PgUp/PgDn scroll
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class ErrorScreen(ModalScreen[bool]):
+    """A problem the chat cannot go on after (the agent could not be started): what
+    happened, then Quit (Enter, or q); Esc closes the screen to read the transcript."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_false", "Close"),
+        Binding("q", "dismiss_true", "Quit"),
+    ]
+
+    def __init__(self, headline: str, details: str) -> None:
+        super().__init__()
+        self.headline = headline
+        self.details = details
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="error"):
+            yield Label(Text(sanitize(self.headline), style="bold red"))
+            if self.details:
+                yield Static(Text(sanitize(self.details)))
+            with Horizontal(id="options"):
+                yield Button("Quit", id="quit", variant="error")
+                yield Button("Close", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#quit", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "quit")
+
+    def action_dismiss_true(self) -> None:
+        self.dismiss(True)
+
+    def action_dismiss_false(self) -> None:
+        self.dismiss(False)
+
+
 class ChoiceScreen(ModalScreen[str | None]):
     """A message and a few buttons; the result is the chosen button's key (Esc: None)."""
 
@@ -191,7 +273,7 @@ class ChoiceScreen(ModalScreen[str | None]):
             yield Static(self.body)
             with Horizontal(id="options"):
                 for i, (_, label) in enumerate(self.choices):
-                    yield Button(label, id=f"choice-{i}")
+                    yield Button(Text(agent_line(label)), id=f"choice-{i}")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -214,15 +296,15 @@ class EnvVarScreen(ModalScreen[dict[str, str] | None]):
     def compose(self) -> ComposeResult:
         option = self.option
         with Vertical(id="dialog"):
-            yield Label(Text(option.name, style="bold"))
+            yield Label(Text(agent_line(option.name), style="bold"))
             if option.description:
-                yield Label(Text(option.description, style="dim"))
+                yield Label(Text(sanitize(option.description), style="dim"))
             if option.link:
-                yield Label(Text(f"get credentials at {option.link}"))
-            for var in option.vars:
-                label = f"{var.label} ({var.name})" if var.label else var.name
-                yield Label(label + (" (optional)" if var.optional else ""))
-                yield Input(password=var.secret, id=f"var-{var.name}")
+                yield Label(Text(f"get credentials at {agent_line(option.link)}"))
+            for index, var in enumerate(option.vars):
+                label = agent_line(f"{var.label} ({var.name})" if var.label else var.name)
+                yield Label(Text(label + (" (optional)" if var.optional else "")))
+                yield Input(password=var.secret, id=f"var-{index}")
             yield Label(Text("The agent is started again with these set.", style="dim"))
             with Horizontal(id="options"):
                 yield Button("Start the agent", id="submit", variant="success")
@@ -235,8 +317,8 @@ class EnvVarScreen(ModalScreen[dict[str, str] | None]):
 
     def values(self) -> dict[str, str] | None:
         out: dict[str, str] = {}
-        for var in self.option.vars:
-            value = self.query_one(f"#var-{var.name}", Input).value
+        for index, var in enumerate(self.option.vars):
+            value = self.query_one(f"#var-{index}", Input).value
             if value:
                 out[var.name] = value
             elif not var.optional:
@@ -278,7 +360,7 @@ class AuthProgressScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(Text(f"Authenticating with {self.option.name}", style="bold"))
+            yield Label(Text(f"Authenticating with {agent_line(self.option.name)}", style="bold"))
             yield Label(
                 Text("The agent may print a login URL below or open a browser.", style="dim")
             )
@@ -296,7 +378,7 @@ class AuthProgressScreen(ModalScreen[None]):
 
     def show_output(self, line: str) -> None:
         """A line the agent printed outside the protocol."""
-        self.query_one("#agent-output", RichLog).write(Text(line))
+        self.query_one("#agent-output", RichLog).write(Text(sanitize(line)))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

@@ -2,7 +2,10 @@
 start-up errors and a dying agent told as sentences, authentication methods told as
 instructions, library warnings shown once, and ``@path`` mentions.
 
-No Rich or Textual here; the renderers live in :mod:`acpwire.cli.render`.
+No Rich or Textual here; the renderers live in :mod:`acpwire.cli.render`. The
+agent's names in these sentences are put on one line by
+:func:`~acpwire.cli.sanitize.sanitize`; the sentences themselves are made safe where
+they are shown (both forms of the chat print them through ``safe_renderable``).
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ... import schema as s
 from ...client.auth import AuthOption
@@ -38,11 +41,14 @@ from ...protocol.errors import (
     VersionMismatchError,
 )
 from ...schema import UnsetType
-from ...transports.remote import Reconnected
+from ...transports.remote import Reconnected, token_refused
 from ...transports.subprocess import SubprocessTransport
+from ..sanitize import sanitize
 
 if TYPE_CHECKING:
     from ...schema import v2
+
+T = TypeVar("T")
 
 __all__ = [
     "EXIT_AGENT_ERROR",
@@ -73,9 +79,14 @@ __all__ = [
     "describe_startup_error",
     "embeds_context",
     "exit_code_for_stop_reason",
+    "RETRY",
+    "RestartAgent",
+    "SignIn",
+    "SignInRefused",
     "forget_failed_prompt",
     "format_auth_required",
     "is_auth_required",
+    "signed_in",
     "open_chat_agent",
     "show_library_warnings",
 ]
@@ -206,7 +217,8 @@ class StartupProblem:
 
 
 def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupProblem | None:
-    """Turn an error from starting/initializing the agent into a message (None: not ours)."""
+    """Turn an error from starting/initializing the agent into a message (``None`` for a
+    cancellation or an interrupt, which are not errors to describe)."""
     command = shlex.join(argv)
     if isinstance(exc, AgentNotFoundError):
         hint = ""
@@ -243,8 +255,32 @@ def describe_startup_error(exc: BaseException, argv: Sequence[str]) -> StartupPr
         return StartupProblem(
             f"agent command cannot be executed: {command}", str(exc), EXIT_START_FAILED
         )
+    if isinstance(exc, RequestError):  # the answer to initialize
+        hint = ""
+        if exc.code == ErrorCode.METHOD_NOT_FOUND:
+            hint = (
+                "It does not know `initialize`: is it an ACP agent (some need a flag, e.g. --acp)?"
+            )
+        return StartupProblem(
+            f"the agent ({command}) answered initialize with an error: "
+            f"{exc.message} (code {exc.code})",
+            hint,
+            EXIT_START_FAILED,
+        )
+    if isinstance(exc, ConnectionClosedError) and token_refused(exc):
+        return StartupProblem(
+            f"the agent at {command} refused the token: {exc}",
+            "Give the token `acp serve` printed, with --token or $ACP_TOKEN.",
+            EXIT_START_FAILED,
+        )
     if isinstance(exc, ConnectionClosedError):  # a remote agent (--url) out of reach
-        return StartupProblem(f"cannot reach the agent at {command}", str(exc), EXIT_START_FAILED)
+        return StartupProblem(f"cannot reach the agent at {command}: {exc}", "", EXIT_START_FAILED)
+    if isinstance(exc, Exception):  # anything else: one clear line, never a traceback
+        return StartupProblem(
+            f"the agent ({command}) could not be started: {exc or type(exc).__name__}",
+            "",
+            EXIT_START_FAILED,
+        )
     return None
 
 
@@ -293,8 +329,8 @@ def auth_instructions(option: AuthOption) -> str:
     if option.kind == "terminal":
         assert option.argv is not None
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in option.env.items())
-        return f"terminal login: run `{(env + ' ' if env else '') + shlex.join(option.argv)}`"
-    if option.kind == "env_var":
+        text = f"terminal login: run `{(env + ' ' if env else '') + shlex.join(option.argv)}`"
+    elif option.kind == "env_var":
         needed = [v.name for v in option.vars if not v.optional]
         optional = [v.name for v in option.vars if v.optional]
         what = " and ".join(needed) or "its variables"
@@ -303,10 +339,11 @@ def auth_instructions(option: AuthOption) -> str:
             text += f" (optional: {', '.join(optional)})"
         if option.link:
             text += f"; get one at {option.link}"
-        return text
-    if option.kind == "agent":
-        return "the agent logs you in"
-    return f"a `{option.type}` method this client cannot use"
+    elif option.kind == "agent":
+        text = "the agent logs you in"
+    else:
+        text = f"a `{option.type}` method this client cannot use"
+    return sanitize(text, line=True)
 
 
 def format_auth_required(exc: RequestError, options: Sequence[AuthOption]) -> str:
@@ -316,12 +353,61 @@ def format_auth_required(exc: RequestError, options: Sequence[AuthOption]) -> st
         lines.append("it advertised no authentication methods.")
     for option in options:
         desc = f" - {option.description}" if option.description else ""
-        lines.append(f"  {option.id}: {option.name}{desc} ({auth_instructions(option)})")
+        label = sanitize(f"{option.id}: {option.name}{desc}", line=True)
+        lines.append(f"  {label} ({auth_instructions(option)})")
     return "\n".join(lines)
 
 
 AUTH_PROGRESS_EVERY = 5.0
 """Seconds between "still waiting" lines while ``authenticate`` has not answered."""
+
+
+@dataclass
+class RestartAgent(Exception):
+    """The user chose an env-var login: start the agent again with ``env`` set."""
+
+    env: dict[str, str]
+
+
+class SignInRefused(Exception):
+    """The agent needs authentication and the user did not complete it."""
+
+    def __init__(self, refusal: RequestError) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+RETRY = "retry"
+"""Authentication succeeded in the running agent: send the refused request again."""
+
+SignIn = Callable[[RequestError], Awaitable["str | dict[str, str] | None"]]
+"""Offers the agent's methods after -32000: :data:`RETRY`, variables for a restarted
+agent, or ``None`` (not now)."""
+
+
+async def signed_in(
+    attempt: Callable[[], Awaitable[T]],
+    sign_in: SignIn,
+    before_retry: Callable[[], object] = lambda: None,
+) -> T:
+    """``attempt()``; when the agent answers -32000 (at ``session/new``, or at prompt time
+    as claude-agent-acp does), ``sign_in`` offers its methods and, once signed in, the
+    same request goes again (after ``before_retry``). Raises :class:`RestartAgent` or
+    :class:`SignInRefused` when the user chose a restart or nothing; other errors as
+    ``attempt`` raised them."""
+    while True:
+        try:
+            return await attempt()
+        except RequestError as exc:
+            if not is_auth_required(exc):
+                raise
+            decision = await sign_in(exc)
+            if decision == RETRY:
+                before_retry()
+                continue
+            if isinstance(decision, dict):
+                raise RestartAgent(decision) from None
+            raise SignInRefused(exc) from None
 
 
 def forget_failed_prompt(state: SessionState) -> None:
@@ -451,5 +537,5 @@ def agent_label(response: s.InitializeResponse | None, argv: Sequence[str]) -> s
     info = None if response is None else response.agent_info
     if isinstance(info, s.Implementation):
         title = info.title if isinstance(info.title, str) and info.title else info.name
-        return f"{title} {info.version}"
+        return sanitize(f"{title} {info.version}", line=True)
     return Path(argv[0]).name if argv else "agent"

@@ -111,9 +111,10 @@ class StatusLine(Static):
         if self.state is None:
             line = self.suffix.copy()
         else:
-            line = render.render_status(
-                self.state, agent=self.agent, width=width - self.suffix.cell_len
-            )
+            # The suffix (working, stopped, stop reason) is never the part cut off.
+            room = max(width - self.suffix.cell_len, 0)
+            line = render.render_status(self.state, agent=self.agent, width=room)
+            line.truncate(room, overflow="ellipsis")
             line.append_text(self.suffix)
         line.truncate(width, overflow="ellipsis")
         self.update(line)
@@ -194,8 +195,13 @@ class Transcript(ScrollView, can_focus=True):
         self.sync()
 
     def add_note(self, renderable: RenderableType, *, style: str = "") -> None:
-        """A local line (not part of the session), after everything shown so far."""
+        """A local line (not part of the session), after everything shown so far.
+
+        A string is shown as it is (never as markup) and whatever the agent put in the
+        note is made safe here (:func:`~acpwire.cli.render.safe_renderable`).
+        """
         self._place_new_entries()
+        renderable = render.safe_renderable(renderable)
         item = _Item(note=Styled(renderable, style) if style else renderable)
         self._append(item)
         self._lay_out(item)

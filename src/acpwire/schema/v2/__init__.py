@@ -12,7 +12,18 @@ names repeat v1's where the schema does (``InitializeRequest``, ``PromptResponse
     v2.PromptResponse(message_id="m1")
 """
 
-from .. import UNSET, AcpModel, UnknownVariant, UnsetType, convert, decode, encode, to_json
+from .. import (
+    UNSET,
+    AcpModel,
+    UnknownVariant,
+    UnsetType,
+    convert,
+    decode,
+    encode,
+    none_to_unset,
+    to_json,
+    unset_to_none,
+)
 from . import _generated_models
 from ._generated_models import *  # noqa: F403
 
@@ -24,6 +35,8 @@ __all__ = [
     "convert",
     "decode",
     "encode",
+    "none_to_unset",
     "to_json",
+    "unset_to_none",
 ]
 __all__ += _generated_models.__all__
