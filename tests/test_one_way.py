@@ -22,16 +22,6 @@ PACKAGE = SRC / "acpwire"
 
 NOT_YET: dict[str, set[str]] = {
     "asyncio.wait_for": {
-        "acpwire/testing/conformance/client_driver.py",
-        "acpwire/testing/conformance/client_runner.py",
-        "acpwire/testing/conformance/client_scenarios.py",
-        "acpwire/testing/conformance/driver.py",
-        "acpwire/testing/conformance/endpoint.py",
-        "acpwire/testing/conformance/endpoint_checks.py",
-        "acpwire/testing/conformance/live.py",
-        "acpwire/testing/conformance/runner.py",
-        "acpwire/testing/conformance/v2_checks.py",
-        "acpwire/testing/conformance/wire.py",
     },
     "a hand-rolled task set": {
         "acpwire/agent/app_v2.py",
