@@ -21,8 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "acpwire"
 
 NOT_YET: dict[str, set[str]] = {
-    "asyncio.wait_for": {
-    },
+    "asyncio.wait_for": set(),
     "a hand-rolled task set": {
         "acpwire/agent/app_v2.py",
     },
