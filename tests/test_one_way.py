@@ -22,9 +22,7 @@ PACKAGE = SRC / "acpwire"
 
 NOT_YET: dict[str, set[str]] = {
     "asyncio.wait_for": set(),
-    "a hand-rolled task set": {
-        "acpwire/agent/app_v2.py",
-    },
+    "a hand-rolled task set": set(),
 }
 
 

@@ -32,7 +32,6 @@ The v2 models load only for applications that opt in.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import uuid
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from .. import schema as s
+from .._tasks import TaskSet
 from ..engine.connection import Connection
 from ..protocol.errors import (
     ConnectionClosedError,
@@ -266,7 +266,9 @@ class AppAgentV2(AgentV2):
 
     def __init__(self, agent: AppAgent) -> None:
         self.agent = agent
-        self._turns: set[asyncio.Task[None]] = set()
+        self._turns = TaskSet(log)
+        """The turns running past their prompt's answer (never closed here: the runtime's
+        connection watch ends them, as it does v1's turns)."""
 
     def on_connect(self, client: ClientPeerV2) -> None:
         super().on_connect(client)
@@ -358,9 +360,7 @@ class AppAgentV2(AgentV2):
         except BaseException:
             self.agent.drop_turn(session.id)
             raise
-        task = asyncio.ensure_future(self._run(session, turn, message_id))
-        self._turns.add(task)
-        task.add_done_callback(self._turns.discard)
+        self._turns.spawn(self._run(session, turn, message_id), name=f"turn {session.id}")
         # The turn is no request the engine cancels when the connection ends: the watch does.
         self.agent.watch_connection()
         return v2.PromptResponse(message_id=message_id)
