@@ -264,21 +264,20 @@ class ToolkitClient(Client):
             )
 
     async def aclose(self) -> None:
-        """Release every terminal and answer pending permission prompts ``cancelled``."""
-        if self._closed:
-            return
-        self._closed = True
-        self._pending.cancel_all()
-        if self.terminals is not None:
-            await self.terminals.aclose()
-
-    async def close(self) -> None:
-        """Close the connection (stopping a spawned agent) and release local resources."""
+        """Close the connection (stopping a spawned agent), release every terminal and
+        answer pending permission prompts ``cancelled``. Safe to call again."""
         try:
-            await self.aclose()
+            if not self._closed:
+                self._closed = True
+                self._pending.cancel_all()
+                if self.terminals is not None:
+                    await self.terminals.aclose()
         finally:
             if self.connection is not None:
                 await self.connection.close()
+
+    close = aclose
+    """The same as :meth:`aclose` (docs/concepts/closing.md)."""
 
     def reconnected(self, event: Reconnected) -> None:
         """A remote connection broke and was restored (:mod:`acpwire.transports.remote`).
