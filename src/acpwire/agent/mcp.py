@@ -41,9 +41,10 @@ import os
 import threading
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from .._closing import AcloseOnExit
 from .._waits import within
 from ..protocol.errors import AcpError, RequestError
 from ..protocol.mcp_binding import MCP_PROTOCOL_VERSION
@@ -200,7 +201,7 @@ class _Conn:
     http_error: str | None = None  # last non-2xx HTTP status seen (HTTP servers)
 
 
-class McpServers:
+class McpServers(AcloseOnExit):
     """The MCP servers of one ACP session, connected with the official ``mcp`` SDK.
 
     ``servers`` are the ``mcpServers`` of ``session/new`` (``McpServerStdio``,
@@ -253,14 +254,6 @@ class McpServers:
     async def __aenter__(self) -> McpServers:
         await self.start()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def start(self) -> None:
         """Connect every server concurrently; returns once each is ready or failed.
