@@ -201,6 +201,14 @@ class _Conn:
     http_error: str | None = None  # last non-2xx HTTP status seen (HTTP servers)
 
 
+_TRANSPORT_GATES: tuple[tuple[type[McpServer], str, str], ...] = (
+    (McpServerHttp, "http", "HTTP MCP servers"),
+    (McpServerSse, "sse", "SSE MCP servers"),
+    (McpServerAcp, "acp", "MCP servers over ACP"),
+)
+"""The transports an agent must advertise (``mcpCapabilities`` flag) before it is given them."""
+
+
 class McpServers(AcloseOnExit):
     """The MCP servers of one ACP session, connected with the official ``mcp`` SDK.
 
@@ -324,35 +332,24 @@ class McpServers(AcloseOnExit):
             self._fail(f"{name} (#{index})", f"duplicate MCP server name {name!r}; ignored")
             return None
         if self._check_caps:
-            caps = self._mcp_caps
-            if isinstance(server, McpServerHttp) and not (
-                isinstance(caps, McpCapabilities) and caps.http is True
-            ):
-                self._fail(
-                    name,
-                    "HTTP MCP servers need mcpCapabilities.http, which this agent did not advertise",
-                )
-                return None
-            if isinstance(server, McpServerSse) and not (
-                isinstance(caps, McpCapabilities) and caps.sse is True
-            ):
-                self._fail(
-                    name,
-                    "SSE MCP servers need mcpCapabilities.sse, which this agent did not advertise",
-                )
-                return None
-            if isinstance(server, McpServerAcp) and not (
-                isinstance(caps, McpCapabilities) and caps.acp is True
-            ):
-                self._fail(
-                    name,
-                    "MCP servers over ACP need mcpCapabilities.acp, "
-                    "which this agent did not advertise",
-                )
+            refused = self._unadvertised(server)
+            if refused is not None:
+                self._fail(name, refused)
                 return None
         conn = _Conn(name=name, config=server)
         self._conns[name] = conn
         return conn
+
+    def _unadvertised(self, server: McpServer) -> str | None:
+        """Why ``server``'s transport is refused: the agent did not advertise it (stdio is
+        always accepted); None if it did."""
+        caps = self._mcp_caps
+        for kind, flag, servers in _TRANSPORT_GATES:
+            if isinstance(server, kind) and not (
+                isinstance(caps, McpCapabilities) and getattr(caps, flag) is True
+            ):
+                return f"{servers} need mcpCapabilities.{flag}, which this agent did not advertise"
+        return None
 
     def _fail(self, name: str, message: str) -> None:
         self.failures[name] = message
