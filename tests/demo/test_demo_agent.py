@@ -356,7 +356,7 @@ async def test_usage_and_title(ws: Path, store: Path, schema_validator: SchemaVa
 
 
 def test_backslash_n_in_unquoted_arguments_means_a_new_line() -> None:
-    from acpwire.demo.agent import split_args, unescape
+    from acpwire.demo.text import split_args, unescape
 
     assert [unescape(w) for w in split_args(r"f.txt one\ntwo")] == ["f.txt", "one\ntwo"]
     assert split_args('a "b c" d') == ["a", "b c", "d"]
