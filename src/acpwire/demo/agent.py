@@ -42,7 +42,16 @@ from ..agent.app import (
 )
 from ..protocol.errors import AcpError, InvalidParams, ResourceNotFound
 from ..store import STORE_ENV, SessionStore, default_data_dir, store_from_env
-from .text import fence, language_of, line_count, plural, shown_value, split_args, unescape
+from .text import (
+    fence,
+    language_of,
+    line_count,
+    number_argument,
+    plural,
+    shown_value,
+    split_args,
+    unescape,
+)
 
 __all__ = ["APP_NAME", "COMMANDS", "DemoCommand", "build_app", "default_store_path", "main"]
 
@@ -532,11 +541,8 @@ async def cmd_elicit(turn: Turn, args: list[str], rest: str) -> None:
 
 
 async def cmd_stream(turn: Turn, args: list[str], rest: str) -> None:
-    try:
-        count = int(args[0]) if args else 20
-    except ValueError:
-        count = -1
-    if not 1 <= count <= MAX_STREAM_CHUNKS:
+    count = number_argument(args, int, 20, 1, MAX_STREAM_CHUNKS)
+    if count is None:
         await turn.say(f"Usage: `stream N` with N from 1 to {MAX_STREAM_CHUNKS}\n")
         return
     for i in range(1, count + 1):
@@ -544,11 +550,8 @@ async def cmd_stream(turn: Turn, args: list[str], rest: str) -> None:
 
 
 async def cmd_slow(turn: Turn, args: list[str], rest: str) -> None:
-    try:
-        seconds = float(args[0]) if args else 10.0
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= MAX_SLOW_SECONDS:
+    seconds = number_argument(args, float, 10.0, 0.0, MAX_SLOW_SECONDS)
+    if seconds is None:
         await turn.say(f"Usage: `slow [SECONDS]` with SECONDS from 0 to {MAX_SLOW_SECONDS:g}\n")
         return
     ticks = max(1, round(seconds / SLOW_TICK))

@@ -6,7 +6,9 @@ Nothing here knows ACP; :mod:`acpwire.demo.agent` uses these for every command.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 
 def split_args(text: str) -> list[str]:
@@ -23,6 +25,21 @@ def split_args(text: str) -> list[str]:
 def unescape(text: str) -> str:
     r"""``\n`` and ``\t`` in command arguments become a newline and a tab."""
     return text.replace("\\n", "\n").replace("\\t", "\t")
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def number_argument(
+    args: list[str], parse: Callable[[str], _Number], default: _Number, low: _Number, high: _Number
+) -> _Number | None:
+    """A command's first argument as a number from ``low`` to ``high`` (``default`` when
+    there is none); None when it is not such a number, for the command's usage line."""
+    try:
+        value = parse(args[0]) if args else default
+    except ValueError:
+        return None
+    return value if low <= value <= high else None
 
 
 def fence(text: str, language: str = "") -> str:
