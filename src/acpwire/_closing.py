@@ -9,6 +9,7 @@ here; an owner whose entry does work of its own overrides ``__aenter__`` alone.
 from __future__ import annotations
 
 import sys
+from abc import abstractmethod
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
@@ -25,9 +26,10 @@ class AcloseOnExit(Protocol):
     A Protocol, so that a Protocol (the session store's) can build on it as well as a class.
     """
 
+    @abstractmethod
     async def aclose(self) -> None:
-        """Release everything the owner holds. Idempotent."""
-        ...
+        """Release everything the owner holds. Idempotent. (Abstract: a class that forgot
+        it would otherwise inherit a Protocol's empty body and close nothing.)"""
 
     async def __aenter__(self) -> Self:
         return self
