@@ -3,7 +3,8 @@
 An owner that is not itself a link to a peer (a session store, the client's terminal
 manager, an agent's MCP servers) is closed by ``aclose()`` (docs/concepts/closing.md),
 and ``async with`` calls it on the way out, whatever the block ends with. Written once
-here; an owner whose entry does work of its own overrides ``__aenter__`` alone.
+here; an owner whose entry does work of its own overrides ``__aenter__`` alone, and a
+link used the same way (an agent's terminal handle) makes ``aclose`` its ``close``.
 """
 
 from __future__ import annotations
