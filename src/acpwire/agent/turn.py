@@ -543,27 +543,6 @@ class Turn:
         # Only reached when the call failed and the tool block reported it.
         return RunResult("", None, error=call.error)
 
-    async def run_in(
-        self,
-        call: ToolCall,
-        command: str,
-        args: Sequence[str],
-        *,
-        cwd: str | None,
-        env: dict[str, str] | None,
-        output_byte_limit: int | None,
-        fallback: bool,
-    ) -> RunResult:
-        """What :meth:`run` does inside ``call``, an open tool call: :meth:`ToolCall.run`."""
-        return await call.run(
-            command,
-            args,
-            cwd=cwd,
-            env=env,
-            output_byte_limit=output_byte_limit,
-            fallback=fallback,
-        )
-
     # -- the client's MCP servers ----------------------------------------------
 
     async def mcp_servers(self) -> McpServers:
