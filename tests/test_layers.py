@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "_lazy": 0,
     "_waits": 0,
     "_tasks": 0,
+    "_closing": 0,
     "_gitconfig": 0,
     "protocol": 1,
     "sandbox": 2,

@@ -471,6 +471,36 @@ async def test_without_terminal_capability_run_can_fall_back_to_a_local_process(
     assert not any(m.get("method", "").startswith("terminal/") for m in w.log.sent)
 
 
+async def test_a_terminal_opened_in_async_with_is_released_when_the_block_ends(
+    tmp_path: Path, schema_validator: SchemaValidator
+) -> None:
+    """TERM-004: ``async with await turn.open_terminal(...)`` releases it on the way out,
+    before the turn goes on (not only at the turn's end)."""
+    released_after_block: list[bool] = []
+    app = AgentApp("t", auto_title=False)
+
+    @app.prompt
+    async def handle(turn: Turn) -> None:
+        async with await turn.open_terminal(sys.executable, ["-c", "print('hi')"]) as term:
+            await term.wait()
+        released_after_block.append(term.released)
+        await turn.say("after the block")
+
+    async with wired(app, TestClient(tmp_path), schema_validator) as w:
+        sid = await w.new_session(str(tmp_path))
+        await w.agent.prompt(sid, "go")
+        assert released_after_block == [True]
+        sent = [m.get("method") for m in w.log.sent]
+        assert sent.count("terminal/release") == 1
+        after = [
+            i
+            for i, m in enumerate(w.log.sent)
+            if m.get("method") == "session/update"
+            and m["params"]["update"].get("content", {}).get("text") == "after the block"
+        ]
+        assert after and sent.index("terminal/release") < after[0]
+
+
 # ---------------------------------------------------------------------------- elicitation
 
 

@@ -356,10 +356,23 @@ async def test_usage_and_title(ws: Path, store: Path, schema_validator: SchemaVa
 
 
 def test_backslash_n_in_unquoted_arguments_means_a_new_line() -> None:
-    from acpwire.demo.agent import split_args, unescape
+    from acpwire.demo.text import split_args, unescape
 
     assert [unescape(w) for w in split_args(r"f.txt one\ntwo")] == ["f.txt", "one\ntwo"]
     assert split_args('a "b c" d') == ["a", "b c", "d"]
+
+
+def test_stream_and_slow_take_a_number_in_range_or_show_their_usage() -> None:
+    from acpwire.demo.agent import MAX_SLOW_SECONDS, MAX_STREAM_CHUNKS
+    from acpwire.demo.text import number_argument
+
+    assert number_argument([], int, 20, 1, MAX_STREAM_CHUNKS) == 20
+    assert number_argument(["5000"], int, 20, 1, MAX_STREAM_CHUNKS) == 5000
+    for bad in ("0", "5001", "2.5", "x"):
+        assert number_argument([bad], int, 20, 1, MAX_STREAM_CHUNKS) is None, bad
+    assert number_argument(["2.5"], float, 10.0, 0.0, MAX_SLOW_SECONDS) == 2.5
+    for bad in ("-1", "601", "nan", "inf", "soon"):
+        assert number_argument([bad], float, 10.0, 0.0, MAX_SLOW_SECONDS) is None, bad
 
 
 # ---------------------------------------------------------------------- details users noticed

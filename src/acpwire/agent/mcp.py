@@ -41,9 +41,10 @@ import os
 import threading
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from .._closing import AcloseOnExit
 from .._waits import within
 from ..protocol.errors import AcpError, RequestError
 from ..protocol.mcp_binding import MCP_PROTOCOL_VERSION
@@ -200,7 +201,15 @@ class _Conn:
     http_error: str | None = None  # last non-2xx HTTP status seen (HTTP servers)
 
 
-class McpServers:
+_TRANSPORT_GATES: tuple[tuple[type[McpServer], str, str], ...] = (
+    (McpServerHttp, "http", "HTTP MCP servers"),
+    (McpServerSse, "sse", "SSE MCP servers"),
+    (McpServerAcp, "acp", "MCP servers over ACP"),
+)
+"""The transports an agent must advertise (``mcpCapabilities`` flag) before it is given them."""
+
+
+class McpServers(AcloseOnExit):
     """The MCP servers of one ACP session, connected with the official ``mcp`` SDK.
 
     ``servers`` are the ``mcpServers`` of ``session/new`` (``McpServerStdio``,
@@ -253,14 +262,6 @@ class McpServers:
     async def __aenter__(self) -> McpServers:
         await self.start()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def start(self) -> None:
         """Connect every server concurrently; returns once each is ready or failed.
@@ -331,35 +332,24 @@ class McpServers:
             self._fail(f"{name} (#{index})", f"duplicate MCP server name {name!r}; ignored")
             return None
         if self._check_caps:
-            caps = self._mcp_caps
-            if isinstance(server, McpServerHttp) and not (
-                isinstance(caps, McpCapabilities) and caps.http is True
-            ):
-                self._fail(
-                    name,
-                    "HTTP MCP servers need mcpCapabilities.http, which this agent did not advertise",
-                )
-                return None
-            if isinstance(server, McpServerSse) and not (
-                isinstance(caps, McpCapabilities) and caps.sse is True
-            ):
-                self._fail(
-                    name,
-                    "SSE MCP servers need mcpCapabilities.sse, which this agent did not advertise",
-                )
-                return None
-            if isinstance(server, McpServerAcp) and not (
-                isinstance(caps, McpCapabilities) and caps.acp is True
-            ):
-                self._fail(
-                    name,
-                    "MCP servers over ACP need mcpCapabilities.acp, "
-                    "which this agent did not advertise",
-                )
+            refused = self._unadvertised(server)
+            if refused is not None:
+                self._fail(name, refused)
                 return None
         conn = _Conn(name=name, config=server)
         self._conns[name] = conn
         return conn
+
+    def _unadvertised(self, server: McpServer) -> str | None:
+        """Why ``server``'s transport is refused: the agent did not advertise it (stdio is
+        always accepted); None if it did."""
+        caps = self._mcp_caps
+        for kind, flag, servers in _TRANSPORT_GATES:
+            if isinstance(server, kind) and not (
+                isinstance(caps, McpCapabilities) and getattr(caps, flag) is True
+            ):
+                return f"{servers} need mcpCapabilities.{flag}, which this agent did not advertise"
+        return None
 
     def _fail(self, name: str, message: str) -> None:
         self.failures[name] = message

@@ -13,9 +13,9 @@ import contextlib
 import signal as _signal
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 
 from .. import schema as s
+from .._closing import AcloseOnExit
 from .._waits import within
 from ..protocol.errors import ConnectionClosedError, RequestError
 from ..schema import unset_to_none
@@ -45,7 +45,7 @@ class RunResult:
         return self.exit_code == 0
 
 
-class TerminalHandle:
+class TerminalHandle(AcloseOnExit):
     """One client terminal: output, wait, kill, release.
 
     ``held`` is the set of terminals its turn still holds (and releases when it ends):
@@ -104,21 +104,13 @@ class TerminalHandle:
         await _bounded(self.release())
         self._let_go()
 
+    aclose = close
+    """The same as :meth:`close`, which ``async with`` calls (docs/concepts/closing.md)."""
+
     def _let_go(self) -> None:
         self.released = True
         if self._held is not None:
             self._held.discard(self)
-
-    async def __aenter__(self) -> TerminalHandle:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
 
 async def _bounded(coro: Awaitable[object]) -> None:

@@ -249,15 +249,12 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         only = select_checks(args.only.split(",")) if args.only else None
     except ValueError as exc:
-        print(f"acp check: {exc} (see acp check --list)", file=sys.stderr)
-        return 2
+        return _usage(f"{exc} (see acp check --list)")
     if args.cwd is not None and not os.path.isdir(args.cwd):
-        print(f"acp check: --cwd {args.cwd!r} is not a directory", file=sys.stderr)
-        return 2
+        return _usage(f"--cwd {args.cwd!r} is not a directory")
     problem = _option_problem(args)
     if problem is not None:
-        print(f"acp check: {problem}", file=sys.stderr)
-        return 2
+        return _usage(problem)
     options = CheckOptions(
         command=agent,
         endpoint=endpoint,
@@ -338,15 +335,12 @@ def _run_client_check(args: argparse.Namespace) -> int:
         only = select_checks(args.only.split(",")) if args.only else None
         client_argv(args.client, ["agent"], args.client_prompt, "/")
     except ValueError as exc:
-        print(f"acp check: {exc} (see acp check --help)", file=sys.stderr)
-        return 2
+        return _usage(f"{exc} (see acp check --help)")
     if only is not None and not only & {c.key for c in checks_for("client")}:
-        print(f"acp check: --only {args.only} names no client check", file=sys.stderr)
-        return 2
+        return _usage(f"--only {args.only} names no client check")
     problem = _option_problem(args)
     if problem is not None:
-        print(f"acp check: {problem}", file=sys.stderr)
-        return 2
+        return _usage(problem)
     options = ClientCheckOptions(
         command=args.client,
         prompt=args.client_prompt,

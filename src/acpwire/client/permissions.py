@@ -97,23 +97,19 @@ class PermissionRequest:
 
     def allow(self, *, always: bool = False) -> PermissionOutcome:
         """Select an allow option (``allow_always`` first when ``always``); rejects if none."""
-        kinds = _ALLOW[::-1] if always else _ALLOW
-        option = self.option(*kinds)
-        return (
-            self.reject()
-            if option is None
-            else s.SelectedPermissionOutcome(option_id=option.option_id)
-        )
+        selected = self._first_of(_ALLOW, always)
+        return self.reject() if selected is None else selected
 
     def reject(self, *, always: bool = False) -> PermissionOutcome:
         """Select a reject option (``reject_always`` first when ``always``); cancelled if none."""
-        kinds = _REJECT[::-1] if always else _REJECT
-        option = self.option(*kinds)
-        return (
-            self.cancelled()
-            if option is None
-            else s.SelectedPermissionOutcome(option_id=option.option_id)
-        )
+        selected = self._first_of(_REJECT, always)
+        return self.cancelled() if selected is None else selected
+
+    def _first_of(self, kinds: tuple[str, str], always: bool) -> s.SelectedPermissionOutcome | None:
+        """Select the offered option of ``kinds[0]``, else ``kinds[1]`` (the other way
+        round when ``always``); None if neither is offered."""
+        option = self.option(*(kinds[::-1] if always else kinds))
+        return None if option is None else s.SelectedPermissionOutcome(option_id=option.option_id)
 
     def cancelled(self) -> PermissionOutcome:
         return s.CancelledPermissionOutcome()

@@ -63,8 +63,8 @@ import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
+from acpwire._closing import AcloseOnExit
 from acpwire._tasks import TaskSet
 from acpwire._waits import within
 from acpwire.protocol.errors import InternalError, InvalidParams, ResourceNotFound
@@ -387,7 +387,7 @@ class _Protocol(asyncio.SubprocessProtocol):
         self._terminal.on_reaped(self._transport.get_returncode())
 
 
-class TerminalManager:
+class TerminalManager(AcloseOnExit):
     """Runs the commands of ``terminal/create`` and answers the other ``terminal/*`` calls.
 
     Use it as an async context manager, or call :meth:`aclose`, so that no command
@@ -425,17 +425,6 @@ class TerminalManager:
         """Terminals being killed and reaped: waited for, never cancelled."""
         self._closed = False
         self._guard = _supervisor_command()
-
-    async def __aenter__(self) -> TerminalManager:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def terminal_ids(self, session_id: str) -> list[str]:
         """The live (not yet released) terminal ids of ``session_id``."""

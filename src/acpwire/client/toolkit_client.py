@@ -43,9 +43,9 @@ answered ``cancelled`` at once. Tool call updates keep being folded (CANCEL-007)
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .. import schema as s
 from ..engine.roles import gate_allows
@@ -376,15 +376,8 @@ class ToolkitClient(Client):
         An existing state of that session is cleared first, since the agent replays the
         whole conversation with the same message ids.
         """
-        self._require("session/load")
         return await self._reopen(
-            session_id,
-            cwd,
-            additional_directories,
-            lambda path: self.agent.load_session(
-                session_id, path, mcp_servers, additional_directories=additional_directories
-            ),
-            clear=True,
+            "session/load", session_id, cwd, mcp_servers, additional_directories
         )
 
     async def resume_session(
@@ -396,35 +389,36 @@ class ToolkitClient(Client):
         additional_directories: Sequence[str] | None = None,
     ) -> SessionState:
         """``session/resume`` (needs ``sessionCapabilities.resume``); no history is replayed."""
-        self._require("session/resume")
         return await self._reopen(
-            session_id,
-            cwd,
-            additional_directories,
-            lambda path: self.agent.resume_session(
-                session_id, path, mcp_servers, additional_directories=additional_directories
-            ),
-            clear=False,
+            "session/resume", session_id, cwd, mcp_servers, additional_directories
         )
 
     async def _reopen(
         self,
+        method: Literal["session/load", "session/resume"],
         session_id: str,
         cwd: str | os.PathLike[str],
+        mcp_servers: Sequence[s.McpServer],
         additional_directories: Sequence[str] | None,
-        call: Callable[[str], Awaitable[s.LoadSessionResponse | s.ResumeSessionResponse]],
-        *,
-        clear: bool,
     ) -> SessionState:
-        """Register the session's roots and ``call`` the agent with the absolute ``cwd``;
-        a session the client did not know is forgotten again if the agent refuses it."""
+        """``session/load`` or ``session/resume`` with the absolute ``cwd``, the session's
+        roots registered first; a session the client did not know is forgotten again if
+        the agent refuses it."""
+        self._require(method)
         self._check_directories(additional_directories)
         known = session_id in self.sessions
         state = self.register_session(session_id, cwd, additional_directories or ())
-        if clear:
+        replays = method == "session/load"
+        if replays:  # the agent replays the whole conversation, with the same message ids
             state.clear()
+        send = self.agent.load_session if replays else self.agent.resume_session
         try:
-            result = await call(os.path.abspath(cwd))  # noqa: ASYNC240 - no file I/O, at most getcwd()
+            result = await send(
+                session_id,
+                os.path.abspath(cwd),  # noqa: ASYNC240 - no file I/O, at most getcwd()
+                mcp_servers,
+                additional_directories=additional_directories,
+            )
         except BaseException:
             if not known:
                 self._forget(session_id)

@@ -42,6 +42,16 @@ from ..agent.app import (
 )
 from ..protocol.errors import AcpError, InvalidParams, ResourceNotFound
 from ..store import STORE_ENV, SessionStore, default_data_dir, store_from_env
+from .text import (
+    fence,
+    language_of,
+    line_count,
+    number_argument,
+    plural,
+    shown_value,
+    split_args,
+    unescape,
+)
 
 __all__ = ["APP_NAME", "COMMANDS", "DemoCommand", "build_app", "default_store_path", "main"]
 
@@ -107,17 +117,6 @@ COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
 # ---------------------------------------------------------------------- helpers
 
 
-def split_args(text: str) -> list[str]:
-    """Shell-like words (quotes group words); unbalanced quotes fall back to plain words."""
-    lexer = shlex.shlex(text, posix=True)
-    lexer.whitespace_split = True
-    lexer.escape = ""  # keep backslashes: ``\n`` is unescaped by the command itself
-    try:
-        return list(lexer)
-    except ValueError:
-        return text.split()
-
-
 def parse(turn: Turn) -> tuple[str | None, str]:
     """``(command, rest)``; command is None when the prompt is not one."""
     if turn.command is not None:
@@ -128,42 +127,6 @@ def parse(turn: Turn) -> tuple[str | None, str]:
     if word in COMMAND_NAMES:
         return word, rest.strip()
     return None, text
-
-
-def unescape(text: str) -> str:
-    r"""``\n`` and ``\t`` in command arguments become a newline and a tab."""
-    return text.replace("\\n", "\n").replace("\\t", "\t")
-
-
-def fence(text: str, language: str = "") -> str:
-    """A Markdown code block that survives backticks inside ``text``."""
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    body = text if text.endswith("\n") or not text else text + "\n"
-    return f"{ticks}{language}\n{body}{ticks}\n"
-
-
-def language_of(path: str) -> str:
-    suffix = Path(path).suffix.lower().lstrip(".")
-    return {"py": "python", "md": "markdown", "js": "javascript", "ts": "typescript",
-            "rs": "rust", "sh": "bash", "yml": "yaml"}.get(suffix, suffix)  # fmt: skip
-
-
-def line_count(text: str) -> int:
-    """Lines as a person counts them: a last line without a newline counts too."""
-    return len(text.splitlines())
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def shown_value(value: object) -> str:
-    """An option value as the user types it (``on``/``off``, not Python's ``True``)."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
 
 
 def offered_options(turn: Turn) -> dict[str, str]:
@@ -578,11 +541,8 @@ async def cmd_elicit(turn: Turn, args: list[str], rest: str) -> None:
 
 
 async def cmd_stream(turn: Turn, args: list[str], rest: str) -> None:
-    try:
-        count = int(args[0]) if args else 20
-    except ValueError:
-        count = -1
-    if not 1 <= count <= MAX_STREAM_CHUNKS:
+    count = number_argument(args, int, 20, 1, MAX_STREAM_CHUNKS)
+    if count is None:
         await turn.say(f"Usage: `stream N` with N from 1 to {MAX_STREAM_CHUNKS}\n")
         return
     for i in range(1, count + 1):
@@ -590,11 +550,8 @@ async def cmd_stream(turn: Turn, args: list[str], rest: str) -> None:
 
 
 async def cmd_slow(turn: Turn, args: list[str], rest: str) -> None:
-    try:
-        seconds = float(args[0]) if args else 10.0
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= MAX_SLOW_SECONDS:
+    seconds = number_argument(args, float, 10.0, 0.0, MAX_SLOW_SECONDS)
+    if seconds is None:
         await turn.say(f"Usage: `slow [SECONDS]` with SECONDS from 0 to {MAX_SLOW_SECONDS:g}\n")
         return
     ticks = max(1, round(seconds / SLOW_TICK))

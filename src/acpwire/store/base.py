@@ -36,20 +36,13 @@ guarantees below are checked for every store by one behaviour suite,
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from .._closing import AcloseOnExit
 from ._clock import utc_now
-
-if TYPE_CHECKING:
-    if sys.version_info >= (3, 11):
-        from typing import Self
-    else:
-        from typing_extensions import Self
 
 __all__ = [
     "NEW_SESSION_OWNER",
@@ -132,7 +125,7 @@ class SessionRecord:
 
 
 @runtime_checkable
-class SessionStore(Protocol):
+class SessionStore(AcloseOnExit, Protocol):
     """Async storage of sessions and their ``session/update`` history (see the module docstring).
 
     A store class may subclass this Protocol to inherit :meth:`append` and
@@ -217,17 +210,6 @@ class SessionStore(Protocol):
     async def aclose(self) -> None:
         """Release resources; further calls raise :class:`StoreClosedError`. Idempotent."""
         ...
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 @runtime_checkable

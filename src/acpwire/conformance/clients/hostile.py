@@ -173,11 +173,10 @@ async def _oversize(scene: Scene) -> None:
     output = await scene.agent.send_big_line(prefix, b"x", count, suffix, record=record)
     if await scene.agent.written(output, scene.options.timeout):
         await scene.survive(OVERSIZE_LINE, what, prompt)
-    elif scene.gone():
-        scene.fail(OVERSIZE_LINE, f"during {what}: {await scene.describe_gone()}")
     else:
-        scene.fail(
+        await scene.fail_silent(
             OVERSIZE_LINE,
+            what,
             f"the client stopped reading the agent's output during {what} "
             f"({scene.options.timeout:g} s)",
         )

@@ -265,6 +265,14 @@ class Scene:
         await self.client.wait(min(self.options.grace, 2.0))
         return f"the client closed the agent's input ({self.client.describe_end()})"
 
+    async def fail_silent(self, check: Check, during: str, stalled: str) -> None:
+        """Fail ``check`` when the client stopped taking or answering the agent's messages:
+        it went away (said as ``during`` what) or, still there, ``stalled``."""
+        if self.gone():
+            self.fail(check, f"during {during}: {await self.describe_gone()}")
+        else:
+            self.fail(check, stalled)
+
     # ------------------------------------------------------------ the script's steps
 
     def init_result(self, **extra: Any) -> dict[str, Any]:

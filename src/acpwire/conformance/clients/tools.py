@@ -473,14 +473,12 @@ async def terminal_flood(scene: Scene) -> None:
         params = {"sessionId": scene.session_id, "terminalId": terminal}
         exited = await scene.agent.request("terminal/wait_for_exit", params, timeout, owner=key.key)
         if exited is None:
-            if scene.gone():
-                scene.fail(key, f"during the flood: {await scene.describe_gone()}")
-            else:
-                scene.fail(
-                    key,
-                    f"terminal/wait_for_exit got no answer within {timeout:g} s "
-                    f"of a {megabytes} MiB flood",
-                )
+            await scene.fail_silent(
+                key,
+                "the flood",
+                f"terminal/wait_for_exit got no answer within {timeout:g} s "
+                f"of a {megabytes} MiB flood",
+            )
             return False
         output = await scene.agent.request("terminal/output", params, timeout, owner=key.key)
         if output is None:
