@@ -70,7 +70,7 @@ async def check_serve_demo(tmp_path: Path, *check_args: str) -> dict[str, Any]:
             env={**os.environ, "ACP_TOKEN": TOKEN},
         )
         out, err = await asyncio.wait_for(check.communicate(), TIMEOUT)
-    assert err == b""
+    assert err == b"", err.decode(errors="replace")
     report: dict[str, Any] = json.loads(out)
     assert report["exitCode"] == check.returncode
     return report

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import logging
+import ssl
+import warnings
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -17,10 +22,12 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
+from acpwire.server.runner import tls_options
 from acpwire.transports.websocket import connect_websocket
 
 from ._agents import Agents
 from ._h2 import H2Client
+from .test_serve_command import self_signed
 
 TOKEN = "front-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -269,3 +276,38 @@ async def test_websockets_the_front_does_not_see_are_refused() -> None:
             assert (await client.until(stream, "status")).status == 400
             assert client.h2.remote_settings.get(8, 0) == 0  # ENABLE_CONNECT_PROTOCOL
         assert served.app.host.connections == {}
+
+
+@pytest.mark.parametrize(
+    "sends",
+    [b"", b"POST /acp HTTP/1.1\r\nHost: 127.0.0.1\r\n", UPGRADE],
+    ids=["nothing", "half a request", "a websocket upgrade"],
+)
+async def test_tls_sockets_a_client_drops_are_closed_without_an_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, sends: bytes
+) -> None:
+    # Python 3.10's TLS transport does not say it is closing once its client is gone, and
+    # resuming its reading raises: the lingering close of hypercorn's socket failed with
+    # AttributeError, and a socket dropped before its first request was never closed
+    # (an "unclosed transport" ResourceWarning when collected).
+    certfile, keyfile = self_signed(tmp_path)
+    context = ssl.create_default_context(cafile=str(certfile))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        async with serving(tls=tls_options(str(certfile), str(keyfile))) as served:
+            assert served.front is not None
+            port = int(served.url.split("/")[2].split(":")[1])
+            for _ in range(3):
+                _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+                writer.write(sends)
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+            front = served.front
+            await wait_until(
+                lambda: not front.waiting and not front.sockets and not front.handed_off,
+                "every connection served and gone",
+            )
+        gc.collect()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []

@@ -279,6 +279,8 @@ class _Sniffer(asyncio.Protocol):
         self._stop_timer()
         if self.arrival is not None:
             self.front.settled(self.arrival)
+        if self.transport is not None:
+            self.transport.close()  # a no-op, except on Python 3.10's TLS (see _Stream.lost)
 
     def _stop_timer(self) -> None:
         if self.timer is not None:
@@ -322,6 +324,9 @@ class _Stream(asyncio.StreamReaderProtocol):
         self.lingering = False
         self.client_done = False
         """The client has sent its end of stream."""
+        self.lost = False
+        """The socket is gone (on Python 3.10 a TLS transport whose connection was lost
+        does not say it is closing, and resuming its reading raises)."""
         self._timer: asyncio.TimerHandle | None = None
 
     def linger(self) -> None:
@@ -329,7 +334,7 @@ class _Stream(asyncio.StreamReaderProtocol):
         socket = self.socket
         if self.lingering or socket.is_closing():
             return
-        if self.client_done:
+        if self.client_done or self.lost:
             socket.close()
             return
         self.lingering = True
@@ -349,6 +354,8 @@ class _Stream(asyncio.StreamReaderProtocol):
         return bool(super().eof_received())
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.socket.close()  # hypercorn may never close it: its client went first
         if self._timer is not None:
             self._timer.cancel()
         self.arrival.front.settled(self.arrival)
@@ -471,6 +478,7 @@ class WebSocket(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.front.sockets.discard(self)
         self.front.settled(self.arrival)
+        self.transport.close()  # a no-op, except on Python 3.10's TLS (see _Stream.lost)
         if self._close_timer is not None:
             self._close_timer.cancel()
         self._disconnected(1006)  # a no-op after a close frame: that one said the code
@@ -664,7 +672,11 @@ class WebSocket(asyncio.BufferedProtocol):
             self._flush()
 
     def _answer(self, response: Any) -> None:
+        from websockets.protocol import State
+
         self._answered = True
+        if self.protocol.state is not State.CONNECTING:
+            return  # the client left before its upgrade was answered: nobody to tell
         self.protocol.send_response(response)
         self._flush()
 
