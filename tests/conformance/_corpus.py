@@ -34,7 +34,7 @@ TEST_OPTIONS: dict[str, Any] = {
     "slow_prompt": "slow",
     "tool_prompts": ("tools",),
     "timeout": 10.0,
-    "quick_timeout": 3.0,
+    "quick_timeout": 5.0,
     "grace": 2.0,
 }
 """Short timeouts: every corpus agent answers within milliseconds unless it is broken."""

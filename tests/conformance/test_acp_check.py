@@ -44,8 +44,10 @@ def _real_agents(tmp: Path) -> dict[str, CheckOptions]:
     (work / "notes.txt").write_text("one\ntwo\n")
     # Real agents stop the way the engine does: answers get EOF_GRACE (1 s) after stdin
     # closes, then a store is flushed; 2 s for all of it was too short on a loaded machine
-    # (shutdown-turn failed on the demo agent when two suites ran at once).
-    options = {**TEST_OPTIONS, "grace": 4.0}
+    # (shutdown-turn failed on the demo agent when two suites ran at once). The SDK agents
+    # take 2-3 s to import alone on a 2-core machine, several times that with six agents
+    # starting at once, so answers that take work get 30 s (only a broken agent waits it out).
+    options = {**TEST_OPTIONS, "grace": 4.0, "timeout": 30.0}
     fast = {**options, "tool_prompts": (), "slow_prompt": None}
     agents: dict[str, CheckOptions] = {
         "demo": CheckOptions(
