@@ -6,7 +6,7 @@ real, ends with one clear line on stderr, a non-zero exit status, and no traceba
   error in one line; the interactive app shows an error screen instead of waiting at
   "starting the agent..." for ever;
 * a refused token over Streamable HTTP is reported at once (it used to take the 60 s
-  ``initialize`` timeout: each run here is bounded by :data:`TIMEOUT`, 30 s, so a run
+  ``initialize`` timeout: each run here is bounded by :data:`TIMEOUT`, 30 s by default, so a run
   that waits for that timeout fails), and ``acp connect`` also answers the editor's
   ``initialize`` with it as a JSON-RPC error;
 * a ``--url`` that is no http(s)/ws(s) URL with a host is a usage error (exit 2).
@@ -24,13 +24,11 @@ from pathlib import Path
 
 import pytest
 from server._serve import Serve, acp_serve
+from waiting import TIMEOUT
 
 from acpwire.cli.chat.session import EXIT_START_FAILED, EXIT_USAGE
 
 from .pty_terminal import PtyTerminal
-
-TIMEOUT = 30.0
-"""Bound of one command; half the 60 s initialize timeout a refused token used to take."""
 
 HOSTILE = [sys.executable, str(Path(__file__).with_name("hostile_agent.py"))]
 ACP = [sys.executable, "-m", "acpwire.cli.main"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from _corpus import TEST_OPTIONS, Corpus
+from waiting import TIMEOUT
 
 from acpwire.conformance import CHECKS, CheckOptions, Report, run_checks
 
@@ -27,7 +28,8 @@ BANNER_AGENT = [sys.executable, str(HERE / "broken" / "banner.py")]
 AUTH_AGENT = [sys.executable, str(HERE / "correct" / "needs_authentication.py")]
 BASE_AGENT = [sys.executable, str(HERE / "broken" / "_agent.py")]
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
-TIMEOUT = 60.0
+RUN_BOUND = 2 * TIMEOUT
+"""Bound of one whole ``acp check`` run: many waits, each a fraction of TIMEOUT."""
 
 sys.path.insert(0, str(TESTS / "interop"))
 import sdk_install  # noqa: E402
@@ -169,7 +171,7 @@ def acp(
         [*ACP, *args],
         capture_output=True,
         text=True,
-        timeout=TIMEOUT,
+        timeout=RUN_BOUND,
         env=env,
         stdin=subprocess.DEVNULL,
         cwd=cwd,

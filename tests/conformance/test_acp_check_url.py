@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from server._serve import acp_serve
 from server.test_serve_command import self_signed
+from waiting import TIMEOUT
 
 from acpwire.conformance import CheckOptions, EndpointTarget, Report, run_checks
 from acpwire.demo import build_app
@@ -35,7 +36,9 @@ TOKEN = "alice-0123456789abcdef0123"
 TOKEN2 = "bob-0123456789abcdef012345"
 FAST = ("--timeout", "10", "--quick-timeout", "5", "--grace", "3")
 """Timeouts a loaded machine meets; nothing here waits for them but a failing check."""
-TIMEOUT = 120.0
+RUN_BOUND = 4 * TIMEOUT
+"""Bound of one whole ``acp check --url`` run against ``acp serve``: many waits, each a
+fraction of TIMEOUT."""
 
 
 def fast(target: EndpointTarget, only: str) -> CheckOptions:
@@ -69,7 +72,7 @@ async def check_serve_demo(tmp_path: Path, *check_args: str) -> dict[str, Any]:
             stdin=subprocess.DEVNULL,
             env={**os.environ, "ACP_TOKEN": TOKEN},
         )
-        out, err = await asyncio.wait_for(check.communicate(), TIMEOUT)
+        out, err = await asyncio.wait_for(check.communicate(), RUN_BOUND)
     assert err == b"", err.decode(errors="replace")
     report: dict[str, Any] = json.loads(out)
     assert report["exitCode"] == check.returncode
@@ -234,7 +237,7 @@ def acp(*args: str) -> subprocess.CompletedProcess[str]:
         [*ACP, *args],
         capture_output=True,
         text=True,
-        timeout=TIMEOUT,
+        timeout=RUN_BOUND,
         stdin=subprocess.DEVNULL,
         env={**os.environ, "ACP_TOKEN": ""},
     )

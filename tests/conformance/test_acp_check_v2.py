@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT
 
 from acpwire.conformance import CheckOptions, run_v2_checks
 
@@ -17,7 +18,8 @@ TESTS = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 DEMO = [sys.executable, "-m", "acpwire.demo", "--store", "memory:"]
-TIMEOUT = 60.0
+RUN_BOUND = 2 * TIMEOUT
+"""Bound of one whole ``acp check`` run: many waits, each a fraction of TIMEOUT."""
 
 sys.path.insert(0, str(TESTS / "interop"))
 import sdk_install  # noqa: E402
@@ -28,7 +30,7 @@ def check(*args: str, agent: list[str]) -> tuple[int, dict[str, object]]:
         [*ACP, "check", "--json", "--protocol", "2", *args, "--", *agent],
         capture_output=True,
         text=True,
-        timeout=TIMEOUT,
+        timeout=RUN_BOUND,
     )
     assert out.returncode in (0, 1, 3), out.stderr
     return out.returncode, json.loads(out.stdout)
@@ -69,7 +71,7 @@ def test_the_typescript_v2_agent_passes_every_v2_check() -> None:
 
 async def test_an_agent_that_answers_1_is_not_applicable(tmp_path: Path) -> None:
     agent = [sys.executable, str(TESTS / "client" / "toolkit_agent.py")]
-    report = await run_v2_checks(CheckOptions(agent, timeout=TIMEOUT, cwd=str(tmp_path)))
+    report = await run_v2_checks(CheckOptions(agent, timeout=RUN_BOUND, cwd=str(tmp_path)))
     assert report.protocol_version == 1
     assert {r.status for r in report.results} == {"n/a"}
     assert report.exit_code == 0

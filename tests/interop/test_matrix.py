@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import TIMEOUT
 
 try:  # tests/ as a package (rootdir-relative imports)
     from . import sdk_install
@@ -55,8 +56,8 @@ from acpwire.testing import SchemaValidator
 pytestmark = pytest.mark.interop
 
 PEERS = Path(__file__).resolve().parent / "peers"
-RUN_TIMEOUT = 90
-"""Seconds one run may take. The peers' `slow` turns and the scenarios' sleeps last 600 s,
+RUN_TIMEOUT = 3 * TIMEOUT
+"""Seconds one run may take (a whole peer run: several waits). The peers' `slow` turns and the scenarios' sleeps last 600 s,
 so a cancel or kill that does not really stop them makes the run time out: no test
 needs to look at a clock."""
 WORKERS = int(os.environ.get("ACPWIRE_INTEROP_WORKERS", "4"))
