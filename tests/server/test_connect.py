@@ -40,6 +40,9 @@ async def _check(agent: list[str], data_dir: Path) -> dict[str, str]:
         *ACP,
         "check",
         "--json",
+        # Waits a loaded machine meets (acp connect adds a process and a network hop to
+        # every answer and to the exit); only a failing check waits them out.
+        *("--quick-timeout", "10", "--grace", "10"),
         "--",
         *agent,
         stdout=asyncio.subprocess.PIPE,
