@@ -292,6 +292,7 @@ async def test_tls_sockets_a_client_drops_are_closed_without_an_error(
     # (an "unclosed transport" ResourceWarning when collected).
     certfile, keyfile = self_signed(tmp_path)
     context = ssl.create_default_context(cafile=str(certfile))
+    gc.collect()  # what earlier tests left is theirs
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         async with serving(tls=tls_options(str(certfile), str(keyfile))) as served:
