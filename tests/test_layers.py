@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "client": 5,
     "server": 6,
     "testing": 7,
+    "adapters": 7,
     "demo": 8,
     "cli": 9,
 }
