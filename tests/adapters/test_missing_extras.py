@@ -24,7 +24,10 @@ else:
     print("imported")
 """
 
-ADAPTERS = [("pydantic_ai", "pydantic_ai", "pydantic-ai", "pydantic-ai")]
+ADAPTERS = [
+    ("pydantic_ai", "pydantic_ai", "pydantic-ai", "pydantic-ai"),
+    ("openai_agents", "agents", "openai-agents", "openai-agents"),
+]
 
 
 @pytest.mark.parametrize(("adapter", "top", "package", "extra"), ADAPTERS)

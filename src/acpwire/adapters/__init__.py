@@ -5,6 +5,7 @@ One module per framework, each behind its own extra, all built on
 public :class:`~acpwire.agent.app.AgentApp` / :class:`~acpwire.agent.turn.Turn` API:
 
 * :mod:`acpwire.adapters.pydantic_ai` (``pip install 'acpwire[pydantic-ai]'``)
+* :mod:`acpwire.adapters.openai_agents` (``pip install 'acpwire[openai-agents]'``)
 
 Importing a module whose framework is missing raises ``ImportError`` with the
 ``pip install`` line to run. Nothing below :mod:`acpwire.adapters` imports it.
