@@ -20,7 +20,11 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ACP = [sys.executable, "-m", "acpwire.cli.main"]
 LIMIT = 300  # seconds for a whole `acp check` run on a loaded machine (it takes ~15 s)
 
-FRAMEWORKS = {"pydantic_ai_agent.py": "pydantic_ai", "openai_agents_agent.py": "agents"}
+FRAMEWORKS = {
+    "pydantic_ai_agent.py": "pydantic_ai",
+    "openai_agents_agent.py": "agents",
+    "langgraph_agent.py": "langgraph",
+}
 
 
 def example(name: str) -> str:

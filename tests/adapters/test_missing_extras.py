@@ -27,6 +27,7 @@ else:
 ADAPTERS = [
     ("pydantic_ai", "pydantic_ai", "pydantic-ai", "pydantic-ai"),
     ("openai_agents", "agents", "openai-agents", "openai-agents"),
+    ("langgraph", "langgraph", "langgraph", "langgraph"),
 ]
 
 

@@ -46,7 +46,9 @@ from ..protocol.errors import InternalError, RequestError
 
 __all__ = [
     "CLIENT_TOOL_NAMES",
+    "CLIENT_TOOL_SPECS",
     "ClientTool",
+    "ToolSpec",
     "TurnBridge",
     "client_tools",
     "framework_error",
@@ -258,6 +260,19 @@ class TurnBridge:
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """How a tool is described to a model: a name, a description, a JSON Schema for its
+    arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def bind(self, call: Callable[[dict[str, Any]], Awaitable[str]]) -> ClientTool:
+        return ClientTool(self.name, self.description, self.parameters, call)
+
+
+@dataclass(frozen=True)
 class ClientTool:
     """A tool any framework can offer its model: a name, a description, a JSON Schema
     for its arguments and an async function of those arguments returning text."""
@@ -268,10 +283,46 @@ class ClientTool:
     call: Callable[[dict[str, Any]], Awaitable[str]]
 
 
-CLIENT_TOOL_NAMES = ("read_text_file", "write_text_file", "run_command")
-"""The names of the file and terminal tools (MCP tools are named ``server__tool``)."""
-
 _PATH = {"type": "string", "description": "The file's path, absolute or relative to the project."}
+
+
+def _schema(properties: dict[str, Any], required: Sequence[str] = ("path",)) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+READ_TOOL = ToolSpec(
+    "read_text_file",
+    "Read a text file of the user's project, as the editor has it (unsaved changes "
+    "included). Optionally from a 1-based line, at most limit lines.",
+    _schema({"path": _PATH, "line": {"type": "integer"}, "limit": {"type": "integer"}}),
+)
+WRITE_TOOL = ToolSpec(
+    "write_text_file",
+    "Write a text file of the user's project (created if missing). The user sees the "
+    "change as a diff and may refuse it.",
+    _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
+)
+RUN_TOOL = ToolSpec(
+    "run_command",
+    "Run a program in the user's terminal, in the project folder, and return its output "
+    "and exit code. The user may refuse it.",
+    _schema(
+        {
+            "command": {"type": "string", "description": "The program to run."},
+            "args": {"type": "array", "items": {"type": "string"}},
+        },
+        ["command"],
+    ),
+)
+CLIENT_TOOL_SPECS = (READ_TOOL, WRITE_TOOL, RUN_TOOL)
+"""The file and terminal tools, as every framework describes them to its model."""
+CLIENT_TOOL_NAMES = tuple(spec.name for spec in CLIENT_TOOL_SPECS)
+"""Their names (MCP tools are named ``server__tool``)."""
 
 
 async def client_tools(turn: Turn, *, mcp: bool = True) -> list[ClientTool]:
@@ -285,41 +336,11 @@ async def client_tools(turn: Turn, *, mcp: bool = True) -> list[ClientTool]:
     """
     tools: list[ClientTool] = []
     if turn.can_read_files:
-        tools.append(
-            ClientTool(
-                "read_text_file",
-                "Read a text file of the user's project, as the editor has it (unsaved "
-                "changes included). Optionally from a 1-based line, at most limit lines.",
-                _schema({"path": _PATH, "line": {"type": "integer"}, "limit": {"type": "integer"}}),
-                lambda args: _read(turn, args),
-            )
-        )
+        tools.append(READ_TOOL.bind(lambda args: _read(turn, args)))
     if turn.can_write_files:
-        tools.append(
-            ClientTool(
-                "write_text_file",
-                "Write a text file of the user's project (created if missing). The user "
-                "sees the change as a diff and may refuse it.",
-                _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-                lambda args: _write(turn, args),
-            )
-        )
+        tools.append(WRITE_TOOL.bind(lambda args: _write(turn, args)))
     if turn.can_run_commands:
-        tools.append(
-            ClientTool(
-                "run_command",
-                "Run a program in the user's terminal, in the project folder, and return "
-                "its output and exit code. The user may refuse it.",
-                _schema(
-                    {
-                        "command": {"type": "string", "description": "The program to run."},
-                        "args": {"type": "array", "items": {"type": "string"}},
-                    },
-                    ["command"],
-                ),
-                lambda args: _run(turn, args),
-            )
-        )
+        tools.append(RUN_TOOL.bind(lambda args: _run(turn, args)))
     if mcp and turn.session.mcp_servers and turn.session.mcp_support.enabled:
         servers = await turn.mcp_servers()
         for tool in servers.tools():
@@ -332,15 +353,6 @@ async def client_tools(turn: Turn, *, mcp: bool = True) -> list[ClientTool]:
                 )
             )
     return tools
-
-
-def _schema(properties: dict[str, Any], required: Sequence[str] = ("path",)) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
 
 
 def _mcp_name(server: str, tool: str) -> str:
