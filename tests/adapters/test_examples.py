@@ -24,6 +24,7 @@ FRAMEWORKS = {
     "pydantic_ai_agent.py": "pydantic_ai",
     "openai_agents_agent.py": "agents",
     "langgraph_agent.py": "langgraph",
+    "smolagents_agent.py": "smolagents",
 }
 
 

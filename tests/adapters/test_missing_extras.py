@@ -28,6 +28,7 @@ ADAPTERS = [
     ("pydantic_ai", "pydantic_ai", "pydantic-ai", "pydantic-ai"),
     ("openai_agents", "agents", "openai-agents", "openai-agents"),
     ("langgraph", "langgraph", "langgraph", "langgraph"),
+    ("smolagents", "smolagents", "smolagents", "smolagents"),
 ]
 
 

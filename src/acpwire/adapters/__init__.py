@@ -7,6 +7,7 @@ public :class:`~acpwire.agent.app.AgentApp` / :class:`~acpwire.agent.turn.Turn` 
 * :mod:`acpwire.adapters.pydantic_ai` (``pip install 'acpwire[pydantic-ai]'``)
 * :mod:`acpwire.adapters.openai_agents` (``pip install 'acpwire[openai-agents]'``)
 * :mod:`acpwire.adapters.langgraph` (``pip install 'acpwire[langgraph]'``)
+* :mod:`acpwire.adapters.smolagents` (``pip install 'acpwire[smolagents]'``)
 
 Importing a module whose framework is missing raises ``ImportError`` with the
 ``pip install`` line to run. Nothing below :mod:`acpwire.adapters` imports it.

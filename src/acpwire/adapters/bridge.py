@@ -145,7 +145,7 @@ def _plain(value: object) -> Any:
 def result_text(value: object) -> str:
     """A tool result as text for the client: strings as they are, the rest as JSON."""
     if isinstance(value, str):
-        text = value
+        text = str(value)
     else:
         safe = json_safe(value)
         text = safe if isinstance(safe, str) else json.dumps(safe, indent=2, ensure_ascii=False)
@@ -176,16 +176,20 @@ class TurnBridge:
         self.kinds = dict(kinds or {})
         self.self_reporting = frozenset(self_reporting)
         self.calls: dict[str, ToolCall] = {}
-        """ACP tool calls of this run by the framework's call id."""
+        """ACP tool calls of this run by the framework's call id (ended ones included)."""
         self.text = ""
         """Every message chunk said so far (the answer as the client saw it)."""
 
     async def say(self, text: str) -> None:
+        if type(text) is not str:  # (frameworks hand out str subclasses, which JSON refuses)
+            text = str(text)
         if text:
             self.text += text
             await self.turn.say(text)
 
     async def think(self, text: str) -> None:
+        if type(text) is not str:
+            text = str(text)
         if text:
             await self.turn.think(text)
 
@@ -223,10 +227,13 @@ class TurnBridge:
         failed: bool = False,
         args: object = None,
     ) -> None:
-        """End a framework tool call: ``completed`` with its result, or ``failed``."""
+        """End a framework tool call: ``completed`` with its result, or ``failed``.
+
+        A call already ended (rejected by the user, finished by a tool that reports
+        itself) stays as it is."""
         if not self.reported(name):
             return
-        call = self.calls.pop(call_id, None) or await self.tool_started(call_id, name, args)
+        call = self.calls.get(call_id) or await self.tool_started(call_id, name, args)
         if call is None or call.finished:
             return
         text = result_text(result)
@@ -251,7 +258,6 @@ class TurnBridge:
         call.permission_key = f"tool:{name}"
         permission = await call.request_permission()
         if not permission.allowed:
-            self.calls.pop(call_id, None)
             await call.fail("The user rejected this tool call.")
         return permission.allowed
 

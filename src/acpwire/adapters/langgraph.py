@@ -195,11 +195,10 @@ class _GraphRun:
             await bridge.tool_finished(run_id, name, output, failed=failed)
         elif kind == "on_tool_error":
             error = data.get("error")
-            call = bridge.calls.pop(run_id, None)
+            call = bridge.calls.get(run_id)
             if isinstance(error, GraphInterrupt) and call is not None:
                 self.paused[name] = call  # asked about, then run again
-            elif call is not None:
-                bridge.calls[run_id] = call
+            else:
                 await bridge.tool_finished(run_id, name, str(error), failed=True)
 
     async def answer(self, interrupt: Interrupt[Any]) -> Any:
@@ -226,9 +225,7 @@ class _GraphRun:
             title = details.get("title")
             await bridge.tool_started(key, name, value, title=str(title) if title else None)
         allowed = await bridge.allowed(key, name, value)
-        call = bridge.calls.pop(key, None)
-        if allowed and paused is None and call is not None:
-            bridge.calls[key] = call
+        if allowed and paused is None:
             await bridge.tool_finished(key, name, "approved")
         return allowed
 

@@ -222,8 +222,6 @@ async def _tell(bridge: TurnBridge, event: object) -> None:
         await bridge.tool_started(part.tool_call_id, part.tool_name, part.args_as_dict())
     elif isinstance(event, FunctionToolResultEvent):
         ret = event.part
-        if ret.outcome == "denied" and ret.tool_call_id not in bridge.calls:
-            return  # rejected by the user: its call was failed when they said so
         failed = ret.outcome != "success"
         await bridge.tool_finished(
             ret.tool_call_id,
