@@ -291,8 +291,13 @@ async def test_a_framework_error_is_a_clear_error_answer_and_the_session_goes_on
 
 
 @pytest.mark.parametrize("own_saver", [False, True])
+@pytest.mark.parametrize("reopen", ["load", "resume"])
 async def test_the_thread_goes_on_after_a_restart(
-    project: Path, tmp_path: Path, schema_validator: SchemaValidator, own_saver: bool
+    project: Path,
+    tmp_path: Path,
+    schema_validator: SchemaValidator,
+    own_saver: bool,
+    reopen: str,
 ) -> None:
     store = tmp_path / "sessions.sqlite3"
     saver: dict[str, Any] = {"checkpointer": InMemorySaver()} if own_saver else {}
@@ -307,8 +312,11 @@ async def test_the_thread_goes_on_after_a_restart(
     second = agent_app(react_graph(model, []), store=store)  # a new process: a new saver
     client = TestClient(project)
     async with wired(second, client, schema_validator) as w:
-        await w.agent.load_session(sid, str(project))
-        assert "".join(client.texts(sid)) == "first answer"  # replayed
+        if reopen == "load":
+            await w.agent.load_session(sid, str(project))
+            assert "".join(client.texts(sid)) == "first answer"  # replayed
+        else:  # resumed: nothing replayed, the model still sees it all
+            await w.agent.resume_session(sid, str(project))
         await w.agent.prompt(sid, "second question")
     (seen,) = model.seen
     assert [m.text for m in seen] == ["first question", "first answer", "second question"]

@@ -250,8 +250,12 @@ async def test_a_framework_error_is_a_clear_error_answer_and_the_session_goes_on
     assert client.texts(sid) == ["fine again"]
 
 
+@pytest.mark.parametrize("reopen", ["load", "resume"])
 async def test_the_conversation_goes_on_after_a_restart(
-    project: Path, tmp_path: Path, schema_validator: SchemaValidator
+    project: Path,
+    tmp_path: Path,
+    schema_validator: SchemaValidator,
+    reopen: str,
 ) -> None:
     store = tmp_path / "sessions.sqlite3"
     seen: list[list[ModelMessage]] = []
@@ -267,8 +271,11 @@ async def test_the_conversation_goes_on_after_a_restart(
     async with wired(second, client, schema_validator) as w:
         listed = await w.agent.list_sessions()
         assert [x.session_id for x in listed.sessions] == [sid]
-        await w.agent.load_session(sid, str(project))
-        assert client.texts(sid) == ["first answer"]  # replayed
+        if reopen == "load":
+            await w.agent.load_session(sid, str(project))
+            assert client.texts(sid) == ["first answer"]  # replayed
+        else:  # resumed: nothing replayed, the model still sees it all
+            await w.agent.resume_session(sid, str(project))
         await w.agent.prompt(sid, "second question")
     prompts = [
         p.content

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -214,6 +216,37 @@ async def test_a_file_written_through_the_client_is_shown_as_a_diff_first(
     assert client.texts(sid) == ["written"]
 
 
+async def test_code_runs_a_command_in_a_client_terminal_shown_in_its_own_call(
+    project: Path, schema_validator: SchemaValidator
+) -> None:
+    argv = ["-c", "print('from the terminal')"]
+    model = script(
+        code(f"print(run_command(command={sys.executable!r}, args={argv!r}))"),
+        code("final_answer('ran')"),
+    )
+    agent = CodeAgent(tools=[], model=model, verbosity_level=0)
+    client = TestClient(project, permission="allow_once")
+    async with wired(agent_app(agent), client, schema_validator) as w:
+        sid = await w.new_session(str(project))
+        await w.agent.prompt(sid, "run it")
+    updates = client.tool_updates(sid)
+    starts = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+    # the code step, the command it ran (its own call), the final answer's code step
+    assert [(s["kind"], s["title"]) for s in starts] == [
+        ("execute", "Run Python code"),
+        ("execute", shlex.join([sys.executable, *argv])),
+        ("execute", "Run Python code"),
+    ]
+    command = starts[1]["toolCallId"]
+    (asked,) = client.permission_requests
+    assert asked.tool_call.tool_call_id == command
+    shown = [c for u in updates if u["toolCallId"] == command for c in u.get("content") or []]
+    assert any(c["type"] == "terminal" for c in shown)
+    assert final_status(updates, command) == "completed"
+    # the command's output reached the code, whose logs the model read
+    assert "from the terminal" in model.seen[-1] and "[exit code 0]" in model.seen[-1]
+
+
 async def test_a_planning_step_is_the_turns_plan(
     project: Path, schema_validator: SchemaValidator
 ) -> None:
@@ -300,8 +333,12 @@ async def test_an_agent_out_of_steps_answers_and_each_step_is_kept_once(
     assert len(kept["steps"]) == 1  # the last step, yielded twice, is kept once
 
 
+@pytest.mark.parametrize("reopen", ["load", "resume"])
 async def test_the_conversation_goes_on_after_a_restart(
-    project: Path, tmp_path: Path, schema_validator: SchemaValidator
+    project: Path,
+    tmp_path: Path,
+    schema_validator: SchemaValidator,
+    reopen: str,
 ) -> None:
     store = tmp_path / "sessions.sqlite3"
     first_agent = CodeAgent(
@@ -317,8 +354,11 @@ async def test_the_conversation_goes_on_after_a_restart(
     second = agent_app(CodeAgent(tools=[], model=model, verbosity_level=0), store=store)
     client = TestClient(project)
     async with wired(second, client, schema_validator) as w:
-        await w.agent.load_session(sid, str(project))
-        assert client.texts(sid) == ["the first answer"]  # replayed
+        if reopen == "load":
+            await w.agent.load_session(sid, str(project))
+            assert client.texts(sid) == ["the first answer"]  # replayed
+        else:  # resumed: nothing replayed, the model still sees it all
+            await w.agent.resume_session(sid, str(project))
         await w.agent.prompt(sid, "the second question")
     (seen,) = model.seen
     assert seen.index("the first question") < seen.index("the first answer")
