@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
+pytest.importorskip(
+    "langgraph", reason="the langgraph extra is not installed (it needs Python 3.11+)"
+)
 
 from _app_harness import TestClient, wired
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra is not installed")
+pytest.importorskip(
+    "pydantic_ai", reason="the pydantic-ai extra is not installed (it needs Python 3.11+)"
+)
 
 from _app_harness import TestClient, wired
 from pydantic_ai import Agent
