@@ -218,13 +218,14 @@ class _Run:
         self.loop = loop
         self.waiting: set[concurrent.futures.Future[Any]] = set()
         self.cancelled = threading.Event()
-        self.lock = threading.Lock()
-        """For :attr:`reported`: a ToolCallingAgent runs parallel calls in threads."""
         self.answer: Any = None
         self.reported: dict[str, list[tuple[str, object]]] = {}
         """Tool calls of a ToolCallingAgent reported and not yet run, by tool name: their
         ids and arguments (the tool itself learns only its arguments)."""
+        self.lock = threading.Lock()
+        """For :attr:`reported`: a ToolCallingAgent runs parallel calls in threads."""
         self.last_step: object = None
+        """The last ActionStep kept (an agent out of steps yields it twice)."""
 
     def call(self, make: Callable[[], Awaitable[T]]) -> T:
         """Run a coroutine on the loop from the worker thread and wait for its result."""
