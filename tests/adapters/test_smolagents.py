@@ -30,6 +30,7 @@ from smolagents.models import (
 )
 from waiting import TIMEOUT
 
+from acpwire import schema
 from acpwire.adapters.smolagents import STATE_KEY, agent_app
 from acpwire.protocol.errors import RequestError
 from acpwire.testing import SchemaValidator
@@ -245,6 +246,28 @@ async def test_code_runs_a_command_in_a_client_terminal_shown_in_its_own_call(
     assert final_status(updates, command) == "completed"
     # the command's output reached the code, whose logs the model read
     assert "from the terminal" in model.seen[-1] and "[exit code 0]" in model.seen[-1]
+
+
+@pytest.mark.slow  # the MCP server is a Python process importing the MCP SDK
+async def test_the_sessions_mcp_tools_are_the_agents_tools_reported_as_server_calls(
+    project: Path, schema_validator: SchemaValidator
+) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    fixture = Path(__file__).resolve().parents[1] / "agent" / "mcp_server_fixture.py"
+    server = schema.McpServerStdio(name="fx", command=sys.executable, args=[str(fixture)], env=[])
+    model = script(("fx__add", {"a": 2, "b": 3}), ("final_answer", {"answer": "added"}))
+    agent = ToolCallingAgent(tools=[], model=model, verbosity_level=0)
+    client = TestClient(project)
+    app = agent_app(agent, mcp_startup_timeout=TIMEOUT)
+    async with wired(app, client, schema_validator) as w:
+        sid = (await w.agent.new_session(str(project), [server])).session_id
+        await w.agent.prompt(sid, "add")
+    updates = client.tool_updates(sid)
+    (start,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]  # reported once
+    assert (start["title"], start["rawInput"]) == ("fx: add", {"a": 2, "b": 3})
+    assert final_status(updates, start["toolCallId"]) == "completed"
+    assert "5" in model.seen[-1]  # the server's answer reached the model
+    assert client.texts(sid) == ["added"]
 
 
 async def test_a_planning_step_is_the_turns_plan(
