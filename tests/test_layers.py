@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "client": 5,
     "server": 6,
     "testing": 7,
+    "adapters": 7,
     "conformance": 8,
     "demo": 9,
     "cli": 10,
