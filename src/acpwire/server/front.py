@@ -1,25 +1,20 @@
 """The listening socket of ``acp serve``: WebSocket upgrades served here, the rest by hypercorn.
 
-Why: hypercorn carries every WebSocket frame through a read task with a timeout,
-its ASGI receive queue, wsproto, and a locked write and drain; about four turns of
-the event loop per frame before the endpoint sees it, and as many on the way out.
-ACP over a WebSocket is many small frames, so that path was most of a round trip
-(benchmarks/README.md, "bench_remote.py"). Here an HTTP/1.1 request with
-``Upgrade: websocket`` is served on the ``websockets`` package's sans-I/O protocol
-right on the socket's asyncio protocol: a frame is parsed in ``data_received`` and
-handed to the endpoint's waiting task, and an outgoing frame is written at once.
+Why: hypercorn carries every WebSocket frame through a read task, its ASGI queue,
+wsproto and a locked write (about four event-loop turns each way), most of an ACP
+round trip (benchmarks/README.md). Here an upgrade is served on the ``websockets``
+package's sans-I/O protocol right on the socket's asyncio protocol: a frame is parsed
+in ``data_received`` and handed to the endpoint's waiting task, and written at once.
 
-Nothing is decided here. The upgrade goes to the same ASGI app, as an ASGI
-``websocket`` scope, so the security middleware (Host, Origin, token), cookies,
-limits, resume and close codes are exactly those of a WebSocket hypercorn serves;
-a refusal uses the ASGI ``websocket.http.response`` extension, as under hypercorn.
+Nothing is decided here. The upgrade goes to the same ASGI app as a ``websocket``
+scope, so the security middleware (Host, Origin, token), limits, resume and close
+codes are those of a WebSocket hypercorn serves; a refusal uses the ASGI
+``websocket.http.response`` extension, as under hypercorn.
 
-Every other connection goes to hypercorn with the bytes already read: HTTP/1.1
-requests other than an upgrade (and every later request on that connection),
-HTTP/2 with prior knowledge, TLS connections that chose ``h2`` by ALPN, and anything
-that is not HTTP at all. A WebSocket that reaches hypercorn (an upgrade after other
-requests on one connection, or RFC 8441 over HTTP/2, which is not offered) is refused
-with 400: the rules below hold only here.
+Every other connection goes to hypercorn with the bytes already read (HTTP/1.1 other
+than an upgrade, HTTP/2, TLS that chose ``h2``, what is not HTTP). A WebSocket that
+reaches hypercorn (an upgrade after other requests on a connection, or RFC 8441 over
+HTTP/2, not offered) is refused with 400: the rules below hold only here.
 
 The rules hypercorn follows are kept (:mod:`.runner` sets them): a request head has
 ``header_timeout`` seconds and 16 KiB to arrive; an incoming message larger than
@@ -280,7 +275,7 @@ class _Sniffer(asyncio.Protocol):
         if self.arrival is not None:
             self.front.settled(self.arrival)
         if self.transport is not None:
-            self.transport.close()  # a no-op, except on Python 3.10's TLS (see _Stream.lost)
+            self.transport.close()  # a no-op, except on Python 3.10's TLS (_Stream's too)
 
     def _stop_timer(self) -> None:
         if self.timer is not None:
@@ -324,9 +319,6 @@ class _Stream(asyncio.StreamReaderProtocol):
         self.lingering = False
         self.client_done = False
         """The client has sent its end of stream."""
-        self.lost = False
-        """The socket is gone (on Python 3.10 a TLS transport whose connection was lost
-        does not say it is closing, and resuming its reading raises)."""
         self._timer: asyncio.TimerHandle | None = None
 
     def linger(self) -> None:
@@ -334,7 +326,7 @@ class _Stream(asyncio.StreamReaderProtocol):
         socket = self.socket
         if self.lingering or socket.is_closing():
             return
-        if self.client_done or self.lost:
+        if self.client_done:
             socket.close()
             return
         self.lingering = True
@@ -354,8 +346,8 @@ class _Stream(asyncio.StreamReaderProtocol):
         return bool(super().eof_received())
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.lost = True
-        self.socket.close()  # hypercorn may never close it: its client went first
+        self.socket.close()  # hypercorn may not: its client went first (Python 3.10's TLS
+        # transport then does not say it is closing, and lingering on it would raise)
         if self._timer is not None:
             self._timer.cancel()
         self.arrival.front.settled(self.arrival)
@@ -478,7 +470,7 @@ class WebSocket(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.front.sockets.discard(self)
         self.front.settled(self.arrival)
-        self.transport.close()  # a no-op, except on Python 3.10's TLS (see _Stream.lost)
+        self.transport.close()  # a no-op, except on Python 3.10's TLS (_Stream's too)
         if self._close_timer is not None:
             self._close_timer.cancel()
         self._disconnected(1006)  # a no-op after a close frame: that one said the code
@@ -675,10 +667,9 @@ class WebSocket(asyncio.BufferedProtocol):
         from websockets.protocol import State
 
         self._answered = True
-        if self.protocol.state is not State.CONNECTING:
-            return  # the client left before its upgrade was answered: nobody to tell
-        self.protocol.send_response(response)
-        self._flush()
+        if self.protocol.state is State.CONNECTING:  # else the client left before the answer
+            self.protocol.send_response(response)
+            self._flush()
 
     async def _receive(self) -> Message:
         incoming = self._incoming
