@@ -52,11 +52,16 @@ class RemoteHost:
         limits: Limits | None = None,
         owners: SessionOwners | None = None,
         keepalive: float | None = 15.0,
+        resumable: bool = False,
     ) -> None:
         self.serve = serve_function(target)
         self.limits = limits or Limits()
         self.owners = owners if owners is not None else SessionOwners()
         self.keepalive = keepalive
+        """Seconds between keepalives on a silent stream (SSE comments; WebSocket pings with
+        ``resumable``); ``None``: none."""
+        self.resumable = resumable
+        """Resume by cursor (RFD durable-resumable-http-transport): :mod:`.resumable`."""
         self.connections: dict[str, RemoteConnection] = {}
         self.body_bytes_in_flight = 0
         self._reaper: asyncio.Task[None] | None = None
