@@ -522,3 +522,46 @@ async def test_another_principal_cannot_resume_or_replay_a_stolen_connection_and
         assert "alice-secret" not in json.dumps(got) + repr(answers)
         await alice.aclose()
         await bob.aclose()
+
+
+async def test_a_v2_connection_gets_a_state_update_per_session_before_the_acknowledgment() -> None:
+    """§4: on v2 the turn state is a ``state_update`` (the agent's own last one), written
+    after the replay and before anything live, without a cursor."""
+    from acpwire.demo import build_app
+
+    app = asgi_app(build_app(None), auth=[ALICE], resumable=True)
+    async with serve_in_background(app) as served:
+        ws = await connect(served.ws_url, additional_headers=auth())
+        assert ws.response is not None
+        cid = ws.response.headers["Acp-Connection-Id"]
+        info = {"name": "test", "version": "1"}
+        await ws.send(frame({**INIT, "params": {"protocolVersion": 2, "info": info}}))
+        init = (await ws_until(ws, answer_to(0)))[-1]
+        assert "resumable" in init["result"]["capabilities"]["transport"]
+        await ws.send(
+            frame({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/"}})
+        )
+        sid = (await ws_until(ws, answer_to(1)))[-1]["result"]["sessionId"]
+        await ws.send(frame(prompt(2, sid, "slow 30")))
+        running = await ws_until(
+            ws, lambda m: m.get("params", {}).get("update", {}).get("state") == "running"
+        )
+        ws.transport.abort()
+        (remote,) = served.app.host.connections.values()
+        await wait_until(lambda: remote.streams.main.attached is False, "the socket let go")
+        again, got = await ws_resume(served, cid, cursor_of(json.dumps(running[-1]).encode()) or "")
+        *before, ack = got
+        states = [m for m in before if m.get("method") == "session/update"]
+        snapshot = states[-1]
+        assert snapshot["params"] == {
+            "sessionId": sid,
+            "update": {"sessionUpdate": "state_update", "state": "running"},
+        }
+        assert cursor_of(json.dumps(snapshot).encode()) is None
+        assert ack["params"]["_meta"][TURN_STATES][sid]["state"] == "running"
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
+        await again.send(frame(cancel))
+        await ws_until(
+            again, lambda m: m.get("params", {}).get("update", {}).get("state") == "idle"
+        )
+        await again.close()
