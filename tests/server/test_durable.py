@@ -423,6 +423,61 @@ async def test_acpwire_clients_resume_by_cursor_losing_and_repeating_nothing(
     await asyncio.wait_for(remote.closed.wait(), TIMEOUT)
 
 
+class _Gateway(Proxy):
+    """The proxy, playing a load balancer whose worker just died: the next
+    :attr:`bad_gateways` stream resumes (``GET`` with ``Last-Event-ID``) get 502."""
+
+    bad_gateways = 0
+    answered = 0
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.bad_gateways > 0:
+            head = await reader.readuntil(b"\r\n\r\n")
+            if head.startswith(b"GET ") and b"\nlast-event-id:" in head.lower():
+                self.bad_gateways -= 1
+                self.answered += 1
+                writer.write(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n")
+                await writer.drain()
+                writer.close()
+                return
+            # Not a resume: through, as it came (the head back in front of what followed).
+            reader.feed_data(head)
+            buffered = reader._buffer
+            buffered[:] = buffered[-len(head) :] + buffered[: -len(head)]
+        await super()._serve(reader, writer)
+
+
+@pytest.mark.slow
+async def test_a_resume_answered_502_by_a_gateway_is_tried_again_not_taken_for_a_refusal(
+    served: ServedApp,
+) -> None:
+    """Behind a load balancer a resume can reach a worker that died before the balancer
+    noticed: its 502 (503, 504) is tried again within the resume window, as a network
+    error is, never taken for the server refusing the resume."""
+    port = int(served.url.rsplit(":", 1)[1].split("/")[0])
+    gateway = await _Gateway("127.0.0.1", port).start()
+    try:
+        transport = await connect_http(gateway.url(served.url), token=ALICE, http2=False)
+        client = RecordingClient()
+        conn = ClientSideConnection(client, transport)
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
+        (remote,) = served.app.host.connections.values()
+        turn = asyncio.ensure_future(conn.agent.prompt(sid, [s.TextContent(text="drip 100")]))
+        await wait_until(lambda: len(client.updates) >= 20, "20 updates arrive")
+        gateway.bad_gateways = 2
+        gateway.cut()
+        result = await asyncio.wait_for(turn, TIMEOUT)
+        assert result.stop_reason == "end_turn"
+        assert client.texts() == [f"d{i}" for i in range(100)]
+        assert gateway.answered == 2
+        assert transport.resumes >= 1
+        assert list(served.app.host.connections.values()) == [remote]
+        await conn.close()
+    finally:
+        await gateway.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["websocket", "http1"])
 async def test_a_half_open_connection_is_noticed_within_five_keepalives_and_resumed(

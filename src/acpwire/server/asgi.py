@@ -18,8 +18,17 @@ from collections.abc import Iterable, Mapping
 from typing import cast
 
 from .._waits import within
-from ..protocol.cursors import CONNECTION_GONE, OUTSIDE_RETENTION, STREAM_IN_USE, UNKNOWN_CURSOR
+from ..protocol.cursors import (
+    CONNECTION_GONE,
+    OUTSIDE_RETENTION,
+    RESUME_FAILED,
+    STREAM_IN_USE,
+    TURN_STATES,
+    UNKNOWN_CURSOR,
+    control,
+)
 from ..store.base import OwnerLedger
+from ..store.streams import StreamLog
 from .agent_side import AgentTarget
 from .headers import (
     CONNECTION_HEADER,
@@ -33,10 +42,11 @@ from .headers import (
 )
 from .host import RemoteHost
 from .limits import Limits
-from .outbox import Outbox
+from .outbox import Outbox, Replay
 from .owners import SessionOwners
 from .replies import Reply, busy_reply
 from .resumable import refusal
+from .retention import SharedRetention
 from .security import (
     ANONYMOUS,
     PRINCIPAL_KEY,
@@ -62,6 +72,11 @@ _SSE_BROKEN = (
 )
 """The last event of a stream whose agent failed (docs/remote.md): not a JSON-RPC
 message, so a client that ignores event types cannot take it for one."""
+_SSE_GONE = (
+    b'event: error\ndata: {"message":"the worker that served this connection is gone",'
+    b'"reason":"connection_gone"}\n\n'
+)
+"""The last event of a dead worker's stream replayed by another (:mod:`.retention`)."""
 
 
 _COOKIE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+=[!#-+\--:<-\[\]-~]*$")
@@ -116,12 +131,6 @@ def _sse_event(message: bytes, event_id: int | None) -> bytes:
     if event_id is None:  # not a position in the stream (a resume's acknowledgment)
         return b"event: message\n%s\n" % data
     return b"id: %d\nevent: message\n%s\n" % (event_id, data)
-
-
-def _written(box: Outbox, message: bytes) -> bytes:
-    """The event of a message taken off ``box``'s queue to be written."""
-    event_id, message = box.take(message)
-    return _sse_event(message, event_id)
 
 
 _LEGACY_REFUSALS = {
@@ -347,6 +356,17 @@ class AcpAsgiApp:
                 await _respond(send, _text(400, "Last-Event-ID must be an event id of this stream"))
             return
         conn = self.host.lookup(connection_id, principal)
+        if conn is None and last is not None and self.host.retention is not None:
+            # Not here: maybe a dead worker's, kept in the store (.retention).
+            stream = header(scope, SESSION_HEADER) or ""
+            orphan = await self.host.retention.orphan(
+                connection_id, stream, principal, "http", last
+            )
+            if isinstance(orphan, str):
+                await self._refuse_resume(send, orphan, "cannot resume from there")
+            else:
+                await self._replay_orphan(send, *orphan)
+            return
         if conn is None or conn.mode != "http":
             if last is not None:
                 await self._refuse_resume(send, CONNECTION_GONE, "unknown connection")
@@ -405,6 +425,21 @@ class AcpAsgiApp:
             conn.stream_closed()
             conn.touch()
 
+    async def _replay_orphan(self, send: Send, replay: Replay, turns: dict[str, object]) -> None:
+        """A dead worker's stream (:mod:`.retention`): what the client missed, then the
+        refusal to go on (``stream/resume_failed``, ``connection_gone``: no agent serves
+        the connection any more), then the end of the stream, broken."""
+        params = {
+            "reason": CONNECTION_GONE,
+            "message": "the worker that served this connection is gone; what it wrote was replayed",
+            "_meta": {TURN_STATES: turns},
+        }
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        body = [b": open\n\n", *(_sse_event(message, n) for n, message in replay)]
+        body += [_sse_event(control(RESUME_FAILED, params), None), _SSE_GONE]
+        await send({"type": "http.response.body", "body": b"".join(body), "more_body": False})
+
     async def _refuse_resume(self, send: Send, reason: str, text: str) -> None:
         """A resume that cannot be served: 409 with the reason (``--resumable``), else
         acpwire's earlier answers (404, 409, 410)."""
@@ -457,14 +492,17 @@ class AcpAsgiApp:
                     return
                 # Whatever else is already queued goes out in the same write: one ASGI
                 # message and one socket write for a burst of updates, not one each.
-                events = [_written(box, message)]
+                taken = [box.take(message)]
+                events = [_sse_event(taken[0][1], taken[0][0])]
                 size = len(events[0])
                 while len(queue) and size < _SSE_BATCH_BYTES:
                     more = await queue.get()
                     if more is None:
                         break
-                    events.append(_written(box, more))
+                    taken.append(box.take(more))
+                    events.append(_sse_event(taken[-1][1], taken[-1][0]))
                     size += len(events[-1])
+                await box.kept(taken)  # in the shared store before the client has it
                 body = b"".join(events)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 for _ in events:
@@ -546,7 +584,20 @@ def asgi_app(
             ledger=store if isinstance(store, OwnerLedger) else None,
             default_owner=_sole_principal(authenticate),
         )
-    host = RemoteHost(agent, limits=limits, owners=owners, keepalive=keepalive, resumable=resumable)
+    retention = None
+    if resumable:
+        # Workers sharing the agent's store share their streams too (docs/scale-out.md).
+        shared: object = getattr(agent, "store", None)
+        if isinstance(shared, StreamLog):
+            retention = SharedRetention(shared, keep=(limits or Limits()).resume_messages)
+    host = RemoteHost(
+        agent,
+        limits=limits,
+        owners=owners,
+        keepalive=keepalive,
+        resumable=resumable,
+        retention=retention,
+    )
     return AcpAsgiApp(host, security, path=path, cookie=cookie)
 
 

@@ -60,10 +60,11 @@ from .claims import CREATING, RECORDED, SessionClaims
 from .headers import SESSION_HEADER
 from .lifecycle import EndReason, Lifecycle
 from .limits import Limits
-from .outbox import Outbox
+from .outbox import Outbox, Replay
 from .owners import SessionOwners
 from .replies import Reply, error_reply, error_response
 from .resumable import acknowledgment, advertise
+from .retention import SharedRetention
 from .streams import Mode, Streams
 from .turns import TurnTracker
 
@@ -80,6 +81,7 @@ class ConnectionHost(Protocol):
     serve: ServeFunction
     resumable: bool
     keepalive: float | None
+    retention: SharedRetention | None
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None: ...
 
@@ -117,11 +119,13 @@ class RemoteConnection:
         """Where each session's turn is (``--resumable``): told to a resumed stream."""
         self.protocol_version = 1
         """What the agent's ``initialize`` answer chose."""
+        keeping = host.resumable and host.retention is not None
         self.streams = Streams(
             mode,
             self.limits,
             stamping=host.resumable,
             on_written=self.turns.written if self.turns is not None else None,
+            keeper=self._keeper if keeping else None,
         )
         self.stream = self.streams.main
         """The connection stream (HTTP), or everything for the socket (WebSocket)."""
@@ -374,6 +378,38 @@ class RemoteConnection:
             self.turns, sessions, self.protocol_version, session_stream=own, received=received
         )
 
+    def _keeper(self, key: str, box: Outbox) -> Any:
+        """(``--resumable`` on a shared store) What keeps stream ``key``'s messages there."""
+        retention = self.host.retention
+        assert retention is not None
+
+        async def keep(entries: Replay) -> None:
+            turns = self.turns
+            states = {}
+            if turns is not None:
+                states = {
+                    sid: turns.state(sid) for sid in self.streams.served_by(box, turns.sessions)
+                }
+            try:
+                await retention.keep(
+                    self.id,
+                    key,
+                    principal=self.principal,
+                    mode=self.mode,
+                    entries=entries,
+                    turns=states,
+                )
+            except Exception as exc:  # the store failed: the stream goes on, unkept
+                log.warning(
+                    "connection %s: cannot keep its streams in the store (%s); "
+                    "it cannot be resumed through another worker",
+                    self.id,
+                    str(exc) or type(exc).__name__,
+                )
+                self.streams.stop_keeping()
+
+        return keep
+
     def stream_opened(self) -> None:
         """(HTTP) A client holds one more stream: the connection does not linger."""
         self._attached += 1
@@ -464,6 +500,8 @@ class RemoteConnection:
             return
         self.host.forget(self)
         self.streams.stop_holds()
+        if self.host.retention is not None and self.host.resumable:
+            self.host.retention.forget(self.id)
         failed = life.failed
         # A stalled agent cannot see the end of its input: cancel it at once.
         grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout

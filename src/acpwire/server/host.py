@@ -37,6 +37,7 @@ from .headers import CONNECTION_HEADER
 from .limits import Limits
 from .owners import SessionOwners
 from .replies import Reply, busy_reply, error_reply
+from .retention import SharedRetention
 from .streams import Mode
 
 log = logging.getLogger("acpwire.server")
@@ -53,6 +54,7 @@ class RemoteHost:
         owners: SessionOwners | None = None,
         keepalive: float | None = 15.0,
         resumable: bool = False,
+        retention: SharedRetention | None = None,
     ) -> None:
         self.serve = serve_function(target)
         self.limits = limits or Limits()
@@ -62,6 +64,8 @@ class RemoteHost:
         ``resumable``); ``None``: none."""
         self.resumable = resumable
         """Resume by cursor (RFD durable-resumable-http-transport): :mod:`.resumable`."""
+        self.retention = retention
+        """(``resumable``) Streams kept in a store the workers share: :mod:`.retention`."""
         self.connections: dict[str, RemoteConnection] = {}
         self.body_bytes_in_flight = 0
         self._reaper: asyncio.Task[None] | None = None

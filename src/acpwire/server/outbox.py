@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import msgspec
@@ -87,6 +87,9 @@ class Outbox:
         """Write each message's cursor into it (``acp serve --resumable``)."""
         self.on_written: Callable[[bytes], None] | None = None
         """Told of each message taken to be written (the connection's turn tracker)."""
+        self.keep: Callable[[Replay], Awaitable[None]] | None = None
+        """Writes taken messages to a store every worker shares, before they are written
+        to the client (:mod:`.retention`); writers call :meth:`kept`."""
 
     def try_put(self, message: bytes) -> bool:
         """Take ``message`` without waiting: written at once by :attr:`write_now` while
@@ -140,6 +143,11 @@ class Outbox:
             _, old = self._log.popleft()
             budget.held -= len(old)
         return self.last_id, message
+
+    async def kept(self, entries: Replay) -> None:
+        """Before ``entries`` (just taken) are written: into the shared store, if any."""
+        if self.keep is not None and entries:
+            await self.keep(entries)
 
     def untake(self) -> None:
         """The message :meth:`take` just took could not be written after all: it stays

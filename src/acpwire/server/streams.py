@@ -30,14 +30,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from .._waits import within
 from ..protocol.peek import SESSION_ATTACHING
 from .admission import Pending
 from .limits import Limits
-from .outbox import Outbox, ReplayBudget
+from .outbox import Outbox, Replay, ReplayBudget
+
+Keeper = Callable[[str, Outbox], Callable[[Replay], Awaitable[None]] | None]
+"""Given a stream's key (``""`` or a session id) and its outbox, what keeps its messages
+in a shared store (:attr:`.outbox.Outbox.keep`), if anything."""
 
 Mode = Literal["http", "websocket"]
 
@@ -53,24 +57,34 @@ class Streams:
         *,
         stamping: bool = False,
         on_written: Callable[[bytes], None] | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         self._mode = mode
         self._limits = limits
         self._budget = ReplayBudget(limits.resume_bytes)
         self._stamping = stamping
         self._on_written = on_written
-        self.main = self._outbox()
+        self._keeper = keeper
+        self.main = self._outbox("")
         """The connection stream (HTTP), or everything for the socket (WebSocket)."""
         self.sessions: dict[str, Outbox] = {}
         """Session streams (HTTP only)."""
         self._holds: dict[str, asyncio.Task[None]] = {}
         """Sessions just made whose messages wait for the client to open their stream."""
 
-    def _outbox(self) -> Outbox:
+    def _outbox(self, key: str) -> Outbox:
         box = Outbox(self._limits, self._budget)
         box.stamping = self._stamping
         box.on_written = self._on_written
+        if self._keeper is not None:
+            box.keep = self._keeper(key, box)
         return box
+
+    def stop_keeping(self) -> None:
+        """Keep no stream in the shared store any more (it failed)."""
+        self._keeper = None
+        for box in (self.main, *self.sessions.values()):
+            box.keep = None
 
     @property
     def full(self) -> bool:
@@ -81,7 +95,7 @@ class Streams:
         """The stream of ``session_id``, made if it has none yet."""
         box = self.sessions.get(session_id)
         if box is None:
-            box = self.sessions[session_id] = self._outbox()
+            box = self.sessions[session_id] = self._outbox(session_id)
         return box
 
     def for_session(self, session_id: str) -> Outbox:

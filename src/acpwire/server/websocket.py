@@ -53,6 +53,7 @@ from ..protocol.cursors import (
     RESUME,
     RESUME_FAILED,
     STREAM_IN_USE,
+    TURN_STATES,
     UNKNOWN_CURSOR,
     control,
 )
@@ -210,8 +211,10 @@ async def _resume_by_cursor(
     keepalive = _keepalive_header(scope, host)
     await send({"type": "websocket.accept", "headers": [*keepalive, _id_header(cid)]})
 
-    async def fail(reason: str, text: str) -> None:
-        params = {"reason": reason, "message": text}
+    async def fail(reason: str, text: str, turns: dict[str, Any] | None = None) -> None:
+        params: dict[str, Any] = {"reason": reason, "message": text}
+        if turns is not None:
+            params["_meta"] = {TURN_STATES: turns}
         with contextlib.suppress(Exception):
             await send({"type": "websocket.send", "text": control(RESUME_FAILED, params).decode()})
             await send({"type": "websocket.close", "code": WS_NORMAL, "reason": "resume failed"})
@@ -233,10 +236,23 @@ async def _resume_by_cursor(
         await fail(UNKNOWN_CURSOR, "the first message must be stream/resume with a cursor")
         return
     conn = host.lookup(cid, principal)
+    last = int(cursor) if cursor.isdigit() and len(cursor) < 19 else -1
+    if conn is None and host.retention is not None:
+        # Not here: maybe a dead worker's, kept in the store (.retention).
+        orphan = await host.retention.orphan(cid, "", principal, "websocket", last)
+        if isinstance(orphan, str):
+            await fail(orphan, "cannot resume from there")
+            return
+        replay, turns = orphan
+        with contextlib.suppress(Exception):
+            for _, old in replay:
+                await send({"type": "websocket.send", "text": old.decode("utf-8", "replace")})
+        gone = "the worker that served this connection is gone; what it wrote was replayed"
+        await fail(CONNECTION_GONE, gone, turns)
+        return
     if conn is None or conn.mode != "websocket" or not conn.resumable or conn.ended:
         await fail(CONNECTION_GONE, "unknown connection")
         return
-    last = int(cursor) if cursor.isdigit() and len(cursor) < 19 else -1
     found = conn.stream.resume_from(last)
     if isinstance(found, str):
         await fail(found, "cannot resume from there")
@@ -448,15 +464,25 @@ class ClientSocket:
         for ack in self._after:
             await send({"type": "websocket.send", "text": ack.decode("utf-8", "replace")})
         box = self._conn.stream
-        if self._direct is not None:
+        if self._direct is not None and box.keep is None:
             box.write_now = self._write_now
+        queue = box.queue
         while True:
-            message = await box.queue.get()
+            message = await queue.get()
             if message is None:
                 return
-            _, written = box.take(message)
-            await send({"type": "websocket.send", "text": written.decode("utf-8", "replace")})
-            box.mark_written()
+            taken = [box.take(message)]
+            if box.keep is not None:
+                # Kept in the shared store before the client has them: a batch at a time.
+                while len(queue) and len(taken) < 256:
+                    more = await queue.get()
+                    if more is None:
+                        break
+                    taken.append(box.take(more))
+                await box.kept(taken)
+            for _, written in taken:
+                await send({"type": "websocket.send", "text": written.decode("utf-8", "replace")})
+                box.mark_written()
 
     def write_now(self, message: bytes) -> bool:
         """What :meth:`_to_client` does for a message, when the socket takes it at once."""

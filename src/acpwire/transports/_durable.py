@@ -4,7 +4,8 @@ RFD durable-resumable-http-transport (provisional names): a server that can
 resume streams by cursor says so in its ``initialize`` answer
 (``transport.resumable``, :func:`resumable_of`); a resume it cannot serve is
 refused with a reason (:func:`refusal_reason`), of which only
-``stream_in_use`` is worth trying again; attempts are spaced by a jittered,
+``stream_in_use`` is worth trying again (and a gateway's 502, 503 or 504:
+:data:`GATEWAY_ERRORS`); attempts are spaced by a jittered,
 bounded backoff (:func:`backoff_delays`).
 """
 
@@ -62,6 +63,11 @@ def resumable_of(answer: bytes) -> Durable | None:
                 _number(found.get("keepaliveSeconds")),
             )
     return None
+
+
+GATEWAY_ERRORS = frozenset({502, 503, 504})
+"""What a load balancer answers while the worker it sent a resume to is dead and it has
+not noticed yet: worth trying again (another worker replays from the shared store)."""
 
 
 def refusal_reason(body: bytes) -> str | None:

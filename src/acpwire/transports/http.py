@@ -37,11 +37,18 @@ from typing import Any, cast
 import msgspec
 
 from .._waits import within
-from ..protocol.cursors import RESUMED, STREAM_IN_USE, TURN_STATE, TURN_STATES
+from ..protocol.cursors import (
+    CONNECTION_GONE,
+    RESUME_FAILED,
+    RESUMED,
+    STREAM_IN_USE,
+    TURN_STATE,
+    TURN_STATES,
+)
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from ..protocol.peek import SESSION_ATTACHING, NotAMessage, peek
-from ._durable import Durable, backoff_delays, refusal_reason, resumable_of
+from ._durable import GATEWAY_ERRORS, Durable, backoff_delays, refusal_reason, resumable_of
 
 log = logging.getLogger("acpwire.transports.http")
 
@@ -84,8 +91,10 @@ def _reason(response: Any) -> str:
 
 
 class _Broken:
-    def __init__(self, error: ConnectionClosedError) -> None:
+    def __init__(self, error: ConnectionClosedError, *, gone: bool = False) -> None:
         self.error = error
+        self.gone = gone
+        """The server said the connection is gone (``connection_gone``), after a replay."""
 
 
 def _not_after(cursor: str, last: str) -> bool:
@@ -306,6 +315,12 @@ class HttpTransport:
                 if response.status_code == 200:
                     self.resumes += 1
                     return response
+                if response.status_code in GATEWAY_ERRORS:
+                    # A load balancer whose worker just died, not the server refusing.
+                    await response.aclose()
+                    log.info("resuming an event stream: HTTP %d; retrying", response.status_code)
+                    await asyncio.sleep(min(next(delays), max(0.0, deadline - loop.time())))
+                    continue
                 reason = None
                 if response.status_code == STILL_HELD:
                     await response.aread()
@@ -345,6 +360,12 @@ class HttpTransport:
                 break
             response = again
         if session is None and not self._closed:
+            if ended is not None and ended.gone:
+                # The server replayed what a dead worker kept, then said the connection is
+                # gone: the session streams have their replays to deliver first.
+                others = [t for s, t in self._streams.items() if s is not None and not t.done()]
+                if others:
+                    await asyncio.wait(others, timeout=self._resume_within)
             await self._inbox.put(ended)  # None: the server ended the connection cleanly
         elif ended is not None and not self._closed:
             await self._inbox.put(ended)
@@ -432,7 +453,7 @@ class HttpTransport:
             if session is None:
                 reason = b"\n".join(data)[:200].decode("utf-8", "replace")
                 error = ConnectionClosedError(f"the server reported: {reason}", broken=True)
-                return True, _Broken(error)
+                return True, _Broken(error, gone=refusal_reason(b"".join(data)) == CONNECTION_GONE)
             return True, None
         if not data:
             return False, None
@@ -454,8 +475,8 @@ class HttpTransport:
         except NotAMessage:
             await self._inbox.put(message)
             return
-        if p.method == RESUMED and self.durable is not None:
-            self._note_turn_states(message, session)
+        if p.method in (RESUMED, RESUME_FAILED) and self.durable is not None:
+            self._note_turn_states(message, session)  # for the transport, not the application
             return
         if p.kind == "request" and p.id is not None:
             self._incoming[p.id] = p.session_id if p.session_id is not None else session

@@ -162,6 +162,8 @@ class WebSocketTransport:
         self._backlog: deque[bytes] = deque()
         """(Durable) What a resumed socket replayed before its acknowledgment."""
         self._watchdog: asyncio.Task[None] | None = None
+        self._gone: ConnectionClosedError | None = None
+        """(Durable) How the connection ended, once what was replayed is delivered."""
         _, self._errors = _websockets()
 
     def push_to(self, sink: Callable[[bytes], bool]) -> None:
@@ -230,6 +232,8 @@ class WebSocketTransport:
         while True:
             if self._backlog:
                 frame: str | bytes = self._backlog.popleft()
+            elif self._gone is not None:
+                raise self._gone
             else:
                 ws = self._ws
                 try:
@@ -237,6 +241,8 @@ class WebSocketTransport:
                 except self._errors.ConnectionClosed as exc:
                     if self._dropped(exc) and await self._resume(ws):
                         continue
+                    if self._backlog:
+                        continue  # what a refused resume replayed comes first
                     error = self._ended(exc)
                     if error is None:
                         return None
@@ -377,6 +383,12 @@ class WebSocketTransport:
                     log.info("the dropped socket is still held on the server; retrying")
                     return None
                 log.info("the server refused to resume the connection: %s", reason)
+                if replayed:  # a dead worker's messages, replayed: delivered, then the end
+                    self._note_turn_states(result)
+                    self._backlog.extend(replayed)
+                    self._gone = ConnectionClosedError(
+                        f"the server cannot resume the connection: {reason}", broken=True
+                    )
                 return False
             self._note_turn_states(result)
             received = result.get("received")
