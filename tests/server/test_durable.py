@@ -36,6 +36,8 @@ from acpwire.protocol.cursors import (
 )
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
 from acpwire.testing import SchemaValidator
+from acpwire.testing.conformance import CheckOptions, run_checks
+from acpwire.testing.conformance.endpoint import EndpointTarget
 from acpwire.transports.base import Transport
 from acpwire.transports.http import HttpTransport, connect_http
 from acpwire.transports.websocket import WebSocketTransport, connect_websocket
@@ -620,3 +622,18 @@ async def test_a_v2_connection_gets_a_state_update_per_session_before_the_acknow
             again, lambda m: m.get("params", {}).get("update", {}).get("state") == "idle"
         )
         await again.close()
+
+
+async def test_acp_check_finds_the_cursor_rules_kept_by_the_resumable_endpoint() -> None:
+    """``acp check --url``'s cursor checks (RFD-DUR-001..003; docs/check.md) pass on
+    ``asgi_app(resumable=True)``, and are not applicable without it. The checks' own
+    defects are tested on the stand-in (tests/conformance/test_endpoint_corpus.py)."""
+    keys = frozenset({"cursor-every-message", "cursor-replay", "cursor-unknown"})
+    for resumable in (True, False):
+        app = asgi_app(DripAgents(), auth=[ALICE], resumable=resumable)
+        async with serve_in_background(app) as served:
+            target = EndpointTarget(served.url, token=ALICE)
+            report = await run_checks(CheckOptions(endpoint=target, only=keys))
+        statuses = {r.check.key: (r.status, r.detail) for r in report.results}
+        want = "pass" if resumable else "n/a"
+        assert {k: s for k, (s, _) in statuses.items()} == dict.fromkeys(keys, want), statuses

@@ -88,6 +88,11 @@ def _rfd(id: str, level: Level, text: str, section: str) -> Requirement:
     return Requirement(id, level, "server", text, _RFD + section, "rfd")
 
 
+def _dur(id: str, level: Level, text: str) -> Requirement:
+    source = "RFD durable-resumable-http-transport (commit 3653fb47); docs/remote.md"
+    return Requirement(id, level, "server", text, source, "rfd")
+
+
 def _sec(id: str, level: Level, text: str, section: str) -> Requirement:
     return Requirement(id, level, "server", text, section, "security")
 
@@ -1046,6 +1051,25 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         "MUST",
         "Binary WebSocket frames are ignored: not answered, and the connection stays open.",
         "WebSocket Request Flow: Bidirectional Messaging",
+    ),
+    # The remote endpoint: the durable transport draft (resume by cursor)
+    _dur(
+        "RFD-DUR-001",
+        "MUST",
+        "An endpoint that advertises transport.resumable puts an opaque cursor on every "
+        'message of a stream, the same as the SSE id and as _meta["acp/cursor"].',
+    ),
+    _dur(
+        "RFD-DUR-002",
+        "MUST",
+        "A stream resumed from a cursor replays what followed it as it was first sent: the "
+        "same messages with their original cursors.",
+    ),
+    _dur(
+        "RFD-DUR-003",
+        "MUST",
+        "A resume the endpoint cannot serve (an unknown cursor) is refused with 409 and a "
+        "reason, never answered with a live stream.",
     ),
     # The remote endpoint: what acpwire expects of any endpoint that runs an agent for others
     _sec(

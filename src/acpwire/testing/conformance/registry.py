@@ -76,6 +76,7 @@ NEEDS: Mapping[str, str] = {
     "loopback": "the URL names a loopback address (127.0.0.1, ::1, localhost)",
     "cookies": "the endpoint sets cookies",
     "event-ids": "the endpoint's SSE events carry ids",
+    "resumable": "the endpoint advertises transport.resumable (the durable transport draft)",
 }
 """What a check may need, by the short name used in :attr:`CheckSpec.needs` and the docs."""
 
@@ -848,6 +849,27 @@ _V1_CHECKS: tuple[CheckSpec, ...] = (
         ("RFD-HTTP-014",),
         "http",
         "event-ids",
+    ),
+    _e(
+        "cursor-every-message",
+        "every message on the stream carries its cursor, as the SSE id and in _meta",
+        ("RFD-DUR-001",),
+        "http",
+        "resumable",
+    ),
+    _e(
+        "cursor-replay",
+        "a stream resumed after a cut replays the same messages with their original cursors",
+        ("RFD-DUR-002",),
+        "http",
+        "resumable",
+    ),
+    _e(
+        "cursor-unknown",
+        "a resume from a cursor the stream never had gets 409 with a reason, no live stream",
+        ("RFD-DUR-003",),
+        "http",
+        "resumable",
     ),
     _e(
         "stream-keepalive",
