@@ -35,6 +35,7 @@ from acpwire.protocol.cursors import (
     cursor_of,
 )
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
+from acpwire.store.streams import StreamLog
 from acpwire.testing import SchemaValidator
 from acpwire.testing.conformance import CheckOptions, run_checks
 from acpwire.testing.conformance.endpoint import EndpointTarget
@@ -637,3 +638,68 @@ async def test_acp_check_finds_the_cursor_rules_kept_by_the_resumable_endpoint()
         statuses = {r.check.key: (r.status, r.detail) for r in report.results}
         want = "pass" if resumable else "n/a"
         assert {k: s for k, (s, _) in statuses.items()} == dict.fromkeys(keys, want), statuses
+
+
+class _FailingStreamLog:
+    """A shared store whose every write of a stream fails (a database gone away)."""
+
+    def __init__(self) -> None:
+        self.tries = 0
+
+    async def worker_started(self, worker: str) -> None:
+        return None
+
+    async def worker_alive(self, worker: str) -> bool:
+        return True
+
+    async def keep_stream(self, connection_id: str, stream: str, **fields: Any) -> None:
+        self.tries += 1
+        raise OSError("the database went away")
+
+    async def stored_stream(self, connection_id: str, stream: str) -> None:
+        return None
+
+    async def stream_after(self, connection_id: str, stream: str, after: int) -> list[Any]:
+        return []
+
+    async def forget_connection(self, connection_id: str) -> None:
+        return None
+
+    async def sweep_streams(self, older_than: float) -> None:
+        return None
+
+
+class _SharedDripAgents(DripAgents):
+    def __init__(self, store: _FailingStreamLog) -> None:
+        super().__init__()
+        self.store = store
+
+
+@pytest.mark.parametrize("kind", ["websocket", "http1"])
+async def test_a_shared_store_that_fails_stops_the_keeping_never_the_stream(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Retention across workers (docs/remote.md): a store that cannot keep a stream's
+    messages costs that connection its resume through another worker, logged, and
+    nothing else: every message still reaches the client, in order."""
+    store = _FailingStreamLog()
+    assert isinstance(store, StreamLog)
+    app = asgi_app(_SharedDripAgents(store), auth=[ALICE], resumable=True)
+    assert app.host.retention is not None
+    async with serve_in_background(app) as served:
+        if kind == "websocket":
+            transport: Transport = await connect_websocket(served.ws_url, token=ALICE)
+        else:
+            transport = await connect_http(served.url, token=ALICE, http2=False)
+        client = RecordingClient()
+        conn = ClientSideConnection(client, transport)
+        await asyncio.wait_for(conn.initialize(), TIMEOUT)
+        sid = (await asyncio.wait_for(conn.agent.new_session("/tmp"), TIMEOUT)).session_id
+        result = await asyncio.wait_for(
+            conn.agent.prompt(sid, [s.TextContent(text="drip 50")]), TIMEOUT
+        )
+        assert result.stop_reason == "end_turn"
+        assert client.texts() == [f"d{i}" for i in range(50)]
+        await conn.close()
+    assert store.tries >= 1
+    assert "cannot keep its streams in the store (the database went away)" in caplog.text
