@@ -64,6 +64,9 @@ DEFECTS = {
     "ws-binary-frames": "sends its messages as binary frames",
     "ws-answers-binary": "hands binary frames to the agent",
     "no-body-limit": "reads a body of any size",
+    "no-cursor": "advertises transport.resumable but puts no cursor in its messages",
+    "replay-new-cursors": "replays what a resume missed under new cursors",
+    "unknown-cursor-live": "answers a resume from an unknown cursor with a live stream",
 }
 
 Scope = dict[str, Any]
@@ -342,7 +345,7 @@ class StandIn:
         while len(conn.log) == mark:
             conn.changed.clear()
             await asyncio.wait_for(conn.changed.wait(), 10.0)
-        answer = conn.log.pop(mark)
+        answer = _resumable(conn.log.pop(mark))
         path = "/elsewhere" if self.has("bad-cookie") else PATH
         extra = [] if self.has("init-no-header") else [("acp-connection-id", conn.id)]
         extra += [
@@ -363,7 +366,11 @@ class StandIn:
             return await _answer(send, 409)
         start = conn.delivered
         last = headers.get("last-event-id")
-        if last is not None and last.isdigit():
+        if last is not None and (not last.isdigit() or int(last) >= len(conn.log)):
+            if not self.has("unknown-cursor-live"):  # the durable draft's refusal
+                body = b'{"reason":"unknown_cursor","message":"no such cursor"}'
+                return await _answer(send, 409, body, "application/json")
+        elif last is not None:
             start = 0 if self.has("resume-repeats") else int(last) + 1
         conn.attached = True
         try:
@@ -386,10 +393,17 @@ class StandIn:
         await send({"type": "http.response.start", "status": 200, "headers": head})
         await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
         gone = asyncio.ensure_future(_disconnect(receive))
+        fresh = conn.delivered if track else len(log)  # events before it are a replay
         try:
             while not gone.done():
                 while position < len(log):
-                    event = b"id: %d\nevent: message\ndata: %s\n\n" % (position, log[position])
+                    cursor = position
+                    if position < fresh and self.has("replay-new-cursors"):
+                        cursor += 1000
+                    data = log[position]
+                    if not self.has("no-cursor"):
+                        data = _with_cursor(data, str(cursor))
+                    event = b"id: %d\nevent: message\ndata: %s\n\n" % (cursor, data)
                     await send({"type": "http.response.body", "body": event, "more_body": True})
                     position += 1
                     if track:
@@ -434,6 +448,33 @@ class StandIn:
         finally:
             self.connections.pop(conn.id, None)
             await conn.end()
+
+
+def _resumable(answer: bytes) -> bytes:
+    """The initialize answer, advertising the durable transport draft's resume."""
+    message = _json(answer)
+    result = message.get("result") if isinstance(message, dict) else None
+    if not isinstance(result, dict):
+        return answer
+    capabilities = result.setdefault("agentCapabilities", {})
+    capabilities["transport"] = {"resumable": {"retentionMessages": 100000}}
+    return msgspec.json.encode(message)
+
+
+def _with_cursor(data: bytes, cursor: str) -> bytes:
+    """The message with its cursor in ``_meta["acp/cursor"]`` (of its params or result,
+    else of the envelope)."""
+    message = _json(data)
+    if not isinstance(message, dict):
+        return data
+    if "method" in message:
+        holder = message.setdefault("params", {})
+    else:
+        holder = message.get("result")
+    if not isinstance(holder, dict):
+        holder = message
+    holder.setdefault("_meta", {})["acp/cursor"] = cursor
+    return msgspec.json.encode(message)
 
 
 async def _disconnect(receive: Any) -> None:

@@ -52,7 +52,7 @@ def test_rules_from_outside_the_v1_spec_say_where_they_come_from() -> None:
     """RFD-*, SEC-*, SSE-*, SANDBOX-*, CLIENT-*, VERSION-*, JSONRPC-* and the v2 draft's
     V2-* are marked apart from ACP v1's own rules."""
     kinds = {
-        ("rfd", "server"): ("RFD-HTTP-", "RFD-WS-"),
+        ("rfd", "server"): ("RFD-HTTP-", "RFD-WS-", "RFD-DUR-"),
         ("security", "server"): ("SEC-",),
         ("web", "server"): ("SSE-",),
         ("security", "client"): ("SANDBOX-",),
@@ -68,7 +68,12 @@ def test_rules_from_outside_the_v1_spec_say_where_they_come_from() -> None:
             continue
         assert r.id.startswith(kinds[(r.origin, r.side)]), r.id
         if r.origin == "rfd":
-            assert r.source.startswith("RFD streamable-http-websocket-transport: "), r.id
+            rfd = (
+                "durable-resumable-http-transport "
+                if r.id.startswith("RFD-DUR-")
+                else ("streamable-http-websocket-transport: ")
+            )
+            assert r.source.startswith("RFD " + rfd), r.id
         if r.origin == "security":
             assert r.source.startswith("docs/security.md"), r.id
         if r.origin == "draft":

@@ -130,6 +130,8 @@ async def _haproxy(binary: str, workers: dict[str, Serve]) -> AsyncIterator[Hapr
         "ACP_LISTEN": f"127.0.0.1:{port}",
         "ACP_HAPROXY_SOCKET": str(socket_path),
     }
+    for n in range(1, 4):  # the servers deploy/haproxy.cfg names; one not started is down
+        env[f"ACP_WORKER_{n}"] = "127.0.0.1:1"
     for name, worker in workers.items():
         env[f"ACP_WORKER_{name[1:]}"] = worker.url.split("://", 1)[1].split("/", 1)[0]
     proc = await asyncio.create_subprocess_exec(
@@ -172,12 +174,12 @@ async def _haproxy(binary: str, workers: dict[str, Serve]) -> AsyncIterator[Hapr
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-async def stack(
-    postgres_cluster: PostgresCluster, haproxy_bin: str, tmp_path: Path
+@contextlib.asynccontextmanager
+async def _stack(
+    cluster: PostgresCluster, haproxy_bin: str, tmp_path: Path, workers: int, *extra: str
 ) -> AsyncIterator[Stack]:
     async with contextlib.AsyncExitStack() as exits:
-        dsn = await exits.enter_async_context(_database(postgres_cluster))
+        dsn = await exits.enter_async_context(_database(cluster))
         env = {"ACPWIRE_DATA_DIR": str(tmp_path / "data")}
 
         async def start(n: int) -> tuple[str, Serve]:
@@ -193,6 +195,7 @@ async def stack(
                     BOB,
                     "--worker-cookie",
                     f"ACPWORKER={name}",
+                    *extra,
                     env=env,
                     port=str(_free_port()),
                 )
@@ -200,9 +203,28 @@ async def stack(
             return name, serve
 
         # One at a time: the first creates the tables, and exits unwind in order.
-        workers = dict([await start(n) for n in range(1, WORKERS + 1)])
-        haproxy = await exits.enter_async_context(_haproxy(haproxy_bin, workers))
-        yield Stack(dsn, workers, haproxy)
+        started = dict([await start(n) for n in range(1, workers + 1)])
+        haproxy = await exits.enter_async_context(_haproxy(haproxy_bin, started))
+        yield Stack(dsn, started, haproxy)
+
+
+@pytest.fixture
+async def stack(
+    postgres_cluster: PostgresCluster, haproxy_bin: str, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    async with _stack(postgres_cluster, haproxy_bin, tmp_path, WORKERS) as built:
+        yield built
+
+
+@pytest.fixture
+async def resumable_stack(
+    postgres_cluster: PostgresCluster, haproxy_bin: str, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Two workers serving ``--resumable`` (streams kept in PostgreSQL), keepalive 1 s."""
+    async with _stack(
+        postgres_cluster, haproxy_bin, tmp_path, 2, "--resumable", "--keepalive", "1"
+    ) as built:
+        yield built
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""A TCP proxy on 127.0.0.1 whose connections a test can cut, as a network drop would."""
+"""A TCP proxy on 127.0.0.1 whose connections a test can cut, as a network drop would, or
+freeze, as a half-open path would (nothing passes, nothing is closed)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ class Proxy:
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._long_lived: set[asyncio.StreamWriter] = set()
+        """Client sides of connections that carry an SSE stream or a WebSocket."""
+        self._frozen: set[asyncio.StreamWriter] = set()
+        self.frozen_seen = 0
+        """Chunks read on frozen connections and dropped."""
 
     async def start(self) -> Proxy:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -35,8 +41,8 @@ class Proxy:
             return
         self._open.update((writer, up_writer))
         pipes = [
-            asyncio.ensure_future(self._pipe(reader, up_writer)),
-            asyncio.ensure_future(self._pipe(up_reader, writer)),
+            asyncio.ensure_future(self._pipe(reader, up_writer, writer)),
+            asyncio.ensure_future(self._pipe(up_reader, writer, writer, down=True)),
         ]
         self._tasks.update(pipes)
         await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
@@ -44,12 +50,28 @@ class Proxy:
             side.transport.abort()
             self._open.discard(side)
 
-    @staticmethod
-    async def _pipe(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> None:
+    async def _pipe(
+        self,
+        source: asyncio.StreamReader,
+        target: asyncio.StreamWriter,
+        client: asyncio.StreamWriter,
+        *,
+        down: bool = False,
+    ) -> None:
         with contextlib.suppress(OSError):
             while data := await source.read(65536):
+                if down and (b"text/event-stream" in data or b" 101 " in data[:16]):
+                    self._long_lived.add(client)
+                if client in self._frozen:
+                    self.frozen_seen += 1
+                    continue
                 target.write(data)
                 await target.drain()
+
+    def freeze(self) -> None:
+        """From now on, nothing passes either way on the open SSE streams and WebSockets,
+        and nothing tells either end (a half-open path). New connections pass."""
+        self._frozen |= self._long_lived
 
     def cut(self) -> None:
         """Drop every connection now, both sides, without a close handshake (RST)."""

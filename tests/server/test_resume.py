@@ -161,7 +161,7 @@ def test_the_event_log_keeps_the_last_messages_within_its_bounds() -> None:
     budget = ReplayBudget(limit=25)
     box = Outbox(Limits(resume_messages=3), budget)
     for n in range(5):
-        assert box.take(b"m%d" % n) == n + 1
+        assert box.take(b"m%d" % n) == (n + 1, b"m%d" % n)
     assert box.replay_after(5) == []
     assert box.replay_after(2) == [(3, b"m2"), (4, b"m3"), (5, b"m4")]
     assert box.replay_after(1) is None  # m1 has been dropped

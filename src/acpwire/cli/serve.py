@@ -137,6 +137,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="close a connection after this many seconds without messages (0: never)",
     )
     parser.add_argument(
+        "--resumable",
+        action="store_true",
+        help="resume streams by cursor (the durable transport draft, docs/remote.md): a "
+        "cursor on every message, initialize advertises transport.resumable, a resumed "
+        "stream says where each turn is; connections outlive their streams for --grace",
+    )
+    parser.add_argument(
+        "--retention",
+        type=int,
+        default=None,
+        metavar="MESSAGES",
+        help="messages each stream keeps for a client that resumes it (default: 256; "
+        "with --resumable, 10000)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long a connection no client holds a stream of is kept for its client to "
+        "resume (default: 60)",
+    )
+    parser.add_argument(
+        "--keepalive",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="interval of SSE keepalive comments (and, with --resumable, WebSocket pings; "
+        "default: 15)",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -144,6 +175,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "refused requests and the agents' stderr",
     )
     parser.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
+
+
+RESUMABLE_RETENTION = 10_000
+"""Messages each stream keeps with ``--resumable``: a turn streams thousands of chunks, and
+a client cut off mid-turn may have missed what the socket buffers held (megabytes)."""
+RESUMABLE_BYTES = 32 * MiB
+"""Bytes all the streams of a connection keep with ``--resumable``."""
 
 
 def _say(text: str) -> None:
@@ -182,6 +220,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("acp serve: --max-message-size must be at least 1 (MiB)")
     if args.max_agents is not None and args.max_agents < 1:
         parser.error("acp serve: --max-agents must be at least 1")
+    if args.retention is not None and args.retention < 1:
+        parser.error("acp serve: --retention must be at least 1 (message)")
+    if args.grace is not None and args.grace <= 0:
+        parser.error("acp serve: --grace must be more than 0 (seconds)")
+    if not 0 < args.keepalive <= 300:
+        parser.error("acp serve: --keepalive must be more than 0 and at most 300 (seconds)")
     if args.worker_cookie is not None:
         from ..server.asgi import check_cookie
 
@@ -309,7 +353,11 @@ async def _serve_target(
     defaults = Limits()
     max_agents = args.max_agents or defaults.max_agents
     alone = auth.sole_principal is not None  # per-principal caps only share among several
+    retention = args.retention or (RESUMABLE_RETENTION if args.resumable else None)
     limits = Limits(
+        resume_messages=retention or defaults.resume_messages,
+        resume_bytes=max(defaults.resume_bytes, RESUMABLE_BYTES if args.resumable else 0),
+        resume_timeout=args.grace or defaults.resume_timeout,
         max_message_size=args.max_message_size * MiB,
         idle_timeout=args.idle_timeout or None,
         max_agents=max_agents,
@@ -331,6 +379,8 @@ async def _serve_target(
             limits=limits,
             owners=owners,
             cookie=args.worker_cookie,
+            keepalive=args.keepalive,
+            resumable=args.resumable,
         )
     try:
         sock = bind(args.host, args.port)

@@ -87,6 +87,7 @@ NEEDS: Mapping[str, str] = {
     "loopback": "the URL names a loopback address (127.0.0.1, ::1, localhost)",
     "cookies": "the endpoint sets cookies",
     "event-ids": "the endpoint's SSE events carry ids",
+    "resumable": "the endpoint advertises transport.resumable (the durable transport draft)",
 }
 """What a check may need, by the short name used in :attr:`Check.needs` and the docs."""
 

@@ -62,7 +62,7 @@ STEP_DELAY = 0.25
 SLOW_TICK = 0.5
 """Seconds between two progress updates of ``slow``."""
 MAX_SLOW_SECONDS = 600.0
-MAX_STREAM_CHUNKS = 5000
+MAX_STREAM_CHUNKS = 10_000
 MAX_WALK_FILES = 2000
 """``search`` and ``plan`` look at no more files than this."""
 MAX_SEARCH_READS = 300

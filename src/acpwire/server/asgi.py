@@ -18,21 +18,35 @@ from collections.abc import Iterable, Mapping
 from typing import cast
 
 from .._waits import within
+from ..protocol.cursors import (
+    CONNECTION_GONE,
+    OUTSIDE_RETENTION,
+    RESUME_FAILED,
+    STREAM_IN_USE,
+    TURN_STATES,
+    UNKNOWN_CURSOR,
+    control,
+)
 from ..store.base import OwnerLedger
+from ..store.streams import StreamLog
 from .agent_side import AgentTarget
 from .headers import (
     CONNECTION_HEADER,
+    KEEPALIVE_HEADER,
     RETRY_HEADER,
     SESSION_HEADER,
     header,
+    keepalive_asked,
     last_event_id,
     peer,
 )
 from .host import RemoteHost
 from .limits import Limits
-from .outbox import Outbox
+from .outbox import Outbox, Replay
 from .owners import SessionOwners
 from .replies import Reply, busy_reply
+from .resumable import refusal
+from .retention import SharedRetention
 from .security import (
     ANONYMOUS,
     PRINCIPAL_KEY,
@@ -58,6 +72,11 @@ _SSE_BROKEN = (
 )
 """The last event of a stream whose agent failed (docs/remote.md): not a JSON-RPC
 message, so a client that ignores event types cannot take it for one."""
+_SSE_GONE = (
+    b'event: error\ndata: {"message":"the worker that served this connection is gone",'
+    b'"reason":"connection_gone"}\n\n'
+)
+"""The last event of a dead worker's stream replayed by another (:mod:`.retention`)."""
 
 
 _COOKIE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+=[!#-+\--:<-\[\]-~]*$")
@@ -105,11 +124,23 @@ def _text(status: int, text: str) -> Reply:
     return Reply(status, text.encode(), "text/plain")
 
 
-def _sse_event(message: bytes, event_id: int) -> bytes:
+def _sse_event(message: bytes, event_id: int | None) -> bytes:
     # A JSON text may contain raw newlines between tokens; SSE joins data lines with \n.
     lines = message.split(b"\n")
     data = b"".join(b"data: " + line + b"\n" for line in lines)
+    if event_id is None:  # not a position in the stream (a resume's acknowledgment)
+        return b"event: message\n%s\n" % data
     return b"id: %d\nevent: message\n%s\n" % (event_id, data)
+
+
+_LEGACY_REFUSALS = {
+    UNKNOWN_CURSOR: (410, "this stream can no longer be resumed from there"),
+    OUTSIDE_RETENTION: (410, "this stream can no longer be resumed from there"),
+    CONNECTION_GONE: (404, "unknown connection"),
+    STREAM_IN_USE: (409, "this stream is already open"),
+}
+"""What a resume is refused with when the endpoint is not ``--resumable`` (acpwire's
+own resume, before the durable transport draft)."""
 
 
 class _ClientGone(Exception):
@@ -316,68 +347,130 @@ class AcpAsgiApp:
         if connection_id is None:
             await _respond(send, _text(400, "Acp-Connection-Id header required"))
             return
+        durable = self.host.resumable
         last = last_event_id(scope)
         if last == -1:
-            await _respond(send, _text(400, "Last-Event-ID must be an event id of this stream"))
+            if durable:
+                await self._refuse_resume(send, UNKNOWN_CURSOR, "not a cursor of this endpoint")
+            else:
+                await _respond(send, _text(400, "Last-Event-ID must be an event id of this stream"))
             return
         conn = self.host.lookup(connection_id, principal)
+        if conn is None and last is not None and self.host.retention is not None:
+            # Not here: maybe a dead worker's, kept in the store (.retention).
+            stream = header(scope, SESSION_HEADER) or ""
+            orphan = await self.host.retention.orphan(
+                connection_id, stream, principal, "http", last
+            )
+            if isinstance(orphan, str):
+                await self._refuse_resume(send, orphan, "cannot resume from there")
+            else:
+                await self._replay_orphan(send, *orphan)
+            return
         if conn is None or conn.mode != "http":
-            await _respond(send, _text(404, "unknown connection"))
+            if last is not None:
+                await self._refuse_resume(send, CONNECTION_GONE, "unknown connection")
+            else:
+                await _respond(send, _text(404, "unknown connection"))
             return
         box = await conn.outbox_for(header(scope, SESSION_HEADER))
         if box is None:
-            await _respond(send, _text(404, "unknown session"))
+            if last is not None and durable:
+                await self._refuse_resume(
+                    send, UNKNOWN_CURSOR, "this connection has no such stream"
+                )
+            else:
+                await _respond(send, _text(404, "unknown session"))
             return
-        if last is not None and box.replay_after(last) is None:
-            await _respond(send, _text(410, "this stream can no longer be resumed from there"))
-            return
+        if last is not None:
+            found = box.resume_from(last)
+            if isinstance(found, str):
+                await self._refuse_resume(send, found, "cannot resume from there")
+                return
         # A client that resumes takes the stream over from a request whose client is gone
         # but not yet noticed; a second plain GET is refused.
         if not await box.attach(take_over=last is not None, timeout=self.host.limits.close_timeout):
-            await _respond(send, _text(409, "this stream is already open"))
+            if last is not None:
+                await self._refuse_resume(send, STREAM_IN_USE, "the stream is still in use")
+            else:
+                await _respond(send, _text(409, "this stream is already open"))
             return
         replay: list[tuple[int, bytes]] = []
         if last is not None:
             # Read once the old request has let go: until then its writer may still have
             # taken messages off the queue and written them to the broken socket.
-            found = box.replay_after(last)
-            if found is None:
+            found = box.resume_from(last)
+            if isinstance(found, str):
                 box.detach()
-                await _respond(send, _text(410, "this stream can no longer be resumed from there"))
+                await self._refuse_resume(send, found, "cannot resume from there")
                 return
             replay = found
         conn.touch()
+        conn.stream_opened()
+        keepalive = keepalive_asked(scope, self.host.keepalive) if durable else self.host.keepalive
+        headers = [
+            (b"content-type", b"text/event-stream"),
+            (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no"),
+            (CONNECTION_HEADER.encode(), conn.id.encode()),
+        ]
+        if durable and keepalive is not None:
+            headers.append((KEEPALIVE_HEADER.encode(), b"%g" % keepalive))
         try:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [
-                        (b"content-type", b"text/event-stream"),
-                        (b"cache-control", b"no-store"),
-                        (b"x-accel-buffering", b"no"),
-                        (CONNECTION_HEADER.encode(), conn.id.encode()),
-                    ],
-                }
-            )
-            await self._stream(box, receive, send, replay)
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            after = conn.acknowledgment(box) if last is not None else []
+            await self._stream(box, receive, send, replay, after, keepalive)
         finally:
             box.detach()
+            conn.stream_closed()
             conn.touch()
 
+    async def _replay_orphan(self, send: Send, replay: Replay, turns: dict[str, object]) -> None:
+        """A dead worker's stream (:mod:`.retention`): what the client missed, then the
+        refusal to go on (``stream/resume_failed``, ``connection_gone``: no agent serves
+        the connection any more), then the end of the stream, broken."""
+        params = {
+            "reason": CONNECTION_GONE,
+            "message": "the worker that served this connection is gone; what it wrote was replayed",
+            "_meta": {TURN_STATES: turns},
+        }
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        body = [b": open\n\n", *(_sse_event(message, n) for n, message in replay)]
+        body += [_sse_event(control(RESUME_FAILED, params), None), _SSE_GONE]
+        await send({"type": "http.response.body", "body": b"".join(body), "more_body": False})
+
+    async def _refuse_resume(self, send: Send, reason: str, text: str) -> None:
+        """A resume that cannot be served: 409 with the reason (``--resumable``), else
+        acpwire's earlier answers (404, 409, 410)."""
+        if self.host.resumable:
+            body = refusal(reason, text)
+            await _respond(send, Reply(409, body, "application/json"))
+        else:
+            status, legacy = _LEGACY_REFUSALS[reason]
+            await _respond(send, _text(status, legacy))
+
     async def _stream(
-        self, box: Outbox, receive: Receive, send: Send, replay: list[tuple[int, bytes]]
+        self,
+        box: Outbox,
+        receive: Receive,
+        send: Send,
+        replay: list[tuple[int, bytes]],
+        after: list[bytes],
+        keepalive: float | None,
     ) -> None:
         async def client_gone() -> None:
             while (await receive())["type"] != "http.disconnect":
                 pass
 
         async def write() -> None:
-            keepalive = self.host.keepalive
             # Opening bytes let the client see the stream is live before any event.
             await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
-            for event_id, old in replay:
-                body = _sse_event(old, event_id)
+            for start in range(0, len(replay), 256):
+                body = b"".join(_sse_event(old, n) for n, old in replay[start : start + 256])
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+            if after:
+                body = b"".join(_sse_event(message, None) for message in after)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
             queue = box.queue
             while not box.claimed:
@@ -399,14 +492,17 @@ class AcpAsgiApp:
                     return
                 # Whatever else is already queued goes out in the same write: one ASGI
                 # message and one socket write for a burst of updates, not one each.
-                events = [_sse_event(message, box.take(message))]
+                taken = [box.take(message)]
+                events = [_sse_event(taken[0][1], taken[0][0])]
                 size = len(events[0])
                 while len(queue) and size < _SSE_BATCH_BYTES:
                     more = await queue.get()
                     if more is None:
                         break
-                    events.append(_sse_event(more, box.take(more)))
+                    taken.append(box.take(more))
+                    events.append(_sse_event(taken[-1][1], taken[-1][0]))
                     size += len(events[-1])
+                await box.kept(taken)  # in the shared store before the client has it
                 body = b"".join(events)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 for _ in events:
@@ -442,6 +538,7 @@ def asgi_app(
     owners: SessionOwners | None = None,
     keepalive: float | None = 15.0,
     cookie: str | None = None,
+    resumable: bool = False,
 ) -> AcpAsgiApp:
     """An ASGI app serving ``agent`` on ``path`` over Streamable HTTP and WebSocket.
 
@@ -462,7 +559,9 @@ def asgi_app(
     that workers sharing the store enforce each other's claims; with one
     principal, sessions it has not seen yet are that principal's). ``cookie``
     (``NAME=VALUE``) is set on every answer, for load balancers that keep a
-    client on one worker by cookie.
+    client on one worker by cookie. ``resumable=True`` serves the durable transport
+    draft (RFD durable-resumable-http-transport, docs/remote.md): a cursor on every
+    message, resume by cursor on both bindings, the turn state after a resume.
     """
     authenticate = _authenticator(auth)
     if authenticate is None:
@@ -485,7 +584,20 @@ def asgi_app(
             ledger=store if isinstance(store, OwnerLedger) else None,
             default_owner=_sole_principal(authenticate),
         )
-    host = RemoteHost(agent, limits=limits, owners=owners, keepalive=keepalive)
+    retention = None
+    if resumable:
+        # Workers sharing the agent's store share their streams too (docs/scale-out.md).
+        shared: object = getattr(agent, "store", None)
+        if isinstance(shared, StreamLog):
+            retention = SharedRetention(shared, keep=(limits or Limits()).resume_messages)
+    host = RemoteHost(
+        agent,
+        limits=limits,
+        owners=owners,
+        keepalive=keepalive,
+        resumable=resumable,
+        retention=retention,
+    )
     return AcpAsgiApp(host, security, path=path, cookie=cookie)
 
 

@@ -31,6 +31,12 @@ RFD leaves open and what we chose; docs/security.md the threat model):
   its end), then the streams end *broken* (WebSocket close 1011, SSE
   ``event: error``). An end the server chose (DELETE, client gone, idle
   timeout, shutdown) is clean.
+* **Durable** (``acp serve --resumable``, :mod:`.resumable`). Every stream
+  writes cursors, ``initialize`` advertises them, a resumed stream says where
+  each turn is (:mod:`.turns`), and a connection outlives its streams: a
+  WebSocket's for ``Limits.resume_timeout`` seconds, and an HTTP connection
+  with no stream open is ended only after that grace period, never because a
+  stream dropped.
 * **Teardown** (:meth:`RemoteConnection.terminate`, idempotent). The
   connection leaves its host, the agent is stopped in bounded time
   (:meth:`.agent_side.AgentSide.stop`; at once for a stalled agent, which
@@ -54,10 +60,13 @@ from .claims import CREATING, RECORDED, SessionClaims
 from .headers import SESSION_HEADER
 from .lifecycle import EndReason, Lifecycle
 from .limits import Limits
-from .outbox import Outbox
+from .outbox import Outbox, Replay
 from .owners import SessionOwners
 from .replies import Reply, error_reply, error_response
+from .resumable import acknowledgment, advertise
+from .retention import SharedRetention
 from .streams import Mode, Streams
+from .turns import TurnTracker
 
 log = logging.getLogger("acpwire.server")
 
@@ -70,6 +79,9 @@ class ConnectionHost(Protocol):
     limits: Limits
     owners: SessionOwners
     serve: ServeFunction
+    resumable: bool
+    keepalive: float | None
+    retention: SharedRetention | None
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None: ...
 
@@ -103,7 +115,18 @@ class RemoteConnection:
         self.life = Lifecycle()
         self.stats = Stats()
         self.admission = Admission(self.limits.max_pending_requests)
-        self.streams = Streams(mode, self.limits)
+        self.turns = TurnTracker() if host.resumable else None
+        """Where each session's turn is (``--resumable``): told to a resumed stream."""
+        self.protocol_version = 1
+        """What the agent's ``initialize`` answer chose."""
+        keeping = host.resumable and host.retention is not None
+        self.streams = Streams(
+            mode,
+            self.limits,
+            stamping=host.resumable,
+            on_written=self.turns.written if self.turns is not None else None,
+            keeper=self._keeper if keeping else None,
+        )
         self.stream = self.streams.main
         """The connection stream (HTTP), or everything for the socket (WebSocket)."""
         self.sessions = self.streams.sessions
@@ -112,11 +135,16 @@ class RemoteConnection:
         self.agent_side: AgentSide | None = None
         """The agent's transport, once ``initialize`` has started the agent."""
         self._init_waiters: dict[RequestId, asyncio.Future[bytes]] = {}
-        self.resumable = False
-        """(WebSocket) The client tracks event ids: a dropped socket may be resumed."""
+        self.resumable = host.resumable
+        """A dropped stream may be resumed: the connection outlives it (always with
+        ``--resumable``; a WebSocket whose client asked, otherwise)."""
+        self._attached = 0
+        """(HTTP) Streams a client holds open now."""
         self.frames_in = 0
         """(WebSocket) Client frames handed to the agent: where a resuming client restarts."""
         log.info("connection %s opened (%s) by %s from %s", self.id, mode, principal, peer or "?")
+        if host.resumable and mode == "http":
+            self.linger()  # until its client opens a stream
 
     @property
     def has_agent(self) -> bool:
@@ -203,6 +231,8 @@ class RemoteConnection:
             await self._answer_here(m, *verdict)
 
     def _admitted(self, m: ClientMessage) -> Admitted:
+        if self.turns is not None:
+            self.turns.client(m)
         self.touch()
         self.stats.messages_in += 1
         self.stats.bytes_in += len(m.body)
@@ -269,6 +299,14 @@ class RemoteConnection:
                 return
         await self._route(p, message)
 
+    def _initialized(self, answer: bytes) -> bytes:
+        """The agent answered ``initialize``: what the client gets (with ``--resumable``,
+        the transport's capabilities added)."""
+        if self.turns is None:
+            return answer
+        answer, self.protocol_version = advertise(answer, self.limits, self.host.keepalive)
+        return answer
+
     def expect_initialize(self, request_id: RequestId) -> asyncio.Future[bytes]:
         """(HTTP) The answer to ``initialize`` goes in the POST's reply, not on a stream."""
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
@@ -289,7 +327,7 @@ class RemoteConnection:
             if waiter is not None:
                 self.admission.pending.pop(p.id, None)
                 if not waiter.done():
-                    waiter.set_result(message)
+                    waiter.set_result(self._initialized(message))
                 return
         pending = self.admission.answered(p.id) if p.id is not None else None
         if pending is None:
@@ -303,6 +341,10 @@ class RemoteConnection:
             await self.stream.put(message)  # the agent refusing something it could not read
             return
         answer = await self.claims.record(pending, p, message)
+        if pending.method == "initialize":
+            answer = self._initialized(answer)
+        elif self.turns is not None and not p.is_error:
+            self._follow(pending, p.session_id)
         if self.mode == "http":
             # (A session the agent named but another principal owns was refused above.)
             named = p.session_id if not p.is_error and answer is message else None
@@ -313,6 +355,72 @@ class RemoteConnection:
             if pending.method in SESSION_ATTACHING and pending.session is not None:
                 await self.streams.after_attach(pending.session, failed=p.is_error)
         await self.streams.for_answer(pending).put(answer)
+
+    def _follow(self, pending: Pending, named: str | None) -> None:
+        """(``--resumable``) Keep the turn tracker's list of sessions up to date."""
+        assert self.turns is not None
+        if pending.method in SESSION_OPENING:
+            session = named or pending.session
+            if session is not None:
+                self.turns.opened(session)
+        elif pending.method in ("session/close", "session/delete") and pending.session:
+            self.turns.forget(pending.session)
+
+    def acknowledgment(self, box: Outbox, *, received: int | None = None) -> list[bytes]:
+        """(``--resumable``) What stream ``box`` writes after a replay, before live
+        messages: where the turn of each session it carries is (:mod:`.resumable`);
+        ``received``: how many client frames the server took (a WebSocket's)."""
+        if self.turns is None:
+            return []
+        sessions = self.streams.served_by(box, self.turns.sessions)
+        own = next((sid for sid, b in self.sessions.items() if b is box), None)
+        return acknowledgment(
+            self.turns, sessions, self.protocol_version, session_stream=own, received=received
+        )
+
+    def _keeper(self, key: str, box: Outbox) -> Any:
+        """(``--resumable`` on a shared store) What keeps stream ``key``'s messages there."""
+        retention = self.host.retention
+        assert retention is not None
+
+        async def keep(entries: Replay) -> None:
+            turns = self.turns
+            states = {}
+            if turns is not None:
+                states = {
+                    sid: turns.state(sid) for sid in self.streams.served_by(box, turns.sessions)
+                }
+            try:
+                await retention.keep(
+                    self.id,
+                    key,
+                    principal=self.principal,
+                    mode=self.mode,
+                    entries=entries,
+                    turns=states,
+                )
+            except Exception as exc:  # the store failed: the stream goes on, unkept
+                log.warning(
+                    "connection %s: cannot keep its streams in the store (%s); "
+                    "it cannot be resumed through another worker",
+                    self.id,
+                    str(exc) or type(exc).__name__,
+                )
+                self.streams.stop_keeping()
+
+        return keep
+
+    def stream_opened(self) -> None:
+        """(HTTP) A client holds one more stream: the connection does not linger."""
+        self._attached += 1
+        self.life.resume()
+
+    def stream_closed(self) -> None:
+        """(HTTP) A stream's request ended; with ``--resumable`` the connection is ended
+        once no stream has been open for ``resume_timeout`` seconds."""
+        self._attached -= 1
+        if self._attached == 0 and self.resumable and not self.life.ending:
+            self.linger()
 
     # -- HTTP mode -------------------------------------------------------------------
 
@@ -365,10 +473,11 @@ class RemoteConnection:
             box = self.streams.session(session_id)
         return box
 
-    # -- resuming (WebSocket) ------------------------------------------------------------
+    # -- resuming ------------------------------------------------------------------------
 
     def linger(self) -> None:
-        """The socket dropped: wait ``resume_timeout`` for the client to resume, then end."""
+        """No client holds a stream (its socket dropped; with ``--resumable``, its last SSE
+        stream ended): wait ``resume_timeout`` for the client to resume, then end."""
         timeout = self.limits.resume_timeout
 
         async def not_resumed() -> None:
@@ -391,6 +500,8 @@ class RemoteConnection:
             return
         self.host.forget(self)
         self.streams.stop_holds()
+        if self.host.retention is not None and self.host.resumable:
+            self.host.retention.forget(self.id)
         failed = life.failed
         # A stalled agent cannot see the end of its input: cancel it at once.
         grace = 0.0 if reason == "agent stalled" else self.limits.close_timeout

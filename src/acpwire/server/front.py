@@ -19,7 +19,8 @@ HTTP/2, not offered) is refused with 400: the rules below hold only here.
 The rules hypercorn follows are kept (:mod:`.runner` sets them): a request head has
 ``header_timeout`` seconds and 16 KiB to arrive; an incoming message larger than
 ``max_message_size`` closes the socket with 1009; per-message deflate only when
-compression is on; no pings from the server. Back-pressure both ways: reading pauses
+compression is on; no pings from the server, but for ``acp serve --resumable``'s
+keepalive (:meth:`WebSocket.ping_now`). Back-pressure both ways: reading pauses
 while the endpoint has :data:`READ_AHEAD` messages it has not taken, and a send
 waits while the socket's write buffer is above its high-water mark.
 
@@ -707,6 +708,20 @@ class WebSocket(asyncio.BufferedProtocol):
         except UnicodeDecodeError:
             return False
         self.protocol.send_text(data)
+        self._flush()
+        return True
+
+    def ping_now(self) -> bool:
+        """Send a Ping frame (``acp serve --resumable``'s keepalive); ``False``, nothing
+        sent, when the socket is not open or is waiting to drain."""
+        from websockets.protocol import State
+
+        if not self._accepted or self._gone is not None or self.transport.is_closing():
+            return False
+        drained = self._drained
+        if (drained is not None and not drained.done()) or self.protocol.state is not State.OPEN:
+            return False
+        self.protocol.send_ping(b"")
         self._flush()
         return True
 

@@ -15,6 +15,12 @@ RETRY_HEADER = "acp-retry"
 request whose id was answered a moment ago is then the same request, not a new one."""
 
 
+KEEPALIVE_HEADER = "acp-keepalive"
+"""(``--resumable``) On a GET or an upgrade: the keepalive interval the client asks for,
+in seconds; on the answer: the interval the stream keeps (within :data:`KEEPALIVE_RANGE`)."""
+KEEPALIVE_RANGE = (1.0, 300.0)
+
+
 def header(scope: Scope, name: str) -> str | None:
     """The value of header ``name`` (lower case), stripped; ``None`` when absent or empty."""
     key = name.encode("latin-1")
@@ -37,3 +43,17 @@ def last_event_id(scope: Scope) -> int | None:
     if value is None:
         return None
     return int(value) if value.isdigit() and len(value) < 19 else -1
+
+
+def keepalive_asked(scope: Scope, default: float | None) -> float | None:
+    """The keepalive interval a stream keeps: what the client asked for with
+    :data:`KEEPALIVE_HEADER`, within :data:`KEEPALIVE_RANGE`, else ``default``."""
+    value = header(scope, KEEPALIVE_HEADER)
+    try:
+        asked = float(value) if value is not None else None
+    except ValueError:
+        asked = None
+    if asked is None or asked != asked:  # absent, or NaN
+        return default
+    low, high = KEEPALIVE_RANGE
+    return min(max(asked, low), high)

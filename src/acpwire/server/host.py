@@ -37,6 +37,7 @@ from .headers import CONNECTION_HEADER
 from .limits import Limits
 from .owners import SessionOwners
 from .replies import Reply, busy_reply, error_reply
+from .retention import SharedRetention
 from .streams import Mode
 
 log = logging.getLogger("acpwire.server")
@@ -52,11 +53,19 @@ class RemoteHost:
         limits: Limits | None = None,
         owners: SessionOwners | None = None,
         keepalive: float | None = 15.0,
+        resumable: bool = False,
+        retention: SharedRetention | None = None,
     ) -> None:
         self.serve = serve_function(target)
         self.limits = limits or Limits()
         self.owners = owners if owners is not None else SessionOwners()
         self.keepalive = keepalive
+        """Seconds between keepalives on a silent stream (SSE comments; WebSocket pings with
+        ``resumable``); ``None``: none."""
+        self.resumable = resumable
+        """Resume by cursor (RFD durable-resumable-http-transport): :mod:`.resumable`."""
+        self.retention = retention
+        """(``resumable``) Streams kept in a store the workers share: :mod:`.retention`."""
         self.connections: dict[str, RemoteConnection] = {}
         self.body_bytes_in_flight = 0
         self._reaper: asyncio.Task[None] | None = None

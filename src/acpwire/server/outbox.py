@@ -20,6 +20,12 @@ session stream) and behind a connection's WebSocket. What it keeps:
   all its streams). A client that comes back saying the last id it received
   gets the rest from the log; if the log no longer reaches back that far, the
   stream cannot be resumed (docs/remote.md, "Reconnect and resume").
+* **Cursors** (``acp serve --resumable``, :attr:`Outbox.stamping`). The event
+  id is then also the message's cursor, written into it as
+  ``_meta["acp/cursor"]`` when it is taken (:mod:`acpwire.protocol.cursors`),
+  so the log keeps, and a replay writes, each message exactly as it was first
+  written. A resume names the reason it cannot be served
+  (:meth:`Outbox.resume_from`).
 * **One writer at a time.** A second client claiming a stream is refused,
   unless it resumes: then it takes the stream over from a writer whose client
   is gone but not yet noticed (:meth:`Outbox.attach`).
@@ -30,12 +36,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
+import msgspec
+
 from .._waits import within
+from ..protocol.cursors import OUTSIDE_RETENTION, UNKNOWN_CURSOR, stamp
 from ..transports.queue import MessageQueue
 from .limits import Limits
+
+Replay = list[tuple[int, bytes]]
+"""Messages to write again, with their event ids."""
 
 
 class ReplayBudget:
@@ -71,6 +83,13 @@ class Outbox:
         self.write_now: Callable[[bytes], bool] | None = None
         """Set by a writer that can write without waiting: a message put while nothing
         is queued goes to it at once (it returns ``False`` when it cannot: then queued)."""
+        self.stamping = False
+        """Write each message's cursor into it (``acp serve --resumable``)."""
+        self.on_written: Callable[[bytes], None] | None = None
+        """Told of each message taken to be written (the connection's turn tracker)."""
+        self.keep: Callable[[Replay], Awaitable[None]] | None = None
+        """Writes taken messages to a store every worker shares, before they are written
+        to the client (:mod:`.retention`); writers call :meth:`kept`."""
 
     def try_put(self, message: bytes) -> bool:
         """Take ``message`` without waiting: written at once by :attr:`write_now` while
@@ -108,25 +127,51 @@ class Outbox:
         self._unsent += 1
         self._drained.clear()
 
-    def take(self, message: bytes) -> int:
-        """``message`` was taken off the queue to be written: its event id, and a log entry."""
+    def take(self, message: bytes) -> tuple[int, bytes]:
+        """``message`` was taken off the queue to be written: its event id, a log entry, and
+        the message to write (carrying its cursor when :attr:`stamping`)."""
         self.last_id += 1
+        if self.stamping:
+            with contextlib.suppress(msgspec.DecodeError):
+                message = stamp(message, str(self.last_id))
+        if self.on_written is not None:
+            self.on_written(message)
         self._log.append((self.last_id, message))
         budget = self._budget
         budget.held += len(message)
         while self._log and (len(self._log) > self._log_limit or budget.held > budget.limit):
             _, old = self._log.popleft()
             budget.held -= len(old)
-        return self.last_id
+        return self.last_id, message
 
-    def replay_after(self, last: int) -> list[tuple[int, bytes]] | None:
+    async def kept(self, entries: Replay) -> None:
+        """Before ``entries`` (just taken) are written: into the shared store, if any."""
+        if self.keep is not None and entries:
+            await self.keep(entries)
+
+    def untake(self) -> None:
+        """The message :meth:`take` just took could not be written after all: it stays
+        queued and is taken again, with the same event id."""
+        if self._log and self._log[-1][0] == self.last_id:
+            _, message = self._log.pop()
+            self._budget.held -= len(message)
+        self.last_id -= 1
+
+    def replay_after(self, last: int) -> Replay | None:
         """What was written after event ``last``; ``None`` when the log no longer has it all."""
+        found = self.resume_from(last)
+        return None if isinstance(found, str) else found
+
+    def resume_from(self, last: int) -> Replay | str:
+        """What was written after event ``last``, or why it cannot be had: the cursor
+        names nothing written (:data:`~acpwire.protocol.cursors.UNKNOWN_CURSOR`), or the
+        log no longer reaches back to it (``OUTSIDE_RETENTION``)."""
         if last < 0 or last > self.last_id:
-            return None
+            return UNKNOWN_CURSOR
         if last == self.last_id:
             return []
         if not self._log or self._log[0][0] > last + 1:
-            return None
+            return OUTSIDE_RETENTION
         return [(event_id, message) for event_id, message in self._log if event_id > last]
 
     def mark_written(self) -> None:

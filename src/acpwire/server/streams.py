@@ -30,13 +30,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from .._waits import within
 from ..protocol.peek import SESSION_ATTACHING
 from .admission import Pending
 from .limits import Limits
-from .outbox import Outbox, ReplayBudget
+from .outbox import Outbox, Replay, ReplayBudget
+
+Keeper = Callable[[str, Outbox], Callable[[Replay], Awaitable[None]] | None]
+"""Given a stream's key (``""`` or a session id) and its outbox, what keeps its messages
+in a shared store (:attr:`.outbox.Outbox.keep`), if anything."""
 
 Mode = Literal["http", "websocket"]
 
@@ -45,16 +50,41 @@ class Streams:
     """The outboxes of one connection: the connection stream (everything, over a
     WebSocket) and the session streams (HTTP), and the rules that pick one."""
 
-    def __init__(self, mode: Mode, limits: Limits) -> None:
+    def __init__(
+        self,
+        mode: Mode,
+        limits: Limits,
+        *,
+        stamping: bool = False,
+        on_written: Callable[[bytes], None] | None = None,
+        keeper: Keeper | None = None,
+    ) -> None:
         self._mode = mode
         self._limits = limits
         self._budget = ReplayBudget(limits.resume_bytes)
-        self.main = Outbox(limits, self._budget)
+        self._stamping = stamping
+        self._on_written = on_written
+        self._keeper = keeper
+        self.main = self._outbox("")
         """The connection stream (HTTP), or everything for the socket (WebSocket)."""
         self.sessions: dict[str, Outbox] = {}
         """Session streams (HTTP only)."""
         self._holds: dict[str, asyncio.Task[None]] = {}
         """Sessions just made whose messages wait for the client to open their stream."""
+
+    def _outbox(self, key: str) -> Outbox:
+        box = Outbox(self._limits, self._budget)
+        box.stamping = self._stamping
+        box.on_written = self._on_written
+        if self._keeper is not None:
+            box.keep = self._keeper(key, box)
+        return box
+
+    def stop_keeping(self) -> None:
+        """Keep no stream in the shared store any more (it failed)."""
+        self._keeper = None
+        for box in (self.main, *self.sessions.values()):
+            box.keep = None
 
     @property
     def full(self) -> bool:
@@ -65,7 +95,7 @@ class Streams:
         """The stream of ``session_id``, made if it has none yet."""
         box = self.sessions.get(session_id)
         if box is None:
-            box = self.sessions[session_id] = Outbox(self._limits, self._budget)
+            box = self.sessions[session_id] = self._outbox(session_id)
         return box
 
     def for_session(self, session_id: str) -> Outbox:
@@ -135,6 +165,12 @@ class Streams:
         # however the two race.
         with contextlib.suppress(asyncio.TimeoutError):
             await within(box.wait_drained(), self._limits.barrier_timeout)
+
+    def served_by(self, box: Outbox, sessions: list[str]) -> list[str]:
+        """Which of ``sessions`` have their messages on stream ``box`` now."""
+        if box is self.main:
+            return [sid for sid in sessions if self.for_message(sid) is box]
+        return [sid for sid, b in self.sessions.items() if b is box and sid in sessions]
 
     def stop_holds(self) -> None:
         """Stop every wait of :meth:`hold` (the connection is ending)."""

@@ -25,6 +25,13 @@ every decision about the connection is the host's and the connection's
   from the stream's log, and the 101 tells it how many of its frames the
   server took. A resume that comes too late is refused (404, 410), one for a
   socket still in use waits for it to let go or is refused (409).
+* **Resume by cursor** (``--resumable``, :mod:`.resumable`). An upgrade
+  carrying ``Acp-Connection-Id`` (and no ``Last-Event-ID``) resumes: its first
+  frame must be ``stream/resume`` with the cursor of the last message the
+  client has; the socket gets the rest, then ``stream/resumed`` (the turn
+  states, and how many of the client's frames the server took), then live
+  messages; or ``stream/resume_failed`` with a reason, and the close. The
+  server pings every keepalive interval.
 * **How a socket closes says how the connection ended**: 1000 for an end the
   server or client chose, 1001 at shutdown, 1011 when the agent failed, 1008
   or 1013 for a refusal, and 1000 "resumed" for a socket another one replaced.
@@ -36,15 +43,34 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
+
+import msgspec
 
 from .._waits import within
+from ..protocol.cursors import (
+    CONNECTION_GONE,
+    RESUME,
+    RESUME_FAILED,
+    STREAM_IN_USE,
+    TURN_STATES,
+    UNKNOWN_CURSOR,
+    control,
+)
 from ..protocol.errors import ConnectionClosedError
 from .admission import ClientMessage, Unreadable, read_client_message
 from .connection import RemoteConnection
 from .front import DIRECT
-from .headers import CONNECTION_HEADER, header, last_event_id, peer
+from .headers import (
+    CONNECTION_HEADER,
+    KEEPALIVE_HEADER,
+    header,
+    keepalive_asked,
+    last_event_id,
+    peer,
+)
 from .host import RemoteHost
+from .outbox import Replay
 from .security import Receive, Scope, Send, refuse
 
 log = logging.getLogger("acpwire.server")
@@ -67,6 +93,8 @@ class DirectSocket(Protocol):
 
     def send_text_now(self, data: bytes) -> bool: ...
 
+    def ping_now(self) -> bool: ...
+
 
 async def serve_websocket(
     host: RemoteHost, scope: Scope, receive: Receive, send: Send, principal: str
@@ -74,6 +102,9 @@ async def serve_websocket(
     """Serve one WebSocket upgrade of ``principal``: a new connection, or a resume."""
     last = last_event_id(scope)
     resume_id = header(scope, CONNECTION_HEADER)
+    if resume_id is not None and last is None and host.resumable:
+        await _resume_by_cursor(host, scope, receive, send, principal, resume_id)
+        return
     if resume_id is not None:
         await _resume(host, scope, receive, send, principal, resume_id, last)
         return
@@ -89,14 +120,10 @@ async def serve_websocket(
     conn = host.open("websocket", principal, peer(scope))
     # A client that sends Last-Event-ID (0 on a new connection) keeps count of what it
     # received and can resume: its connection outlives a dropped socket for a while.
-    conn.resumable = last is not None
+    conn.resumable = conn.resumable or last is not None
     await conn.stream.attach(take_over=False, timeout=0)
-    await send(
-        {
-            "type": "websocket.accept",
-            "headers": [(CONNECTION_HEADER.encode(), conn.id.encode())],
-        }
-    )
+    keepalive = _keepalive_header(scope, host)
+    await send({"type": "websocket.accept", "headers": [*keepalive, _id_header(conn.id)]})
     await ClientSocket(host, conn, scope, receive, send, fresh=True, replay=[]).run()
 
 
@@ -143,6 +170,126 @@ async def _resume(
     await ClientSocket(host, conn, scope, receive, send, fresh=False, replay=replay).run()
 
 
+class _Resume(msgspec.Struct):
+    connectionId: Any = None  # the wire names
+    streams: Any = None
+
+
+class _ResumeFrame(msgspec.Struct):
+    method: Any = None
+    params: _Resume | None = None
+
+
+_resume_frame = msgspec.json.Decoder(_ResumeFrame)
+
+
+def _cursor(frame: _ResumeFrame, connection_id: str) -> str | None:
+    """The connection stream's cursor in a ``stream/resume`` frame (``None``: not one, or
+    for another connection or stream)."""
+    params = frame.params
+    if frame.method != RESUME or params is None or not isinstance(params.streams, list):
+        return None
+    if params.connectionId is not None and params.connectionId != connection_id:
+        return None
+    streams = cast("list[object]", params.streams)
+    if len(streams) != 1 or not isinstance(streams[0], dict):
+        return None
+    stream = cast("dict[str, object]", streams[0])
+    cursor = stream.get("cursor")
+    if stream.get("sessionId") is not None or not isinstance(cursor, str):
+        return None
+    return cursor
+
+
+async def _resume_by_cursor(
+    host: RemoteHost, scope: Scope, receive: Receive, send: Send, principal: str, cid: str
+) -> None:
+    """(``--resumable``) A socket resuming connection ``cid`` by cursor: the upgrade is
+    accepted, its first frame is ``stream/resume`` (see the module docstring)."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    keepalive = _keepalive_header(scope, host)
+    await send({"type": "websocket.accept", "headers": [*keepalive, _id_header(cid)]})
+
+    async def fail(reason: str, text: str, turns: dict[str, Any] | None = None) -> None:
+        params: dict[str, Any] = {"reason": reason, "message": text}
+        if turns is not None:
+            params["_meta"] = {TURN_STATES: turns}
+        with contextlib.suppress(Exception):
+            await send({"type": "websocket.send", "text": control(RESUME_FAILED, params).decode()})
+            await send({"type": "websocket.close", "code": WS_NORMAL, "reason": "resume failed"})
+        log.info("refused to resume connection %s: %s", cid, reason)
+
+    try:
+        message = await within(receive(), host.limits.handshake_timeout)
+    except asyncio.TimeoutError:
+        await fail(UNKNOWN_CURSOR, "stream/resume expected as the first message")
+        return
+    text = message.get("text") if message["type"] == "websocket.receive" else None
+    if text is None:
+        return
+    try:
+        cursor = _cursor(_resume_frame.decode(text), cid)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        cursor = None
+    if cursor is None:
+        await fail(UNKNOWN_CURSOR, "the first message must be stream/resume with a cursor")
+        return
+    conn = host.lookup(cid, principal)
+    last = int(cursor) if cursor.isdigit() and len(cursor) < 19 else -1
+    if conn is None and host.retention is not None:
+        # Not here: maybe a dead worker's, kept in the store (.retention).
+        orphan = await host.retention.orphan(cid, "", principal, "websocket", last)
+        if isinstance(orphan, str):
+            await fail(orphan, "cannot resume from there")
+            return
+        replay, turns = orphan
+        with contextlib.suppress(Exception):
+            for _, old in replay:
+                await send({"type": "websocket.send", "text": old.decode("utf-8", "replace")})
+        gone = "the worker that served this connection is gone; what it wrote was replayed"
+        await fail(CONNECTION_GONE, gone, turns)
+        return
+    if conn is None or conn.mode != "websocket" or not conn.resumable or conn.ended:
+        await fail(CONNECTION_GONE, "unknown connection")
+        return
+    found = conn.stream.resume_from(last)
+    if isinstance(found, str):
+        await fail(found, "cannot resume from there")
+        return
+    if not await conn.stream.attach(take_over=True, timeout=host.limits.close_timeout):
+        await fail(STREAM_IN_USE, "the connection is still in use")
+        return
+    found = conn.stream.resume_from(last)  # once the old socket has let go
+    if isinstance(found, str):
+        conn.stream.detach()
+        await fail(found, "cannot resume from there")
+        return
+    conn.resumed()
+    log.info("connection %s resumed after cursor %s (%d to replay)", conn.id, cursor, len(found))
+    after = conn.acknowledgment(conn.stream, received=conn.frames_in)
+    socket = ClientSocket(host, conn, scope, receive, send, fresh=False, replay=found, after=after)
+    await socket.run()
+
+
+def _id_header(cid: str) -> tuple[bytes, bytes]:
+    return (CONNECTION_HEADER.encode(), cid.encode())
+
+
+def _keepalive_header(scope: Scope, host: RemoteHost) -> list[tuple[bytes, bytes]]:
+    """(``--resumable``) The keepalive interval this socket keeps, as a header of the 101."""
+    interval = keepalive_of(scope, host)
+    if interval is None:
+        return []
+    return [(KEEPALIVE_HEADER.encode(), b"%g" % interval)]
+
+
+def keepalive_of(scope: Scope, host: RemoteHost) -> float | None:
+    """Seconds between this socket's pings (``--resumable`` only; the client may ask for
+    another interval with ``Acp-Keepalive`` on the upgrade)."""
+    return keepalive_asked(scope, host.keepalive) if host.resumable else None
+
+
 class ClientSocket:
     """One accepted socket of a connection, pumped until the client leaves, the
     connection ends, or a resuming socket takes over (:meth:`run`)."""
@@ -156,7 +303,8 @@ class ClientSocket:
         send: Send,
         *,
         fresh: bool,
-        replay: list[tuple[int, bytes]],
+        replay: Replay,
+        after: list[bytes] | None = None,
     ) -> None:
         self._host = host
         self._conn = conn
@@ -166,6 +314,9 @@ class ClientSocket:
         """A new connection's socket: its first message must be ``initialize``."""
         self._replay = replay
         """What a resuming client missed, written before anything else."""
+        self._after = after or []
+        """Written after the replay, before live messages (a resume's acknowledgment)."""
+        self._keepalive = keepalive_of(scope, host)
         self._refused: tuple[int, str] | None = None
         """Why the socket closes, when the endpoint refused its client."""
         offered: object = (scope.get("extensions") or {}).get(DIRECT, {}).get("socket")
@@ -177,6 +328,9 @@ class ClientSocket:
     async def run(self) -> None:
         conn = self._conn
         lingering = False
+        pinging = None
+        if self._keepalive is not None and self._direct is not None:
+            pinging = asyncio.ensure_future(self._ping(self._direct, self._keepalive))
         try:
             async with conn.stream.writing(self._from_client(), self._to_client()) as tasks:
                 reader, writer, taken = tasks
@@ -195,6 +349,8 @@ class ClientSocket:
                         limit = self._host.limits.close_timeout
                         await within(asyncio.shield(writer), limit)
         finally:
+            if pinging is not None:
+                pinging.cancel()
             if self._direct is not None:
                 self._direct.deliver_to(None)
             if conn.stream.write_now is self._write_now:
@@ -211,6 +367,14 @@ class ClientSocket:
         code, reason = self._refused or self._close_code()
         with contextlib.suppress(Exception):
             await self._send({"type": "websocket.close", "code": code, "reason": reason})
+
+    @staticmethod
+    async def _ping(socket: DirectSocket, interval: float) -> None:
+        """(``--resumable``) A Ping every ``interval`` seconds: intermediaries see traffic,
+        and a client that hears nothing for five intervals knows the path is dead."""
+        while True:
+            await asyncio.sleep(interval)
+            socket.ping_now()
 
     def _close_code(self) -> tuple[int, str]:
         conn = self._conn
@@ -297,21 +461,37 @@ class ClientSocket:
         send = self._send
         for _, old in self._replay:
             await send({"type": "websocket.send", "text": old.decode("utf-8", "replace")})
+        for ack in self._after:
+            await send({"type": "websocket.send", "text": ack.decode("utf-8", "replace")})
         box = self._conn.stream
-        if self._direct is not None:
+        if self._direct is not None and box.keep is None:
             box.write_now = self._write_now
+        queue = box.queue
         while True:
-            message = await box.queue.get()
+            message = await queue.get()
             if message is None:
                 return
-            box.take(message)
-            await send({"type": "websocket.send", "text": message.decode("utf-8", "replace")})
-            box.mark_written()
+            taken = [box.take(message)]
+            if box.keep is not None:
+                # Kept in the shared store before the client has them: a batch at a time.
+                while len(queue) and len(taken) < 256:
+                    more = await queue.get()
+                    if more is None:
+                        break
+                    taken.append(box.take(more))
+                await box.kept(taken)
+            for _, written in taken:
+                await send({"type": "websocket.send", "text": written.decode("utf-8", "replace")})
+                box.mark_written()
 
     def write_now(self, message: bytes) -> bool:
         """What :meth:`_to_client` does for a message, when the socket takes it at once."""
         direct = self._direct
-        if direct is None or not direct.send_text_now(message):
+        if direct is None:
             return False
-        self._conn.stream.take(message)
+        box = self._conn.stream
+        _, written = box.take(message)
+        if not direct.send_text_now(written):
+            box.untake()
+            return False
         return True

@@ -40,6 +40,7 @@ history: never a gap that a slower transaction fills in later.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import re
 from collections.abc import (
@@ -70,12 +71,13 @@ from ._codec import (
     touched,
 )
 from .base import OwnerLedger, SessionExistsError, SessionRecord, SessionStore, StoreClosedError
+from .streams import StoredStream, StreamLog
 
 __all__ = ["DEFAULT_SCHEMA", "SCHEMA_VERSION", "PostgresSessionStore"]
 
 _T = TypeVar("_T")
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """Version of the PostgreSQL tables this module writes."""
 
 DEFAULT_SCHEMA: Final = "acpwire"
@@ -122,6 +124,32 @@ def _migrations(s: str) -> dict[int, tuple[str, ...]]:
             )
             """,
         ),
+        # The remote endpoint's streams (acp serve --resumable; store/streams.py).
+        2: (
+            f"""
+            CREATE TABLE {s}.streams (
+                connection_id text NOT NULL,
+                stream text NOT NULL,                                -- '' or a session id
+                principal text NOT NULL,
+                worker text NOT NULL,
+                mode text NOT NULL,                                  -- http or websocket
+                high bigint NOT NULL,                                -- last cursor kept
+                turns text NOT NULL DEFAULT '{{}}',                  -- JSON object
+                updated_key bigint NOT NULL,                         -- microseconds since epoch
+                PRIMARY KEY (connection_id, stream)
+            )
+            """,
+            f"CREATE INDEX streams_by_age ON {s}.streams (updated_key)",
+            f"""
+            CREATE TABLE {s}.stream_messages (
+                connection_id text NOT NULL,
+                stream text NOT NULL,
+                seq bigint NOT NULL,                                 -- the cursor
+                body text NOT NULL,                                  -- the message as written
+                PRIMARY KEY (connection_id, stream, seq)
+            )
+            """,
+        ),
     }
 
 
@@ -146,6 +174,10 @@ class _Connection(Protocol):
     def transaction(self) -> _Transaction: ...
 
 
+class _Single(_Connection, Protocol):
+    async def close(self) -> None: ...
+
+
 class _Acquire(Protocol):
     async def __aenter__(self) -> _Connection: ...
     async def __aexit__(self, *exc_info: object) -> object: ...
@@ -158,6 +190,10 @@ class _Pool(Protocol):
 
 
 class _Driver(Protocol):
+    def connect(
+        self, dsn: str, *, timeout: float, server_settings: dict[str, str]
+    ) -> Awaitable[_Single]: ...
+
     def create_pool(
         self,
         dsn: str,
@@ -213,7 +249,12 @@ def redact(dsn: str) -> str:
         return "postgresql://(unreadable URL)"
 
 
-class PostgresSessionStore(SessionStore, OwnerLedger):
+_WORKER_LOCKS: Final = 74021
+"""First key of the advisory locks workers hold while they live (the second: a hash of
+the worker's name)."""
+
+
+class PostgresSessionStore(SessionStore, OwnerLedger, StreamLog):
     """A :class:`~acpwire.store.SessionStore` in a PostgreSQL database (see the module docstring).
 
     ``dsn`` is a libpq URL (``postgresql://user:password@host:port/database``,
@@ -250,6 +291,9 @@ class PostgresSessionStore(SessionStore, OwnerLedger):
         self._pool: _Pool | None = None
         self._opening: asyncio.Lock | None = None
         self._closed = False
+        self._alive: _Single | None = None
+        """The connection holding this process's worker lock (StreamLog)."""
+        self._starting: asyncio.Lock | None = None
         s = f'"{schema}"'
         self._s = s
         self._sql_select = f"SELECT {_COLUMN_LIST} FROM {s}.sessions WHERE session_id = $1"
@@ -309,6 +353,43 @@ class PostgresSessionStore(SessionStore, OwnerLedger):
         self._sql_owners = (
             f"SELECT session_id, owner FROM {s}.sessions WHERE session_id = ANY($1::text[])"
         )
+        # StreamLog. One statement: the new messages, the stream's row, and what falls out
+        # of its retention ($9: keep); the DELETE does not see this statement's inserts.
+        self._sql_keep_stream = f"""
+            WITH added AS (
+                INSERT INTO {s}.stream_messages (connection_id, stream, seq, body)
+                SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[])
+            ), kept AS (
+                INSERT INTO {s}.streams AS cur
+                    (connection_id, stream, principal, worker, mode, high, turns, updated_key)
+                VALUES ($1, $2, $5, $6, $7, $8, $10, $11)
+                ON CONFLICT (connection_id, stream) DO UPDATE SET
+                    worker = EXCLUDED.worker, high = EXCLUDED.high, turns = EXCLUDED.turns,
+                    updated_key = EXCLUDED.updated_key
+            )
+            DELETE FROM {s}.stream_messages
+            WHERE connection_id = $1 AND stream = $2 AND seq <= $8 - $9
+            """
+        self._sql_stream = f"""
+            SELECT principal, worker, mode, high, turns,
+                (SELECT coalesce(min(seq), 0) FROM {s}.stream_messages m
+                 WHERE m.connection_id = $1 AND m.stream = $2)
+            FROM {s}.streams WHERE connection_id = $1 AND stream = $2
+            """
+        self._sql_stream_after = (
+            f"SELECT seq, body FROM {s}.stream_messages "
+            "WHERE connection_id = $1 AND stream = $2 AND seq > $3 ORDER BY seq"
+        )
+        self._sql_forget_connection = (
+            f"WITH gone AS (DELETE FROM {s}.streams WHERE connection_id = $1) "
+            f"DELETE FROM {s}.stream_messages WHERE connection_id = $1"
+        )
+        self._sql_sweep = f"""
+            WITH old AS (DELETE FROM {s}.streams WHERE updated_key < $1
+                         RETURNING connection_id, stream)
+            DELETE FROM {s}.stream_messages m USING old
+            WHERE m.connection_id = old.connection_id AND m.stream = old.stream
+            """
 
     @property
     def schema(self) -> str:
@@ -499,10 +580,123 @@ class PostgresSessionStore(SessionStore, OwnerLedger):
 
         return await self._with_conn(work)
 
+    # -- StreamLog (store/streams.py) ----------------------------------------------------
+
+    async def worker_started(self, worker: str) -> None:
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:  # one lock connection, whoever else is waiting for it
+            if self._alive is not None:
+                return
+            await self._get_pool()  # the tables
+            conn = await self._driver.connect(
+                self._dsn, timeout=self._timeout, server_settings=self._server_settings
+            )
+            try:
+                # Never waits: a worker's name is random, so its lock is free unless taken.
+                got = await conn.fetchval(
+                    "SELECT pg_try_advisory_lock($1, hashtext($2))", _WORKER_LOCKS, worker
+                )
+                if not got:
+                    raise RuntimeError(f"worker {worker}'s liveness lock is already held")
+            except BaseException:
+                await conn.close()
+                raise
+            if self._closed:
+                await conn.close()
+                return
+            self._alive = conn
+
+    async def worker_alive(self, worker: str) -> bool:
+        # Whoever holds the lock is alive; a lock this call could take was free: taken and
+        # given back in the same statement (the pool does not reset connections).
+        sql = (
+            "SELECT CASE WHEN pg_try_advisory_lock($1, hashtext($2)) "
+            "THEN NOT pg_advisory_unlock($1, hashtext($2)) ELSE true END"
+        )
+
+        async def work(conn: _Connection) -> bool:
+            return bool(await conn.fetchval(sql, _WORKER_LOCKS, worker))
+
+        return await self._with_conn(work)
+
+    async def keep_stream(
+        self,
+        connection_id: str,
+        stream: str,
+        *,
+        principal: str,
+        worker: str,
+        mode: str,
+        entries: Sequence[tuple[int, bytes]],
+        turns: str,
+        keep: int,
+    ) -> None:
+        seqs = [seq for seq, _ in entries]
+        bodies = [body.decode("utf-8", "replace") for _, body in entries]
+        high = seqs[-1] if seqs else 0
+        key, _ = self._clock.now()
+        args = (
+            connection_id,
+            stream,
+            seqs,
+            bodies,
+            principal,
+            worker,
+            mode,
+            high,
+            keep,
+            turns,
+            key,
+        )
+
+        async def work(conn: _Connection) -> None:
+            await conn.execute(self._sql_keep_stream, *args)
+
+        await self._with_conn(work)
+
+    async def stored_stream(self, connection_id: str, stream: str) -> StoredStream | None:
+        async def work(conn: _Connection) -> StoredStream | None:
+            row = await conn.fetchrow(self._sql_stream, connection_id, stream)
+            if row is None:
+                return None
+            principal, worker, mode, high, turns, low = tuple(row)
+            return StoredStream(principal, worker, mode, high, low, turns)
+
+        return await self._with_conn(work)
+
+    async def stream_after(
+        self, connection_id: str, stream: str, after: int
+    ) -> list[tuple[int, bytes]]:
+        async def work(conn: _Connection) -> list[tuple[int, bytes]]:
+            rows = await conn.fetch(self._sql_stream_after, connection_id, stream, after)
+            return [(r[0], r[1].encode("utf-8")) for r in rows]
+
+        return await self._with_conn(work)
+
+    async def forget_connection(self, connection_id: str) -> None:
+        async def work(conn: _Connection) -> None:
+            await conn.execute(self._sql_forget_connection, connection_id)
+
+        await self._with_conn(work)
+
+    async def sweep_streams(self, older_than: float) -> None:
+        key, _ = self._clock.now()
+        cutoff = key - int(older_than * 1_000_000)
+
+        async def work(conn: _Connection) -> None:
+            await conn.execute(self._sql_sweep, cutoff)
+
+        await self._with_conn(work)
+
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        alive, self._alive = self._alive, None
+        if alive is not None:
+            with contextlib.suppress(Exception):
+                await within(alive.close(), self._timeout)
         pool, self._pool = self._pool, None
         if pool is None:
             return

@@ -11,8 +11,14 @@ DELETE ends the connection. Cookies set by the server are kept and returned.
 Resuming (docs/remote.md): SSE events carry ids; a stream that breaks is opened
 again with ``Last-Event-ID`` (events already delivered are skipped), and a POST
 that fails on the network is sent again, for ``resume_within`` seconds. Past
-that, or when the server cannot resume (``410``, or ``404`` after a restart),
-the transport ends broken.
+that, or when the server cannot resume (``410``, or ``404`` after a restart;
+``409`` with a reason from a server of the durable transport draft), the
+transport ends broken. A server that advertises ``transport.resumable`` in its
+``initialize`` answer (``acp serve --resumable``) is also watched: a stream
+that carries nothing, not even a keepalive comment, for five of its keepalive
+intervals is taken for dead and resumed; its ``stream/resumed``
+acknowledgments stop here (their turn states are kept in
+:attr:`HttpTransport.turn_states`).
 
 Uses ``httpx`` (the ``remote`` extra), imported on first use; HTTP/2 (``http2=True``,
 or ``None`` to fall back to HTTP/1.1) uses acpwire's own transport on the ``h2``
@@ -25,14 +31,24 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, cast
 
 import msgspec
 
+from .._waits import within
+from ..protocol.cursors import (
+    CONNECTION_GONE,
+    RESUME_FAILED,
+    RESUMED,
+    STREAM_IN_USE,
+    TURN_STATE,
+    TURN_STATES,
+)
 from ..protocol.errors import ConnectionClosedError, ErrorCode
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from ..protocol.peek import SESSION_ATTACHING, NotAMessage, peek
+from ._durable import GATEWAY_ERRORS, Durable, backoff_delays, refusal_reason, resumable_of
 
 log = logging.getLogger("acpwire.transports.http")
 
@@ -75,8 +91,16 @@ def _reason(response: Any) -> str:
 
 
 class _Broken:
-    def __init__(self, error: ConnectionClosedError) -> None:
+    def __init__(self, error: ConnectionClosedError, *, gone: bool = False) -> None:
         self.error = error
+        self.gone = gone
+        """The server said the connection is gone (``connection_gone``), after a replay."""
+
+
+def _not_after(cursor: str, last: str) -> bool:
+    """Whether event ``cursor`` was delivered already, ``last`` being the last one: known
+    only for acpwire's numbered cursors; an opaque one is taken as new."""
+    return cursor.isdigit() and last.isdigit() and int(cursor) <= int(last)
 
 
 class HttpTransport:
@@ -110,8 +134,12 @@ class HttpTransport:
         self._resume_within = resume_within
         self.resumes = 0
         """How many times a broken event stream was resumed (``Last-Event-ID``)."""
-        self._last_ids: dict[str | None, int] = {}
-        """Per stream, the id of the last event delivered."""
+        self._last_ids: dict[str | None, str] = {}
+        """Per stream, the id (the cursor) of the last event delivered."""
+        self.durable: Durable | None = None
+        """What the server's ``initialize`` answer advertised of ``transport.resumable``."""
+        self.turn_states: dict[str, Any] = {}
+        """(Durable) Turn states the last ``stream/resumed`` of each stream reported."""
         self._no_stream: set[str] = set()
         """Sessions whose stream the server refused (their messages come on the connection's)."""
 
@@ -215,19 +243,20 @@ class HttpTransport:
                 f"initialize answer had no {CONNECTION_HEADER}", broken=True
             )
         self.connection_id = connection_id
+        self.durable = resumable_of(response.content)
         await self._ensure_stream(None)
         await self._inbox.put(response.content)
 
     # -- streams ---------------------------------------------------------------------
 
-    async def _open_stream(self, session: str | None, last: int | None) -> Any:
+    async def _open_stream(self, session: str | None, last: str | None) -> Any:
         """GET the connection stream (``None``) or a session's; resume after event ``last``."""
         assert self.connection_id is not None
         headers = {"accept": "text/event-stream", CONNECTION_HEADER: self.connection_id}
         if session is not None:
             headers[SESSION_HEADER] = session
         if last is not None:
-            headers["last-event-id"] = str(last)
+            headers["last-event-id"] = last
         httpx = self._httpx
         request = self._client.build_request(
             "GET", self.url, headers=headers, timeout=httpx.Timeout(self._timeout, read=None)
@@ -271,12 +300,12 @@ class HttpTransport:
                 return
             self._streams[session] = asyncio.ensure_future(self._read(response, session))
 
-    async def _resume_stream(self, session: str | None, last: int) -> Any:
+    async def _resume_stream(self, session: str | None, last: str) -> Any:
         """The stream again, from after event ``last``; ``None`` if the server cannot
         resume it (it restarted, or the gap outgrew its log) or is gone for too long."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._resume_within
-        delay = 0.1
+        delays = backoff_delays()
         while not self._closed and loop.time() < deadline:
             try:
                 response = await self._open_stream(session, last)
@@ -286,14 +315,27 @@ class HttpTransport:
                 if response.status_code == 200:
                     self.resumes += 1
                     return response
+                if response.status_code in GATEWAY_ERRORS:
+                    # A load balancer whose worker just died, not the server refusing.
+                    await response.aclose()
+                    log.info("resuming an event stream: HTTP %d; retrying", response.status_code)
+                    await asyncio.sleep(min(next(delays), max(0.0, deadline - loop.time())))
+                    continue
+                reason = None
+                if response.status_code == STILL_HELD:
+                    await response.aread()
+                    reason = refusal_reason(response.content)
                 await response.aclose()
-                if response.status_code != STILL_HELD:
+                if response.status_code != STILL_HELD or reason not in (None, STREAM_IN_USE):
                     status = response.status_code
-                    log.info("the server refused to resume an event stream: HTTP %d", status)
+                    log.info(
+                        "the server refused to resume an event stream: HTTP %d %s",
+                        status,
+                        reason or "",
+                    )
                     return None
                 log.info("the broken event stream is still held on the server; retrying")
-            await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
-            delay = min(delay * 2, 2.0)
+            await asyncio.sleep(min(next(delays), max(0.0, deadline - loop.time())))
         return None
 
     async def _read(self, response: Any, session: str | None) -> None:
@@ -318,6 +360,12 @@ class HttpTransport:
                 break
             response = again
         if session is None and not self._closed:
+            if ended is not None and ended.gone:
+                # The server replayed what a dead worker kept, then said the connection is
+                # gone: the session streams have their replays to deliver first.
+                others = [t for s, t in self._streams.items() if s is not None and not t.done()]
+                if others:
+                    await asyncio.wait(others, timeout=self._resume_within)
             await self._inbox.put(ended)  # None: the server ended the connection cleanly
         elif ended is not None and not self._closed:
             await self._inbox.put(ended)
@@ -332,7 +380,7 @@ class HttpTransport:
         skipped = 0
         """Bytes of an event too large to keep, dropped as they come."""
         limit = self.max_message_size + 4096  # room for the field names of one event
-        async for chunk in response.aiter_bytes():
+        async for chunk in self._watched(response):
             buffer += chunk
             if b"\r" in buffer:  # CRLF or CR line ends (SSE allows them); keep a lone
                 # trailing CR, which may be the first half of a CRLF still on its way
@@ -356,11 +404,34 @@ class HttpTransport:
                 buffer = b""
         return None
 
+    async def _watched(self, response: Any) -> AsyncIterator[bytes]:
+        """The bytes of a stream; (durable) one that carries nothing, keepalives included,
+        for five keepalive intervals is taken for dead (a half-open connection)."""
+        interval = None
+        if self.durable is not None:
+            interval = self.durable.keepalive
+            echoed = response.headers.get("acp-keepalive")
+            with contextlib.suppress(ValueError, TypeError):
+                interval = float(echoed) if echoed is not None else interval
+        chunks = response.aiter_bytes()
+        if interval is None:
+            async for chunk in chunks:
+                yield chunk
+            return
+        while True:
+            try:
+                chunk = await within(anext(chunks), 5 * interval)
+            except StopAsyncIteration:
+                return
+            except asyncio.TimeoutError:
+                raise self._httpx.ReadTimeout(f"nothing heard for {5 * interval:g} s") from None
+            yield chunk
+
     async def _event(self, block: bytes, session: str | None) -> tuple[bool, _Broken | None]:
         """One SSE event: (the stream ended, how it broke if it did; see :meth:`_events`)."""
         data: list[bytes] = []
         event = b"message"
-        event_id: int | None = None
+        event_id: str | None = None
         for line in block.split(b"\n"):
             if not line or line.startswith(b":"):
                 continue
@@ -370,7 +441,9 @@ class HttpTransport:
             if name == b"data":
                 data.append(value)
             elif name == b"id":
-                event_id = int(value) if value.isdigit() else None
+                event_id = (
+                    value.decode("utf-8", "replace") if value and b"\0" not in value else None
+                )
             elif name == b"event":
                 event = value
         if event == b"error":
@@ -380,13 +453,13 @@ class HttpTransport:
             if session is None:
                 reason = b"\n".join(data)[:200].decode("utf-8", "replace")
                 error = ConnectionClosedError(f"the server reported: {reason}", broken=True)
-                return True, _Broken(error)
+                return True, _Broken(error, gone=refusal_reason(b"".join(data)) == CONNECTION_GONE)
             return True, None
         if not data:
             return False, None
         last = self._last_ids.get(session)
         if event_id is not None:
-            if last is not None and event_id <= last:
+            if last is not None and _not_after(event_id, last):
                 return False, None  # already delivered before the stream was resumed
             self._last_ids[session] = event_id
         payload = data[0] if len(data) == 1 else b"\n".join(data)
@@ -402,9 +475,27 @@ class HttpTransport:
         except NotAMessage:
             await self._inbox.put(message)
             return
+        if p.method in (RESUMED, RESUME_FAILED) and self.durable is not None:
+            self._note_turn_states(message, session)  # for the transport, not the application
+            return
         if p.kind == "request" and p.id is not None:
             self._incoming[p.id] = p.session_id if p.session_id is not None else session
         await self._inbox.put(message)
+
+    def _note_turn_states(self, message: bytes, session: str | None) -> None:
+        """Keep what a ``stream/resumed`` says of each turn (it is not for the application)."""
+        try:
+            meta = msgspec.json.decode(message)["params"]["_meta"]
+        except (msgspec.DecodeError, KeyError, TypeError):
+            return
+        if not isinstance(meta, dict):
+            return
+        meta = cast("dict[str, Any]", meta)
+        states = meta.get(TURN_STATES)
+        if isinstance(states, dict):
+            self.turn_states.update(cast("dict[str, Any]", states))
+        elif session is not None and isinstance(meta.get(TURN_STATE), dict):
+            self.turn_states[session] = meta[TURN_STATE]
 
     # -- the contract ----------------------------------------------------------------
 

@@ -5,6 +5,15 @@ the ``/acp`` endpoint creates a connection, whose id comes back in the
 ``Acp-Connection-Id`` header of the 101 response; messages are text frames and
 binary frames are ignored. ``initialize`` is still the first message.
 
+Against a server that advertises ``transport.resumable`` in its ``initialize``
+answer (RFD durable-resumable-http-transport; ``acp serve --resumable``), the
+transport keeps the cursor of the last message it received and resumes by it:
+a new socket with the same ``Acp-Connection-Id``, ``stream/resume`` as its
+first frame; what the server replays before its ``stream/resumed`` is
+delivered, and a message whose cursor was delivered already is dropped. It
+also watches the socket: one that carries nothing (not even the server's
+pings) for five keepalive intervals is treated as dropped and resumed.
+
 Uses the ``websockets`` package (the ``remote`` extra), imported on first use.
 """
 
@@ -16,10 +25,24 @@ import logging
 import ssl as ssl_module
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
+import msgspec
+
+from .._waits import within
+from ..protocol.cursors import (
+    RESUME,
+    RESUME_FAILED,
+    RESUMED,
+    STREAM_IN_USE,
+    TURN_STATE,
+    TURN_STATES,
+    control,
+    cursor_of,
+)
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE, Oversize
+from ._durable import Durable, backoff_delays, resumable_of
 from .http import STILL_HELD, auth_headers
 
 INSTALL_HINT = "the WebSocket transport needs the remote extra: pip install 'acpwire[remote]'"
@@ -57,8 +80,12 @@ def _pushing_connection() -> Any:
             push: Callable[[bytes], bool] | None = None
             queued = 0
             """Whole messages handed to ``recv()``'s queue and not yet taken."""
+            heard = 0.0
+            """When the last frame of any kind (a Ping included) arrived (loop time)."""
 
             def process_event(self, event: Any) -> None:
+                if isinstance(event, Frame):
+                    self.heard = self.loop.time()
                 if isinstance(event, Frame) and self.response is not None:
                     if event.opcode is Opcode.TEXT and event.fin and not self.queued:
                         push = self.push
@@ -88,11 +115,13 @@ class WebSocketTransport:
     Made with ``resume`` (see :func:`connect_websocket`), it counts the frames it
     received and keeps the last ``resume_messages`` it sent; when the socket drops
     without a close frame, it re-attaches a new socket to the same server connection
-    for up to ``resume_within`` seconds (``Acp-Connection-Id`` and ``Last-Event-ID``:
-    the frames it has; the server's 101 says which of ours it has), replays what the
-    server missed, and carries on: nothing lost, nothing twice, nobody above notices.
-    If the server refuses (it restarted, or the gap outgrew its log), the transport
-    ends broken, as it does without ``resume``.
+    for up to ``resume_within`` seconds, replays what the server missed, and carries
+    on: nothing lost, nothing twice, nobody above notices. Against a server that
+    advertises ``transport.resumable`` it resumes by cursor (``stream/resume``, see
+    the module docstring), else by acpwire's earlier headers (``Acp-Connection-Id``
+    and ``Last-Event-ID``: the frames it has; the server's 101 says which of ours it
+    has). If the server refuses (it restarted, or the gap outgrew its log), the
+    transport ends broken, as it does without ``resume``.
     """
 
     def __init__(
@@ -113,6 +142,12 @@ class WebSocketTransport:
         """The cookie jar (``httpx.Cookies``) the upgrade answer's cookies went into."""
         self.resumes = 0
         """How many times a dropped socket was replaced by a resumed one."""
+        self.durable: Durable | None = None
+        """What the server's ``initialize`` answer advertised of ``transport.resumable``."""
+        self.cursor: str | None = None
+        """(Durable) The cursor of the last message delivered."""
+        self.turn_states: dict[str, Any] = {}
+        """(Durable) The turn states the last ``stream/resumed`` reported, by session."""
         self._closed = False
         self._reopen = reopen
         self._end = end
@@ -122,6 +157,13 @@ class WebSocketTransport:
         self._sent_count = 0
         self._resuming = asyncio.Lock()
         self._sink: Callable[[bytes], bool] | None = None
+        self._answered = False
+        """An answer carrying ``protocolVersion`` (``initialize``'s) has been seen."""
+        self._backlog: deque[bytes] = deque()
+        """(Durable) What a resumed socket replayed before its acknowledgment."""
+        self._watchdog: asyncio.Task[None] | None = None
+        self._gone: ConnectionClosedError | None = None
+        """(Durable) How the connection ended, once what was replayed is delivered."""
         _, self._errors = _websockets()
 
     def push_to(self, sink: Callable[[bytes], bool]) -> None:
@@ -130,14 +172,24 @@ class WebSocketTransport:
         self._hook(self._ws)
 
     def _hook(self, ws: Any) -> None:
-        if self._sink is not None and _is_pushing(ws):
+        # Until initialize is answered, every message goes through receive(), which
+        # looks for the server's transport capabilities in its answer.
+        if self._sink is not None and _is_pushing(ws) and self._answered:
             ws.push = self._push
 
     def _push(self, message: bytes) -> bool:
         sink = self._sink
-        if sink is None or self._closed or not sink(message):
+        if sink is None or self._closed or self._backlog:
+            return False
+        cursor = self._new_cursor(message) if self.durable is not None else None
+        if cursor is False:
+            self._received += 1
+            return True  # a repeat of what was delivered before a resume: dropped
+        if not sink(message):
             return False
         self._received += 1
+        if isinstance(cursor, str):
+            self.cursor = cursor
         return True
 
     def _ended(self, exc: Exception) -> ConnectionClosedError | None:
@@ -178,22 +230,76 @@ class WebSocketTransport:
 
     async def receive(self) -> bytes | Oversize | None:
         while True:
-            ws = self._ws
-            try:
-                frame = await ws.recv()
-            except self._errors.ConnectionClosed as exc:
-                if self._dropped(exc) and await self._resume(ws):
-                    continue
-                error = self._ended(exc)
-                if error is None:
-                    return None
-                raise error from exc
-            if _is_pushing(ws):
-                ws.queued -= 1
-            if isinstance(frame, str):
+            if self._backlog:
+                frame: str | bytes = self._backlog.popleft()
+            elif self._gone is not None:
+                raise self._gone
+            else:
+                ws = self._ws
+                try:
+                    frame = await ws.recv()
+                except self._errors.ConnectionClosed as exc:
+                    if self._dropped(exc) and await self._resume(ws):
+                        continue
+                    if self._backlog:
+                        continue  # what a refused resume replayed comes first
+                    error = self._ended(exc)
+                    if error is None:
+                        return None
+                    raise error from exc
+                if _is_pushing(ws):
+                    ws.queued -= 1
+                if not isinstance(frame, str):
+                    continue  # binary frames carry no ACP message (RFD): skip them
                 self._received += 1
-                return frame.encode("utf-8")
-            # Binary frames carry no ACP message (RFD): skip them.
+            message = frame.encode("utf-8") if isinstance(frame, str) else frame
+            if not self._answered:
+                self._look_for_advert(message)
+            if self.durable is not None:
+                cursor = self._new_cursor(message)
+                if cursor is False:
+                    continue
+                if isinstance(cursor, str):
+                    self.cursor = cursor
+            return message
+
+    def _look_for_advert(self, message: bytes) -> None:
+        """Read ``transport.resumable`` off ``initialize``'s answer."""
+        if b'"protocolVersion"' not in message:
+            return
+        self._answered = True
+        self.durable = resumable_of(message)
+        if self.durable is not None:
+            log.info("the server resumes by cursor: %s", self.durable)
+            if self._watchdog is None and self.durable.keepalive is not None:
+                self._watchdog = asyncio.ensure_future(self._watch(self.durable.keepalive))
+        self._hook(self._ws)
+
+    def _new_cursor(self, message: bytes) -> str | bool:
+        """(Durable) ``message``'s cursor when it is new; ``True`` when it has none (not a
+        position in the stream); ``False`` when it repeats a message already delivered
+        (a replay may repeat what arrived before the socket dropped)."""
+        cursor = cursor_of(message)
+        if cursor is None:
+            return True
+        last = self.cursor
+        if last is not None and cursor.isdigit() and last.isdigit() and int(cursor) <= int(last):
+            return False
+        return cursor
+
+    async def _watch(self, interval: float) -> None:
+        """(Durable) A socket that carried nothing, not even a Ping, for five keepalive
+        intervals is dead though the network did not say so: abort it, and resume."""
+        loop = asyncio.get_running_loop()
+        while not self._closed:
+            await asyncio.sleep(interval)
+            ws = self._ws
+            heard = getattr(ws, "heard", 0.0) or loop.time()
+            if loop.time() - heard > 5 * interval:
+                log.info("nothing heard for %.0f s: the socket is dead", 5 * interval)
+                transport = getattr(ws, "transport", None)
+                if transport is not None:
+                    transport.abort()
 
     async def _resume(self, dropped: Any) -> bool:
         """Replace the dropped socket by one re-attached to the same connection."""
@@ -204,34 +310,105 @@ class WebSocketTransport:
                 return False
             loop = asyncio.get_running_loop()
             deadline = loop.time() + self._resume_within
-            delay = 0.1
+            delays = backoff_delays()
             while not self._closed and loop.time() < deadline:
-                headers = {
-                    "Acp-Connection-Id": self.connection_id,
-                    "Last-Event-ID": str(self._received),
-                }
                 try:
-                    ws = await self._reopen(headers)
-                except self._errors.InvalidStatus as exc:
-                    if exc.response.status_code != STILL_HELD:
-                        log.info("the server refused to resume the connection: %s", exc)
-                        return False
-                    log.info("the dropped socket is still held on the server; retrying")
+                    if self.durable is not None:
+                        resumed = await self._resume_by_cursor(deadline)
+                    else:
+                        resumed = await self._resume_by_headers()
                 except (OSError, TimeoutError, self._errors.InvalidHandshake) as exc:
                     log.info("resuming the connection failed (%s); retrying", exc)
-                else:
-                    has = ws.response.headers.get("Last-Event-ID", "") if ws.response else ""
-                    if not await self._replay(ws, int(has) if has.isdigit() else -1):
-                        await ws.close()
-                        return False
-                    self._ws = ws
-                    self._hook(ws)
+                    resumed = None
+                except self._errors.ConnectionClosed as exc:
+                    log.info("the resumed socket dropped too (%s); retrying", exc)
+                    resumed = None
+                if resumed is False:
+                    return False
+                if resumed is not None:
+                    self._ws = resumed
+                    self._hook(resumed)
                     self.resumes += 1
                     log.info("resumed the connection after frame %d", self._received)
                     return True
-                await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
-                delay = min(delay * 2, 2.0)
+                await asyncio.sleep(min(next(delays), max(0.0, deadline - loop.time())))
             return False
+
+    async def _resume_by_headers(self) -> Any:
+        """acpwire's earlier resume: the socket, ``None`` to try again, ``False`` when the
+        server refused."""
+        assert self._reopen is not None and self.connection_id is not None
+        headers = {"Acp-Connection-Id": self.connection_id, "Last-Event-ID": str(self._received)}
+        try:
+            ws = await self._reopen(headers)
+        except self._errors.InvalidStatus as exc:
+            if exc.response.status_code != STILL_HELD:
+                log.info("the server refused to resume the connection: %s", exc)
+                return False
+            log.info("the dropped socket is still held on the server; retrying")
+            return None
+        has = ws.response.headers.get("Last-Event-ID", "") if ws.response else ""
+        if not await self._replay(ws, int(has) if has.isdigit() else -1):
+            await ws.close()
+            return False
+        return ws
+
+    async def _resume_by_cursor(self, deadline: float) -> Any:
+        """The durable transport draft's resume: ``stream/resume`` with the last cursor;
+        the socket, ``None`` to try again, ``False`` when the server refused."""
+        assert self._reopen is not None and self.connection_id is not None
+        ws = await self._reopen({"Acp-Connection-Id": self.connection_id})
+        stream = {"cursor": self.cursor or "0"}
+        params = {"connectionId": self.connection_id, "streams": [stream]}
+        await ws.send(control(RESUME, params).decode())
+        replayed: list[bytes] = []
+        loop = asyncio.get_running_loop()
+        while True:
+            frame = await within(ws.recv(), max(0.1, deadline - loop.time()))
+            if not isinstance(frame, str):
+                continue
+            message = frame.encode("utf-8")
+            if RESUMED.encode() not in message and RESUME_FAILED.encode() not in message:
+                replayed.append(message)
+                continue
+            reply = _control(message)
+            if reply is None:
+                replayed.append(message)
+                continue
+            method, result = reply
+            if method == RESUME_FAILED:
+                await ws.close()
+                reason = result.get("reason")
+                if reason == STREAM_IN_USE:
+                    log.info("the dropped socket is still held on the server; retrying")
+                    return None
+                log.info("the server refused to resume the connection: %s", reason)
+                if replayed:  # a dead worker's messages, replayed: delivered, then the end
+                    self._note_turn_states(result)
+                    self._backlog.extend(replayed)
+                    self._gone = ConnectionClosedError(
+                        f"the server cannot resume the connection: {reason}", broken=True
+                    )
+                return False
+            self._note_turn_states(result)
+            received = result.get("received")
+            has = int(received) if isinstance(received, str) and received.isdigit() else -1
+            if not await self._replay(ws, has):
+                await ws.close()
+                return False
+            self._backlog.extend(replayed)
+            return ws
+
+    def _note_turn_states(self, params: dict[str, Any]) -> None:
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            return
+        meta = cast("dict[str, Any]", meta)
+        states = meta.get(TURN_STATES)
+        if isinstance(states, dict):
+            self.turn_states = dict(cast("dict[str, Any]", states))
+        elif isinstance(meta.get(TURN_STATE), dict):
+            self.turn_states = {"": meta[TURN_STATE]}
 
     async def _replay(self, ws: Any, has: int) -> bool:
         """Send again what the server did not get; ``False`` if that is no longer known."""
@@ -251,6 +428,8 @@ class WebSocketTransport:
         if self._closed:
             return
         self._closed = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         if self._end is not None and self.connection_id is not None:
             # A resumable connection outlives its socket on the server: say it is over.
             with contextlib.suppress(Exception):
@@ -265,6 +444,25 @@ class WebSocketTransport:
         transport = getattr(self._ws, "transport", None)
         if transport is not None:
             transport.close()
+
+
+class _Control(msgspec.Struct):
+    method: Any = None
+    params: Any = None
+
+
+_control_decoder = msgspec.json.Decoder(_Control)
+
+
+def _control(message: bytes) -> tuple[str, dict[str, Any]] | None:
+    """``(method, params)`` of a ``stream/resumed`` or ``stream/resume_failed``, else None."""
+    try:
+        found = _control_decoder.decode(message)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if found.method not in (RESUMED, RESUME_FAILED) or not isinstance(found.params, dict):
+        return None
+    return found.method, cast("dict[str, Any]", found.params)
 
 
 async def connect_websocket(

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ...protocol.cursors import STREAM_IN_USE, cursor_of
 from ...protocol.errors import ErrorCode
+from ...transports._durable import resumable_of
 from ..agents.driver import PING_METHOD
 from ..registry import Group
 from ..wire import as_dict, dict_of, short
@@ -66,6 +68,9 @@ __all__ = [
     "NOT_OFFERED",
     "STREAM_KEEPALIVE",
     "STREAM_RESUME",
+    "CURSOR_EVERY_MESSAGE",
+    "CURSOR_REPLAY",
+    "CURSOR_UNKNOWN",
     "HttpChecks",
 ]
 
@@ -135,6 +140,24 @@ STREAM_RESUME = GROUP.check(
     "a stream reopened with Last-Event-ID resumes: nothing lost, nothing repeated",
     proves=("RFD-HTTP-014",),
     needs=("event-ids",),
+)
+CURSOR_EVERY_MESSAGE = GROUP.check(
+    "cursor-every-message",
+    "every message on the stream carries its cursor, as the SSE id and in _meta",
+    proves=("RFD-DUR-001",),
+    needs=("resumable",),
+)
+CURSOR_REPLAY = GROUP.check(
+    "cursor-replay",
+    "a stream resumed after a cut replays the same messages with their original cursors",
+    proves=("RFD-DUR-002",),
+    needs=("resumable",),
+)
+CURSOR_UNKNOWN = GROUP.check(
+    "cursor-unknown",
+    "a resume from a cursor the stream never had gets 409 with a reason, no live stream",
+    proves=("RFD-DUR-003",),
+    needs=("resumable",),
 )
 STREAM_KEEPALIVE = GROUP.check(
     "stream-keepalive",
@@ -235,7 +258,10 @@ class HttpChecks(EndpointStage):
                 await self._turn(conn, stream, session_id, accepted)
             await self._session_header(conn, session_id)
         self._judge_accepted(accepted, conn)
+        before = list(stream.events)
         stream = await self._resume(conn, stream)
+        resumable = resumable_of(init.content) is not None
+        stream = await self._cursors(conn, [*before, *stream.events], stream, resumable)
         await self._delete(conn, stream)
         self._judge_cookies(conn)
 
@@ -431,6 +457,94 @@ class HttpChecks(EndpointStage):
         kinds = ", ".join(what for what, _ in accepted)
         self.v.verdict(HTTP_ACCEPTED, problems, f"202 with no body: {kinds}")
 
+    # -- resume by cursor (RFD durable-resumable-http-transport) ---------------------
+
+    async def _cursors(
+        self, conn: HttpConnection, events: list[SseEvent], stream: SseStream, resumable: bool
+    ) -> SseStream:
+        """The durable transport draft's cursors, on an endpoint that advertises
+        ``transport.resumable``: on every message (``events``: what the connection's
+        stream carried so far), replayed as they were after a cut, and a resume from a
+        cursor the stream never had refused with 409. The stream to go on with."""
+        keys = (CURSOR_EVERY_MESSAGE, CURSOR_REPLAY, CURSOR_UNKNOWN)
+        if not resumable:
+            for key in keys:
+                self.v.record(key, "n/a", "initialize advertises no transport.resumable")
+            return stream
+        if not self.v.wants(*keys):
+            return stream
+        sent = [e for e in events if e.event == "message" and _is_ours(e)]
+        problems: list[str] = []
+        for event in sent:
+            cursor = cursor_of(event.data.encode())
+            if event.id is None or cursor != event.id:
+                problems.append(
+                    f"event {event.index}: SSE id {event.id!r}, _meta cursor {cursor!r}"
+                )
+        self.v.verdict(
+            CURSOR_EVERY_MESSAGE, problems[:3], f"{len(sent)} message(s), each with its cursor"
+        )
+        with_ids = [e for e in sent if e.id is not None]
+        if len(with_ids) < 2:
+            self.v.record(CURSOR_REPLAY, "skip", "fewer than two messages with ids to replay")
+            self.v.record(CURSOR_UNKNOWN, "skip", "no cursor to resume from")
+            return stream
+        first, rest = with_ids[0], [(e.id, e.data) for e in with_ids[1:]]
+        await stream.close()
+        response, again = await self.open_stream(conn, last_event_id=first.id)
+        if again is None:
+            self.v.fail(
+                CURSOR_REPLAY, f"GET with Last-Event-ID {first.id}: {_status(response, conn)}"
+            )
+        else:
+            await again.wait_for(lambda e: e.index + 1 >= len(rest), self.quick)
+            got = [(e.id, e.data) for e in again.events if e.event == "message" and _is_ours(e)]
+            problems = []
+            if got[: len(rest)] != rest:
+                wrong = next(
+                    (i for i, (a, b) in enumerate(zip(got, rest, strict=False)) if a != b), len(got)
+                )
+                problems.append(
+                    f"after cursor {first.id}, {len(rest)} message(s) expected as first sent; "
+                    f"message {wrong + 1} of the replay differs or is missing"
+                )
+            self.v.verdict(CURSOR_REPLAY, problems, f"{len(rest)} message(s) replayed as sent")
+            await again.close()
+        await self._unknown_cursor(conn)
+        _, stream_again = await self.open_stream(conn, last_event_id=with_ids[-1].id)
+        return stream_again or stream
+
+    async def _unknown_cursor(self, conn: HttpConnection) -> None:
+        """GET with a cursor the stream never had: 409 and a reason (a 409 saying the
+        stream is still held, or saying nothing, is asked again for a while: the checker
+        just dropped it)."""
+        deadline = time.monotonic() + self.quick
+        while True:
+            response, stream = await conn.open_stream(last_event_id="999999999")
+            if stream is not None:
+                await stream.close()
+                self.v.fail(
+                    CURSOR_UNKNOWN, "a resume from cursor 999999999 opened a stream (200)"
+                )
+                return
+            reason = _reason(response) if response is not None else None
+            held = (
+                response is not None
+                and response.status_code == 409
+                and reason in (None, STREAM_IN_USE)
+            )
+            if held and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+                continue
+            if response is None or response.status_code != 409 or not isinstance(reason, str):
+                status = _status(response, conn)
+                self.v.fail(
+                    CURSOR_UNKNOWN, f"a resume from cursor 999999999: {status}, reason {reason!r}"
+                )
+            else:
+                self.v.record(CURSOR_UNKNOWN, "pass", f"409, reason {reason!r}")
+            return
+
     async def _resume(self, conn: HttpConnection, stream: SseStream) -> SseStream:
         """Drop the stream and reopen it with Last-Event-ID; the stream to go on with."""
         last = stream.last_event_id
@@ -581,3 +695,19 @@ def _lasting(set_cookie: str) -> bool:
         if name.lower() == "max-age" and value.strip().lstrip("-").isdigit():
             return int(value) > 0
     return True
+
+
+def _reason(response: httpx.Response) -> object:
+    """The ``reason`` of a refusal's JSON body (the durable draft's 409), if any."""
+    try:
+        body = msgspec.json.decode(response.content)
+    except (msgspec.DecodeError, RuntimeError):  # not JSON, or not read
+        return None
+    return body.get("reason") if isinstance(body, dict) else None
+
+
+def _is_ours(event: SseEvent) -> bool:
+    """A JSON-RPC message of the stream, not one of the draft's transport frames
+    (``stream/resumed``, which carry no cursor)."""
+    m = event.message
+    return m is not None and not str(m.get("method", "")).startswith("stream/")

@@ -628,6 +628,9 @@ class HttpConnection:
         self.set_cookies += response.headers.get_list("set-cookie")
         content_type = response.headers.get("content-type", "")
         if response.status_code != 200 or not content_type.startswith(EVENT_STREAM):
+            if response.status_code == 409:  # a refusal's reason (the durable draft)
+                with contextlib.suppress(lib.HTTPError, asyncio.TimeoutError):
+                    await within(response.aread(), self.timeout)
             await response.aclose()
             return response, None
         stream = SseStream(response)
