@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from acpwire import schema as s
 from acpwire.client.connection import ClientSideConnection
+from acpwire.conformance import CheckOptions, EndpointTarget, run_checks
 from acpwire.protocol.cursors import (
     CONNECTION_GONE,
     CURSOR,
@@ -37,8 +38,6 @@ from acpwire.protocol.cursors import (
 from acpwire.server import Limits, ServedApp, asgi_app, serve_in_background
 from acpwire.store.streams import StreamLog
 from acpwire.testing import SchemaValidator
-from acpwire.testing.conformance import CheckOptions, run_checks
-from acpwire.testing.conformance.endpoint import EndpointTarget
 from acpwire.transports.base import Transport
 from acpwire.transports.http import HttpTransport, connect_http
 from acpwire.transports.websocket import WebSocketTransport, connect_websocket

@@ -497,7 +497,7 @@ class HttpChecks(EndpointStage):
                 CURSOR_REPLAY, f"GET with Last-Event-ID {first.id}: {_status(response, conn)}"
             )
         else:
-            await again.wait_for(lambda e: e.index + 1 >= len(rest), self.quick)
+            await again.wait_for(lambda e: e.index + 1 >= len(rest), self.options.quick)
             got = [(e.id, e.data) for e in again.events if e.event == "message" and _is_ours(e)]
             problems = []
             if got[: len(rest)] != rest:
@@ -518,14 +518,12 @@ class HttpChecks(EndpointStage):
         """GET with a cursor the stream never had: 409 and a reason (a 409 saying the
         stream is still held, or saying nothing, is asked again for a while: the checker
         just dropped it)."""
-        deadline = time.monotonic() + self.quick
+        deadline = time.monotonic() + self.options.quick
         while True:
             response, stream = await conn.open_stream(last_event_id="999999999")
             if stream is not None:
                 await stream.close()
-                self.v.fail(
-                    CURSOR_UNKNOWN, "a resume from cursor 999999999 opened a stream (200)"
-                )
+                self.v.fail(CURSOR_UNKNOWN, "a resume from cursor 999999999 opened a stream (200)")
                 return
             reason = _reason(response) if response is not None else None
             held = (
