@@ -36,7 +36,7 @@ Rules the front adds, for every connection whichever side serves it:
   own limit only counts a head still incomplete) and over HTTP/2.
 * **A closed connection lingers.** When hypercorn closes a connection whose client is
   still sending (a body refused with 413 or 401 before it was read), the socket is
-  half-closed and what comes in is read and dropped for up to :data:`LINGER` seconds:
+  half-closed and what comes in is read and dropped for up to :data:`~.lingering.LINGER` seconds:
   closing a socket with unread data sends a reset, which can destroy the answer before
   the client reads it.
 * **Pongs are bounded.** A WebSocket client that pings and does not read makes the
@@ -58,6 +58,7 @@ from urllib.parse import unquote
 
 from .._tasks import TaskSet
 from .limits import Limits
+from .lingering import Lingering, LingeringStream
 from .security import ADMIT, Message, Receive, Scope, Send, refuse
 
 log = logging.getLogger("acpwire.server.http")
@@ -86,9 +87,6 @@ READ_SIZE = 64 * 1024
 """Bytes one read of a WebSocket's socket takes, into a buffer all of a front's
 sockets share (the read is copied out at once). asyncio's own reads allocate
 256 KiB each: with glibc an ``mmap``, ``mremap`` and ``munmap`` per message."""
-LINGER = 2.0
-"""Seconds a closed connection whose client is still sending is read (and what is read
-dropped) before its socket closes; Apache's lingering close waits as long."""
 PONG_BUDGET = 256 * 1024
 """Bytes of pongs a WebSocket may owe a client that does not read (written while the
 socket's buffer is over its high-water mark) before it is closed with 1008. A client
@@ -276,7 +274,7 @@ class _Sniffer(asyncio.Protocol):
         if self.arrival is not None:
             self.front.settled(self.arrival)
         if self.transport is not None:
-            self.transport.close()  # a no-op, except on Python 3.10's TLS (_Stream's too)
+            self.transport.close()  # a no-op, except on Python 3.10's TLS (LingeringStream's too)
 
     def _stop_timer(self) -> None:
         if self.timer is not None:
@@ -293,9 +291,14 @@ class _Sniffer(asyncio.Protocol):
         transport, arrival = self.transport, self.arrival
         assert transport is not None and arrival is not None
         reader = asyncio.StreamReader(limit=2**16)
-        stream = _Stream(reader, arrival)
+        stream = LingeringStream(
+            reader,
+            transport,
+            lambda r, w: self.front.serve_stream(arrival, r, w),
+            lambda: self.front.settled(arrival),
+        )
         transport.set_protocol(stream)
-        stream.connection_made(_Lingering(transport, stream))
+        stream.connection_made(Lingering(transport, stream))
         if self.buffer:
             reader.feed_data(bytes(self.buffer))
 
@@ -306,112 +309,6 @@ class _Sniffer(asyncio.Protocol):
         ws = WebSocket(self.front, transport, arrival)
         transport.set_protocol(ws)
         ws.data_received(bytes(self.buffer))
-
-
-class _Stream(asyncio.StreamReaderProtocol):
-    """A connection served by hypercorn, as a stream pair; closed by lingering (see
-    :class:`_Lingering`)."""
-
-    def __init__(self, reader: asyncio.StreamReader, arrival: Arrival) -> None:
-        front = arrival.front
-        super().__init__(reader, lambda r, w: front.serve_stream(arrival, r, w))
-        self.arrival = arrival
-        self.socket = arrival.transport
-        self.lingering = False
-        self.client_done = False
-        """The client has sent its end of stream."""
-        self._timer: asyncio.TimerHandle | None = None
-
-    def linger(self) -> None:
-        """Close the connection once the client has stopped sending (LINGER s at most)."""
-        socket = self.socket
-        if self.lingering or socket.is_closing():
-            return
-        if self.client_done:
-            socket.close()
-            return
-        self.lingering = True
-        if socket.can_write_eof():  # TLS cannot half-close: it only reads on
-            socket.write_eof()
-        socket.resume_reading()
-        self._timer = asyncio.get_running_loop().call_later(LINGER, socket.close)
-
-    def data_received(self, data: bytes) -> None:
-        if not self.lingering:
-            super().data_received(data)
-
-    def eof_received(self) -> bool:
-        self.client_done = True
-        if self.lingering:
-            return False  # the transport closes
-        return bool(super().eof_received())
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.socket.close()  # hypercorn may not: its client went first (Python 3.10's TLS
-        # transport then does not say it is closing, and lingering on it would raise)
-        if self._timer is not None:
-            self._timer.cancel()
-        self.arrival.front.settled(self.arrival)
-        super().connection_lost(exc)
-
-
-class _Lingering(asyncio.Transport):
-    """The socket as hypercorn sees it: the same, except that closing it lingers.
-
-    Closing a socket that still has unread data in it sends a reset instead of the end
-    of stream, and a reset can reach the client before it has read the answer (a 413
-    for a body it is still sending looked like a network error). So ``close`` sends the
-    end of stream after what was written, then reads and drops what the client still
-    sends until it closes too, for at most :data:`LINGER` seconds.
-    """
-
-    def __init__(self, socket: asyncio.Transport, stream: _Stream) -> None:
-        super().__init__()
-        self._socket = socket
-        self._stream = stream
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._socket.get_extra_info(name, default)
-
-    def is_closing(self) -> bool:
-        return self._stream.lingering or self._socket.is_closing()
-
-    def close(self) -> None:
-        self._stream.linger()
-
-    def abort(self) -> None:
-        self._socket.abort()
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self._socket.write(data)
-
-    def writelines(self, list_of_data: Any) -> None:
-        self._socket.writelines(list_of_data)
-
-    def write_eof(self) -> None:
-        self._socket.write_eof()
-
-    def can_write_eof(self) -> bool:
-        return self._socket.can_write_eof()
-
-    def is_reading(self) -> bool:
-        return self._socket.is_reading()
-
-    def pause_reading(self) -> None:
-        if not self._stream.lingering:
-            self._socket.pause_reading()
-
-    def resume_reading(self) -> None:
-        self._socket.resume_reading()
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        self._socket.set_write_buffer_limits(high, low)
-
-    def get_write_buffer_size(self) -> int:
-        return self._socket.get_write_buffer_size()
-
-    def get_write_buffer_limits(self) -> tuple[int, int]:
-        return self._socket.get_write_buffer_limits()
 
 
 class WebSocket(asyncio.BufferedProtocol):
@@ -471,7 +368,7 @@ class WebSocket(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.front.sockets.discard(self)
         self.front.settled(self.arrival)
-        self.transport.close()  # a no-op, except on Python 3.10's TLS (_Stream's too)
+        self.transport.close()  # a no-op, except on Python 3.10's TLS (LingeringStream's too)
         if self._close_timer is not None:
             self._close_timer.cancel()
         self._disconnected(1006)  # a no-op after a close frame: that one said the code
