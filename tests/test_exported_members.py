@@ -16,6 +16,7 @@ PUBLIC = [
     "acpwire.store",
     "acpwire.transports",
     "acpwire.testing",
+    "acpwire.recorder",
 ]
 
 

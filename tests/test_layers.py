@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "server": 6,
     "testing": 7,
     "demo": 8,
+    "recorder": 8,
     "cli": 9,
 }
 # Same layer, still apart: the two roles mirror each other and never import each other.

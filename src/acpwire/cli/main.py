@@ -112,10 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .check import add_check_parser  # argparse-only modules; the work is imported on use
     from .connect import add_connect_parser
     from .inspect import add_inspect_parser
+    from .record import add_recorder_parsers
 
     add_check_parser(sub)
     add_inspect_parser(sub)
     add_connect_parser(sub)
+    add_recorder_parsers(sub)
     return parser
 
 
@@ -222,7 +224,7 @@ def _run(argv: list[str]) -> int:
         from .serve import run as run_serve
 
         code = run_serve(args, parser)
-    elif args.command in ("check", "inspect", "connect"):
+    elif getattr(args, "handler", None) is not None:
         code = args.handler(args)
     else:
         parser.print_help()
