@@ -217,7 +217,15 @@ def _run(argv: list[str]) -> int:
     if argv[:1] == ["demo-agent"]:
         return _demo_agent(argv[1:])
     parser = build_parser()
+    agent: list[str] | None = None
+    if argv[:1] in (["replay"], ["verify"]) and "--" in argv:
+        # FILE, options, then `--` and the agent: argparse cannot put a positional list
+        # after another positional with options between them, so the agent is cut here.
+        cut = argv.index("--")
+        argv, agent = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    if agent is not None:
+        args.agent = agent
     if args.command == "chat":
         code = _chat(args, parser)
     elif args.command == "serve":

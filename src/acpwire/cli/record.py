@@ -69,6 +69,66 @@ def add_recorder_parsers(sub: Any) -> None:
     record.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     record.set_defaults(handler=run_record)
 
+    replay = sub.add_parser(
+        "replay",
+        help="replay a cassette: serve its agent side, or drive an agent with its client side",
+        description=(
+            "--as-agent: serve the recorded agent on stdio to a real client (an editor, "
+            "`acp chat -- acp replay FILE --as-agent`). --as-client: drive the agent "
+            "command given after `--` with the recorded client side."
+        ),
+        epilog="exit status: 0 all matched; 1 something differed; 2 usage; 3 agent not started",
+    )
+    replay.add_argument("cassette", metavar="FILE")
+    replay.usage = "acp replay FILE (--as-agent | --as-client) [options] [-- AGENT ARGS...]"
+    role = replay.add_mutually_exclusive_group(required=True)
+    role.add_argument("--as-agent", action="store_true", help="play the agent side")
+    role.add_argument("--as-client", action="store_true", help="play the client side")
+    replay.add_argument(
+        "--realtime",
+        action="store_true",
+        help="with --as-agent: keep the recorded spacing of messages (default: at once)",
+    )
+    _add_client_options(replay)
+    replay.add_argument(
+        "-o", "--output", default=None, metavar="NEW", help="with --as-client: record the new run"
+    )
+    # Everything after `--` is cut off by main() before parsing (see there).
+    replay.set_defaults(agent=[])
+    replay.set_defaults(handler=run_replay)
+
+    verify = sub.add_parser(
+        "verify",
+        help="replay a cassette's client side to an agent and show what it says differently",
+        description=(
+            "Drive the agent command given after `--` with the recorded client side and "
+            "compare what it says with the recording: added, missing and changed messages, "
+            "with the JSON paths that differ."
+        ),
+        epilog="exit status: 0 no differences; 1 differences; 2 usage; 3 agent not started",
+    )
+    verify.add_argument("cassette", metavar="FILE")
+    verify.usage = "acp verify FILE [options] -- AGENT ARGS..."
+    _add_client_options(verify)
+    verify.set_defaults(agent=[])
+    verify.set_defaults(handler=run_verify)
+
+
+def _add_client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cwd",
+        default=None,
+        help="the workspace to use instead of the recorded one (default: the recorded one "
+        "if it exists, else the current folder)",
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long a quiet agent is waited for when it says less than recorded (0.5)",
+    )
+
 
 def _redaction(args: argparse.Namespace) -> Any:
     from acpwire.recorder.redaction import RedactionSettings
@@ -120,3 +180,116 @@ def run_record(args: argparse.Namespace) -> int:
     finally:
         writer.close()
         os.close(out_fd)
+
+
+def _load(command: str, path: str) -> Any:
+    from acpwire.recorder.cassette import CassetteError, read_cassette
+    from acpwire.recorder.conversation import Conversation
+
+    try:
+        return Conversation.from_cassette(read_cassette(path))
+    except (OSError, CassetteError) as exc:
+        text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"acp {command}: cannot read {path!r}: {text}", file=sys.stderr)
+        return None
+
+
+def _stderr_log(text: str) -> None:
+    from .sanitize import sanitize
+
+    print(sanitize(text), file=sys.stderr)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """The ``acp replay`` command; returns the exit status."""
+    agent = _agent_command(args)
+    if args.as_agent and agent:
+        return _error("replay", "--as-agent serves the recording itself: no agent command")
+    if args.as_client and not agent:
+        return _error("replay", "--as-client: give the agent command after --")
+    if args.as_agent and (args.output or args.cwd or args.settle is not None):
+        return _error("replay", "-o, --cwd and --settle go with --as-client")
+    conversation = _load("replay", args.cassette)
+    if conversation is None:
+        return 2
+    if args.as_agent:
+        return _replay_as_agent(conversation, args.realtime)
+    run = _drive(args, conversation, agent)
+    if isinstance(run, int):
+        return run
+    said = len(run.messages)
+    _stderr_log(f"acp replay: the agent sent {said} message(s)")
+    return 0 if run.report.ok else 1
+
+
+def _replay_as_agent(conversation: Any, realtime: bool) -> int:
+    import asyncio
+
+    from acpwire.recorder.replay_agent import ReplayAgent
+    from acpwire.transports.stdio import stdio_transport
+
+    agent = ReplayAgent(conversation, realtime=realtime, log=_stderr_log)
+
+    async def serve() -> Any:
+        return await agent.serve(await stdio_transport())
+
+    try:
+        report = asyncio.run(serve())
+    except KeyboardInterrupt:
+        return 130
+    return 0 if report.ok else 1
+
+
+def _drive(args: argparse.Namespace, conversation: Any, agent: list[str]) -> Any:
+    """Run the recorded client side against ``agent``: the live run, or an exit status."""
+    import asyncio
+
+    from acpwire.recorder.recording import record_to
+    from acpwire.recorder.replay_client import SETTLE, ReplayClient
+    from acpwire.transports import AgentNotFoundError, spawn
+
+    cwd = args.cwd
+    if cwd is None and conversation.cwd is not None and not os.path.isdir(conversation.cwd):
+        cwd = os.getcwd()
+    if cwd is not None:
+        if not os.path.isdir(cwd):
+            return _error(args.command, f"--cwd {cwd!r} is not a folder")
+        cwd = os.path.abspath(cwd)
+    settle = SETTLE if args.settle is None else args.settle
+
+    async def drive() -> Any:
+        transport: Any = await spawn(agent[0], agent[1:], on_stderr=_stderr_log)
+        if getattr(args, "output", None):
+            transport = record_to(transport, args.output, command=agent)
+        player = ReplayClient(conversation, cwd=cwd, settle=settle, log=_stderr_log)
+        return await player.run(transport)
+
+    try:
+        return asyncio.run(drive())
+    except (AgentNotFoundError, OSError) as exc:
+        print(f"acp {args.command}: cannot start agent {agent[0]!r}: {exc}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        return 130
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """The ``acp verify`` command; returns the exit status."""
+    from acpwire.recorder.verify import compare, format_differences
+
+    agent = _agent_command(args)
+    if not agent:
+        return _error("verify", "give the agent command after --")
+    conversation = _load("verify", args.cassette)
+    if conversation is None:
+        return 2
+    run = _drive(args, conversation, agent)
+    if isinstance(run, int):
+        return run
+    found = compare(conversation, run)
+    from .sanitize import sanitize
+
+    print(sanitize(format_differences(found)))
+    for note in run.report.unmatched:
+        print(sanitize(f"also: {note}"))
+    return 1 if found or run.report.unmatched else 0

@@ -399,4 +399,3 @@ def read_cassette(path: str | os.PathLike[str]) -> Cassette:
         else:
             damaged.append(number)
     return Cassette(path, header, records, damaged, truncated=left > 0)
-
