@@ -218,3 +218,12 @@ def test_user_patterns_and_values_are_replaced_and_redaction_can_be_turned_off()
         == b'{"t":"ticket [REDACTED] and code word [REDACTED]"}'
     )
     assert Redactor(RedactionSettings(enabled=False)).redact_lines(line) == line
+
+
+def test_file_text_recorded_as_size_and_hash_still_compares() -> None:
+    from acpwire.recorder.matching import differences
+
+    recorded = {"content": file_placeholder(FILE_TEXT)}
+    assert differences(recorded, {"content": FILE_TEXT}) == []
+    [changed] = differences(recorded, {"content": FILE_TEXT + "!"})
+    assert changed.path == "content"

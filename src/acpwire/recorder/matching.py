@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from .redaction import file_placeholder
+
 __all__ = ["Bindings", "Difference", "differences", "normalise", "similarity"]
 
 _TIME = re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?$")
@@ -29,6 +31,7 @@ MIN_BOUND = 4
 """Shortest id replaced inside longer strings (a session id quoted in a message's text);
 shorter ids are bound only where they stand alone."""
 _VOLATILE_KEYS = frozenset({"_meta"})
+FILE_MARK = "[REDACTED file: "
 
 
 def _is_id_key(key: str) -> bool:
@@ -173,6 +176,10 @@ def _walk(recorded: Any, live: Any, path: str) -> Iterator[Difference]:
                 yield Difference(sub, None, liv_l[i], "added")
             else:
                 yield from _walk(rec_l[i], liv_l[i], sub)
+    elif isinstance(recorded, str) and recorded.startswith(FILE_MARK) and isinstance(live, str):
+        # File text recorded under --redact-files: compared by size and hash.
+        if file_placeholder(live) != recorded:
+            yield Difference(path, recorded, file_placeholder(live))
     elif recorded != live or type(recorded) is not type(live):
         yield Difference(path, recorded, live)
 
