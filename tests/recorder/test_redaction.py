@@ -227,3 +227,11 @@ def test_file_text_recorded_as_size_and_hash_still_compares() -> None:
     assert differences(recorded, {"content": FILE_TEXT}) == []
     [changed] = differences(recorded, {"content": FILE_TEXT + "!"})
     assert changed.path == "content"
+
+
+def test_tokens_in_a_url_are_taken_out() -> None:
+    redactor = Redactor(RedactionSettings(environment={}))
+    assert (
+        redactor.redact_url("wss://me:pa55word-xyz@host/acp?token=abcdef123456&mode=x")
+        == "wss://me:[REDACTED]@host/acp?token=[REDACTED]&mode=x"
+    )

@@ -65,6 +65,18 @@ def add_recorder_parsers(sub: Any) -> None:
         epilog="exit status: the agent's; 3 agent not started; 2 usage; 130 interrupted",
     )
     record.add_argument("-o", "--output", required=True, metavar="FILE", help="the cassette")
+    record.add_argument(
+        "--url",
+        default=None,
+        help="record a remote agent: serve a local proxy to this endpoint (HTTP/1.1, h2c, "
+        "WebSocket) and give its address to the client instead",
+    )
+    record.add_argument(
+        "--listen",
+        default="127.0.0.1:0",
+        metavar="HOST:PORT",
+        help="with --url: where the proxy listens (default 127.0.0.1 and a free port)",
+    )
     _add_redaction_options(record)
     record.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_COMMAND ARGS...")
     record.set_defaults(handler=run_record)
@@ -154,14 +166,18 @@ def run_record(args: argparse.Namespace) -> int:
     from acpwire.recorder.stdio_proxy import EXIT_NOT_STARTED, proxy_stdio
 
     agent = _agent_command(args)
-    if not agent:
-        return _error("record", "give the agent command after --")
+    if args.url is not None and agent:
+        return _error("record", "give either --url or an agent command, not both")
+    if args.url is None and not agent:
+        return _error("record", "give the agent command after -- (or --url URL)")
     try:
         redaction = _redaction(args)
         for pattern in redaction.patterns:
             re.compile(pattern)
     except re.error as exc:
         return _error("record", f"--redact-pattern: {exc}")
+    if args.url is not None:
+        return _record_remote(args, redaction)
     # Keep the real stdout for the agent's bytes only; a stray print lands on stderr.
     sys.stdout.flush()
     out_fd = os.dup(1)
@@ -293,3 +309,54 @@ def run_verify(args: argparse.Namespace) -> int:
     for note in run.report.unmatched:
         print(sanitize(f"also: {note}"))
     return 1 if found or run.report.unmatched else 0
+
+
+def _record_remote(args: argparse.Namespace, redaction: Any) -> int:
+    import asyncio
+    import importlib.util
+    import signal
+
+    from acpwire.recorder.cassette import CassetteWriter
+
+    from .connect import url_problem
+
+    problem = url_problem(args.url)
+    if problem is not None:
+        return _error("record", f"--url: {problem}")
+    host, _, port = args.listen.rpartition(":")
+    if not host or not port.isdigit():
+        return _error("record", f"--listen {args.listen!r}: give HOST:PORT")
+    missing = [
+        m for m in ("hypercorn", "httpx", "websockets") if importlib.util.find_spec(m) is None
+    ]
+    if missing:
+        return _error("record", "--url needs the remote extra: pip install 'acpwire[remote]'")
+    from acpwire.recorder.remote_proxy import serve_recording_proxy
+
+    try:
+        writer = CassetteWriter(args.output, mode="remote", url=args.url, redaction=redaction)
+    except OSError as exc:
+        return _error("record", f"cannot write {args.output!r}: {exc.strerror or exc}")
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        async with serve_recording_proxy(args.url, writer, host.strip("[]"), int(port)) as served:
+            print(
+                f"acp record: recording {args.url} through {served.url} "
+                f"(WebSocket: {served.ws_url})",
+                file=sys.stderr,
+                flush=True,
+            )
+            await stop.wait()
+
+    try:
+        asyncio.run(serve())
+    except OSError as exc:
+        print(f"acp record: cannot listen on {args.listen}: {exc.strerror or exc}", file=sys.stderr)
+        return 3
+    finally:
+        writer.close()
+    return 0

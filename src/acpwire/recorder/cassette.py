@@ -128,7 +128,7 @@ class CassetteWriter:
         if command is not None:
             header["command"] = self.redactor.redact_command(command)
         if url is not None:
-            header["url"] = url
+            header["url"] = self.redactor.redact_url(url)
         if side is not None:
             header["side"] = side
         header.update(

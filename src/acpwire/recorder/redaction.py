@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgspec
 
@@ -283,6 +284,21 @@ class Redactor:
             result = message.get("result")
             if isinstance(result, dict) and isinstance(result.get("content"), str):
                 result["content"] = file_placeholder(result["content"])
+
+    def redact_url(self, url: str) -> str:
+        """``url`` with its password and the values of secret-named query parameters
+        taken out (``?token=...``)."""
+        if not self.enabled:
+            return url
+        parts = urlsplit(url)
+        query = urlencode(
+            [(k, self._take(v) if secret_name(k) else v) for k, v in parse_qsl(parts.query)],
+            safe="[]",
+        )
+        netloc = parts.netloc
+        if parts.password:
+            netloc = netloc.replace(f":{parts.password}@", f":{self._take(parts.password)}@", 1)
+        return urlunsplit(parts._replace(query=query, netloc=netloc))
 
     def redact_command(self, argv: Iterable[str]) -> list[str]:
         """A command line with the value of every secret-named option taken out
