@@ -125,6 +125,22 @@ def add_recorder_parsers(sub: Any) -> None:
     verify.set_defaults(agent=[])
     verify.set_defaults(handler=run_verify)
 
+    view = sub.add_parser(
+        "view",
+        help="write a cassette as one self-contained HTML page (a sequence view)",
+        description=(
+            "Write the conversation of a cassette as one HTML page that needs no network: "
+            "requests paired with their answers and latency, turns, tool calls with diffs "
+            "and terminal output, permission requests and the choice; filters and search."
+        ),
+        epilog="exit status: 0 written; 1 not a cassette or not writable; 2 usage",
+    )
+    view.add_argument("cassette", metavar="FILE")
+    view.add_argument(
+        "-o", "--output", default=None, metavar="HTML", help="the page (default: FILE.html)"
+    )
+    view.set_defaults(handler=run_view)
+
 
 def _add_client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -359,4 +375,28 @@ def _record_remote(args: argparse.Namespace, redaction: Any) -> int:
         return 3
     finally:
         writer.close()
+    return 0
+
+
+def run_view(args: argparse.Namespace) -> int:
+    """The ``acp view`` command; returns the exit status."""
+    from pathlib import Path
+
+    from acpwire.recorder.cassette import CassetteError, read_cassette
+    from acpwire.recorder.viewer import render_html
+
+    from .sanitize import sanitize
+
+    source = Path(args.cassette)
+    target = Path(args.output) if args.output else source.with_name(source.name + ".html")
+    try:
+        page = render_html(read_cassette(source))
+        target.write_text(page, encoding="utf-8")
+    except CassetteError as exc:
+        print(sanitize(f"acp view: {exc}"), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(sanitize(f"acp view: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
+        return 1
+    print(sanitize(f"acp view: wrote {target}"), file=sys.stderr)
     return 0

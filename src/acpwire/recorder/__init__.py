@@ -4,7 +4,8 @@
   (line-delimited JSON, :mod:`.cassette`); ``acp record`` does it as a proxy in front of
   a stdio agent or a remote endpoint.
 * Secrets are taken out before anything is written (:mod:`.redaction`).
-* :func:`read_cassette` reads one back, also while it is being written.
+* :func:`read_cassette` reads one back, also while it is being written; ``acp view``
+  writes one as an HTML page (:mod:`.viewer`).
 
 The format and the guarantees are in docs/recorder.md. Submodules load on first use.
 """

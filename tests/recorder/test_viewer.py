@@ -1,0 +1,225 @@
+"""``acp view``: a recorded demo session as one self-contained HTML page, read back with
+an HTML parser: the sequence view's rows, pairing, turns, tool calls with their diff and
+terminal output, the permission choice, the filters; and the agent's ``<script>`` is
+text on the page, never markup, with no way to fetch anything."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from waiting import TIMEOUT
+
+from acpwire.client.permissions import AllowAll
+from acpwire.client.toolkit import ToolkitClient
+from acpwire.demo import build_app
+from acpwire.recorder import record_to
+from acpwire.transports.memory import memory_pair
+
+ATTACK = "<script>alert('pwned')</script><img src=x onerror=alert(2)>"
+NOTES = f"alpha\nbeta\n{ATTACK}\n"
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str]
+    children: list[Node | str] = field(default_factory=list["Node | str"])
+
+    @property
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text for c in self.children)
+
+    def all(self, tag: str | None = None, cls: str | None = None) -> list[Node]:
+        found: list[Node] = []
+        for child in self.children:
+            if isinstance(child, Node):
+                classes = child.attrs.get("class", "").split()
+                if (tag is None or child.tag == tag) and (cls is None or cls in classes):
+                    found.append(child)
+                found += child.all(tag, cls)
+        return found
+
+
+VOID = {"meta", "input", "br", "img", "link", "hr"}
+
+
+class Tree(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("root", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack[-1].tag == tag, f"</{tag}> closes <{self.stack[-1].tag}>"
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(data)
+
+
+def parse(page: str) -> Node:
+    tree = Tree()
+    tree.feed(page)
+    tree.close()
+    assert tree.stack == [tree.root], "unclosed elements"
+    return tree.root
+
+
+async def record_demo(cassette: Path, workspace: Path, store: Path) -> None:
+    app = build_app(store)
+    agent_end, client_end = memory_pair()
+    served = app.connect(agent_end)
+    client = ToolkitClient(permissions=AllowAll())
+    client.connect(record_to(client_end, cassette))
+    try:
+        await asyncio.wait_for(client.initialize(), TIMEOUT)
+        session = await asyncio.wait_for(client.new_session(str(workspace)), TIMEOUT)
+        for text in (
+            "read notes.txt",
+            "edit notes.txt beta BETA",
+            "run echo terminal-said-this",
+            f"think {ATTACK}",
+        ):
+            await asyncio.wait_for(client.prompt(session.session_id, text), TIMEOUT)
+    finally:
+        await client.close()
+        await served.close()
+        await app.aclose()
+
+
+@pytest.fixture
+async def cassette(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text(NOTES)
+    cassette = tmp_path / "demo.jsonl"
+    await record_demo(cassette, workspace, tmp_path / "demo.sqlite3")
+    return cassette
+
+
+@pytest.fixture
+def html_file(cassette: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "demo.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "acpwire.cli.main", "view", str(cassette), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture
+def page(html_file: Path) -> Node:
+    return parse(html_file.read_text(encoding="utf-8"))
+
+
+def test_the_agents_script_is_text_and_nothing_can_run_or_load(page: Node) -> None:
+    """The attack: the agent echoes ``<script>`` and ``<img onerror>`` (in a file it
+    read, in its thoughts, in the prompt); the page shows them and runs none."""
+    [script] = page.all("script")
+    assert not page.all("img") and not page.all("link") and not page.all("iframe")
+    for node in page.all():
+        assert not any(k.startswith("on") for k in node.attrs), node
+        assert "src" not in node.attrs
+        assert node.attrs.get("href", "#").startswith("#")
+    [policy] = [m for m in page.all("meta") if m.attrs.get("http-equiv")]
+    digest = base64.b64encode(hashlib.sha256(script.text.encode()).digest()).decode()
+    assert policy.attrs["content"].startswith("default-src 'none';")
+    assert f"script-src 'sha256-{digest}'" in policy.attrs["content"]
+    thoughts = page.all(cls="agent_thought_chunk")
+    assert ATTACK in "".join(t.text for t in thoughts)
+    files = "".join(p.text for p in page.all("pre", "file"))
+    assert ATTACK in files
+
+
+def test_the_sequence_view_pairs_turns_tools_and_permissions(page: Node) -> None:
+    rows = page.all(cls="row")
+    messages = [r for r in rows if "msg" in r.attrs["class"].split()]
+    ids = {r.attrs["id"] for r in messages}
+    assert {r.attrs["data-from"] for r in messages} == {"client", "agent"}
+    # Every request of the demo session is answered, and links to its answer.
+    requests = [r for r in messages if "request" in r.attrs["class"].split()]
+    assert requests
+    for row in requests:
+        [pair] = row.all("a", "pair")
+        assert pair.attrs["href"][1:] in ids and "answered after" in pair.text
+    answers = [r for r in messages if "response" in r.attrs["class"].split()]
+    assert all(r.all("a", "pair")[0].attrs["href"][1:] in ids for r in answers)
+    # Four turns in one session, each opened by its own row with its stop reason.
+    turns = [r for r in rows if "turn" in r.attrs["class"].split()]
+    assert [t.all("div", "bubble")[0].text.split()[:2] for t in turns] == [
+        ["turn", str(n)] for n in (1, 2, 3, 4)
+    ]
+    assert all("end_turn" in t.text for t in turns)
+    assert len({t.attrs["data-session"] for t in turns}) == 1
+    # The edit's diff, the terminal's output, the permission and its choice.
+    diff = page.all("pre", "diff")
+    assert any(
+        [s.text for s in d.all("span", "del")] == ["-beta"]
+        and [s.text for s in d.all("span", "add")] == ["+BETA"]
+        for d in diff
+    )
+    assert any("terminal-said-this" in p.text for p in page.all("pre", "term"))
+    tools = page.all(cls="tool")
+    assert any(t.all("pre", "term") for t in tools), "the tool call shows its terminal's output"
+    permissions = [r for r in requests if r.attrs["data-method"] == "session/request_permission"]
+    assert permissions and all("chosen: Allow" in r.text for r in permissions)
+    # The filters offer what the recording holds.
+    session = turns[0].attrs["data-session"]
+    options = {
+        s.attrs["id"]: [o.attrs["value"] for o in s.all("option")] for s in page.all("select")
+    }
+    assert options["f-session"] == ["", session]
+    assert {"session/prompt", "session/update", "fs/read_text_file"} <= set(options["f-method"])
+    assert options["f-from"] == ["", "client", "agent", "event"]
+    assert page.all("input")[0].attrs["id"] == "f-search"
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+def test_in_headless_chromium_only_the_pages_own_script_runs(
+    html_file: Path, tmp_path: Path
+) -> None:
+    """The page loaded by a real browser: its script ran under its Content-Security-Policy
+    (the counter is filled in) and the agent's text made no element."""
+    profile = f"--user-data-dir={tmp_path / 'profile'}"
+    done = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", profile, "--dump-dom", html_file.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    dom = parse(done.stdout)
+    rows = [r for r in dom.all(cls="row")]
+    [shown] = [n for n in dom.all("span") if n.attrs.get("id") == "shown"]
+    assert shown.text == f"{len(rows)} of {len(rows)} shown"
+    assert len(dom.all("script")) == 1 and not dom.all("img")
+
+
+def test_acp_view_of_a_file_that_is_not_a_cassette_says_so(tmp_path: Path) -> None:
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"hello": 1}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "acpwire.cli.main", "view", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 1
+    assert "not an ACP cassette" in done.stderr and "Traceback" not in done.stderr
