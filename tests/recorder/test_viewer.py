@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from waiting import TIMEOUT
@@ -130,59 +132,63 @@ def page(html_file: Path) -> Node:
     return parse(html_file.read_text(encoding="utf-8"))
 
 
-def test_the_agents_script_is_text_and_nothing_can_run_or_load(page: Node) -> None:
+def data_of(page: Node) -> list[dict[str, Any]]:
+    [block] = [n for n in page.all("script") if n.attrs.get("type") == "application/json"]
+    rows: list[dict[str, Any]] = json.loads(block.text)
+    return rows
+
+
+def test_the_agents_script_is_data_and_nothing_can_run_or_load(html_file: Path) -> None:
     """The attack: the agent echoes ``<script>`` and ``<img onerror>`` (in a file it
-    read, in its thoughts, in the prompt); the page shows them and runs none."""
-    [script] = page.all("script")
-    assert not page.all("img") and not page.all("link") and not page.all("iframe")
+    read, in its thoughts, in the prompt); the page holds them as data only."""
+    source = html_file.read_text(encoding="utf-8")
+    assert "alert(" in source  # the attack is on the page ...
+    assert "<img" not in source and source.count("<script") == 2  # ... but never as a tag
+    page = parse(source)
+    [script] = [n for n in page.all("script") if "type" not in n.attrs]
+    assert not page.all("link") and not page.all("iframe")
     for node in page.all():
         assert not any(k.startswith("on") for k in node.attrs), node
-        assert "src" not in node.attrs
-        assert node.attrs.get("href", "#").startswith("#")
+        assert "src" not in node.attrs and "href" not in node.attrs
+    assert "innerHTML" not in script.text and "insertAdjacentHTML" not in script.text
     [policy] = [m for m in page.all("meta") if m.attrs.get("http-equiv")]
     digest = base64.b64encode(hashlib.sha256(script.text.encode()).digest()).decode()
     assert policy.attrs["content"].startswith("default-src 'none';")
     assert f"script-src 'sha256-{digest}'" in policy.attrs["content"]
-    thoughts = page.all(cls="agent_thought_chunk")
-    assert ATTACK in "".join(t.text for t in thoughts)
-    files = "".join(p.text for p in page.all("pre", "file"))
-    assert ATTACK in files
+    pieces = [p for r in data_of(page) for p in r.get("body", [])]
+    assert ATTACK in "".join(p[1] for p in pieces if p[0] == "say agent_thought_chunk")
+    assert any(ATTACK in p[1] for p in pieces if p[0] == "pre file")
 
 
 def test_the_sequence_view_pairs_turns_tools_and_permissions(page: Node) -> None:
-    rows = page.all(cls="row")
-    messages = [r for r in rows if "msg" in r.attrs["class"].split()]
-    ids = {r.attrs["id"] for r in messages}
-    assert {r.attrs["data-from"] for r in messages} == {"client", "agent"}
-    # Every request of the demo session is answered, and links to its answer.
-    requests = [r for r in messages if "request" in r.attrs["class"].split()]
+    rows = data_of(page)
+    messages = {r["n"]: r for r in rows if r["k"] == "msg"}
+    assert {r["f"] for r in messages.values()} == {"client", "agent"}
+    # Every request of the demo session is answered, both ends linked, with the latency.
+    requests = [r for r in messages.values() if r["kind"] == "request"]
     assert requests
     for row in requests:
-        [pair] = row.all("a", "pair")
-        assert pair.attrs["href"][1:] in ids and "answered after" in pair.text
-    answers = [r for r in messages if "response" in r.attrs["class"].split()]
-    assert all(r.all("a", "pair")[0].attrs["href"][1:] in ids for r in answers)
+        answer = messages[row["pair"][0]]
+        assert answer["kind"] == "response" and answer["pair"][0] == row["n"]
+        assert answer["f"] != row["f"] and answer["m"] == row["m"]
+        assert row["pair"][1].startswith("answered after ") and row["pair"][1].endswith("ms")
     # Four turns in one session, each opened by its own row with its stop reason.
-    turns = [r for r in rows if "turn" in r.attrs["class"].split()]
-    assert [t.all("div", "bubble")[0].text.split()[:2] for t in turns] == [
-        ["turn", str(n)] for n in (1, 2, 3, 4)
-    ]
-    assert all("end_turn" in t.text for t in turns)
-    assert len({t.attrs["data-session"] for t in turns}) == 1
-    # The edit's diff, the terminal's output, the permission and its choice.
-    diff = page.all("pre", "diff")
-    assert any(
-        [s.text for s in d.all("span", "del")] == ["-beta"]
-        and [s.text for s in d.all("span", "add")] == ["+BETA"]
-        for d in diff
-    )
-    assert any("terminal-said-this" in p.text for p in page.all("pre", "term"))
-    tools = page.all(cls="tool")
-    assert any(t.all("pre", "term") for t in tools), "the tool call shows its terminal's output"
-    permissions = [r for r in requests if r.attrs["data-method"] == "session/request_permission"]
-    assert permissions and all("chosen: Allow" in r.text for r in permissions)
+    turns = [r for r in rows if r["k"] == "turn"]
+    assert [t["text"].split()[:2] for t in turns] == [["turn", str(n)] for n in (1, 2, 3, 4)]
+    assert all("end_turn after" in t["text"] for t in turns)
+    assert len({t["s"] for t in turns}) == 1
+    assert all(rows[rows.index(t) + 1]["m"] == "session/prompt" for t in turns)
+    # The edit's diff, the terminal's output in its tool call, the permission's choice.
+    pieces = [p for r in rows for p in r.get("body", [])]
+    diffs = [dict(lines) for kind, lines in pieces if kind == "diff"]
+    assert {"del": "-beta", "add": "+BETA"}.items() <= diffs[0].items()
+    tools = [r["body"] for r in rows if r.get("body") and r["body"][0][0] == "tool"]
+    assert any(["pre term", "terminal-said-this\n"] in body for body in tools)
+    permissions = [r for r in requests if r["m"] == "session/request_permission"]
+    assert permissions
+    assert all(["perm", "chosen: Allow once (allow_once)"] in r["body"] for r in permissions)
     # The filters offer what the recording holds.
-    session = turns[0].attrs["data-session"]
+    session = turns[0]["s"]
     options = {
         s.attrs["id"]: [o.attrs["value"] for o in s.all("option")] for s in page.all("select")
     }
@@ -193,11 +199,12 @@ def test_the_sequence_view_pairs_turns_tools_and_permissions(page: Node) -> None
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
-def test_in_headless_chromium_only_the_pages_own_script_runs(
+def test_in_headless_chromium_the_rows_are_drawn_and_the_agents_text_stays_text(
     html_file: Path, tmp_path: Path
 ) -> None:
     """The page loaded by a real browser: its script ran under its Content-Security-Policy
-    (the counter is filled in) and the agent's text made no element."""
+    and drew every row of this short recording, with the agent's ``<script>`` and
+    ``<img>`` as text and no element made of them."""
     profile = f"--user-data-dir={tmp_path / 'profile'}"
     done = subprocess.run(
         ["chromium", "--headless", "--no-sandbox", profile, "--dump-dom", html_file.as_uri()],
@@ -206,10 +213,17 @@ def test_in_headless_chromium_only_the_pages_own_script_runs(
         timeout=TIMEOUT,
     )
     dom = parse(done.stdout)
-    rows = [r for r in dom.all(cls="row")]
+    rows = data_of(dom)
+    drawn = dom.all(cls="row")
     [shown] = [n for n in dom.all("span") if n.attrs.get("id") == "shown"]
-    assert shown.text == f"{len(rows)} of {len(rows)} shown"
-    assert len(dom.all("script")) == 1 and not dom.all("img")
+    assert shown.text == f"{len(rows)} of {len(rows)} rows" and len(drawn) == len(rows)
+    assert len(dom.all("script")) == 2 and not dom.all("img")
+    thoughts = "".join(n.text for n in dom.all("div", "agent_thought_chunk"))
+    assert ATTACK in thoughts
+    pairs = [a for a in dom.all("a", "pair")]
+    ids = {r.attrs.get("id") for r in drawn}
+    assert pairs and all(a.attrs["href"][1:] in ids for a in pairs)
+    assert any("+BETA" in d.text for d in dom.all("pre", "diff"))
 
 
 def test_acp_view_of_a_file_that_is_not_a_cassette_says_so(tmp_path: Path) -> None:

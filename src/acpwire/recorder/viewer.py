@@ -7,11 +7,17 @@ prompt, stop reason and duration; tool calls show their diffs and the output of 
 terminals, permission requests the options and what was chosen. Filters (session,
 method, direction) and a search box work in the page itself.
 
+How it is built, so that a recording of 100,000 messages opens at once: this module
+works out every row (pairing, latency, turns, what to show of each message) and puts
+the rows in the page as one JSON data block; the page's script draws the rows in
+view, a few hundred at a time as the reader scrolls, and filters over the data.
+
 Rules this module keeps:
 
-* Everything that came from the recording is text, never markup: each value goes
-  through :func:`html.escape` on its way into the page (the agent can say
-  ``<script>``, and the page shows it). As a second wall, the page's
+* What came from the recording is data, never markup: in the data block every ``<``,
+  ``>`` and ``&`` is a JSON escape (``\\u003c``), so nothing the agent says can close
+  the block or open a tag; the script puts text in the page only as ``textContent``,
+  never as HTML; the filters' options are HTML-escaped. As a second wall, the page's
   Content-Security-Policy lets no script run but the page's own (by its hash).
 * Nothing is fetched: no external style, script, font or image (``default-src
   'none'``), so the page works offline and tells no server it was opened.
@@ -23,23 +29,24 @@ import base64
 import difflib
 import hashlib
 import html
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import msgspec
+
 from .cassette import Cassette
 from .conversation import Conversation, Step, update_kind
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "view_rows"]
 
 PREVIEW_CHARS = 4000
-"""File text and terminal output longer than this are cut in the page (the JSON of
-the message, one click away, keeps all of it)."""
+"""File text and terminal output longer than this are cut in the row (the message's
+JSON, one click away, keeps all of it)."""
 
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+Piece = list[Any]
+"""What a row shows under its head: ``[css class, text]`` (a class starting ``pre ``
+is preformatted text) or ``["diff", [[css class, line], ...]]``."""
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -56,10 +63,6 @@ def _cut(text: str) -> str:
     return text[:PREVIEW_CHARS] + f"\n… ({len(text) - PREVIEW_CHARS} more characters)"
 
 
-def _pre(text: str, cls: str) -> str:
-    return f'<pre class="{cls}">{_e(_cut(text))}</pre>'
-
-
 def _text_of(blocks: object) -> str:
     """The text of a content block or a list of them (other blocks by their type)."""
     parts: list[str] = []
@@ -74,25 +77,34 @@ def _text_of(blocks: object) -> str:
     return "".join(parts)
 
 
-def _diff(item: dict[str, Any]) -> str:
-    old = item.get("oldText") if isinstance(item.get("oldText"), str) else ""
-    new = item.get("newText") if isinstance(item.get("newText"), str) else ""
+def _diff(item: dict[str, Any]) -> Piece:
+    old = item.get("oldText")
+    new = item.get("newText")
     path = str(item.get("path", "?"))
     lines = difflib.unified_diff(
-        str(old).splitlines(), str(new).splitlines(), path, path, lineterm="", n=2
+        (old if isinstance(old, str) else "").splitlines(),
+        (new if isinstance(new, str) else "").splitlines(),
+        path,
+        path,
+        lineterm="",
+        n=2,
     )
-    out: list[str] = []
+    out: list[list[str]] = []
     for line in lines:
         cls = "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
         if line.startswith(("+++", "---", "@@")):
             cls = "hunk"
-        out.append(f'<span class="{cls}">{_e(line)}</span>')
-    return f'<pre class="diff">{chr(10).join(out)}</pre>'
+        out.append([cls, line])
+    return ["diff", out]
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 10 else f"{seconds:.2f} s"
 
 
 @dataclass
 class _Context:
-    """What one message's rendering needs from the rest of the recording."""
+    """What one message's rows need from the rest of the recording."""
 
     steps: list[Step]
     terminal_output: dict[str, str] = field(default_factory=dict[str, str])
@@ -107,11 +119,9 @@ def _gather(conversation: Conversation) -> _Context:
         if step.kind == "request" and step.method == "session/prompt":
             per_session[step.session] = per_session.get(step.session, 0) + 1
             ctx.turns[step.index] = per_session[step.session]
-        if (
-            step.kind == "response"
-            and step.method == "terminal/output"
-            and step.answers is not None
-        ):
+        if step.kind == "response" and step.method == "terminal/output":
+            if step.answers is None:
+                continue
             terminal = _dict(conversation.steps[step.answers].msg.get("params")).get("terminalId")
             output = _dict(step.msg.get("result")).get("output")
             if isinstance(terminal, str) and isinstance(output, str):
@@ -119,42 +129,40 @@ def _gather(conversation: Conversation) -> _Context:
     return ctx
 
 
-def _tool_call(update: dict[str, Any], ctx: _Context) -> str:
+def _tool_call(update: dict[str, Any], ctx: _Context) -> list[Piece]:
     head = " · ".join(
-        _e(update[k]) for k in ("title", "kind", "status") if isinstance(update.get(k), str)
+        str(update[k]) for k in ("title", "kind", "status") if isinstance(update.get(k), str)
     )
-    out = [f'<div class="tool">tool call <code>{_e(update.get("toolCallId", ""))}</code> {head}']
+    pieces: list[Piece] = [["tool", f"tool call {update.get('toolCallId', '')} {head}"]]
     for location in _list(update.get("locations")):
-        out.append(f'<div class="loc">{_e(_dict(location).get("path", ""))}</div>')
+        pieces.append(["loc", str(_dict(location).get("path", ""))])
     for item in _list(update.get("content")):
         item = _dict(item)
         if item.get("type") == "diff":
-            out.append(_diff(item))
+            pieces.append(_diff(item))
         elif item.get("type") == "terminal":
             terminal = str(item.get("terminalId", ""))
-            out.append(f'<div class="loc">terminal <code>{_e(terminal)}</code></div>')
+            pieces.append(["loc", f"terminal {terminal}"])
             if terminal in ctx.terminal_output:
-                out.append(_pre(ctx.terminal_output[terminal], "term"))
+                pieces.append(["pre term", _cut(ctx.terminal_output[terminal])])
         elif item.get("type") == "content":
-            out.append(_pre(_text_of(item.get("content")), "text"))
-    out.append("</div>")
-    return "".join(out)
+            pieces.append(["pre text", _cut(_text_of(item.get("content")))])
+    return pieces
 
 
-def _update(params: dict[str, Any], ctx: _Context) -> str:
+def _update(params: dict[str, Any], ctx: _Context) -> list[Piece]:
     update = _dict(params.get("update"))
     kind = update.get("sessionUpdate")
     if kind in ("agent_message_chunk", "user_message_chunk", "agent_thought_chunk"):
-        return f'<div class="say {_e(kind)}">{_e(_text_of(update.get("content")))}</div>'
+        return [[f"say {kind}", _text_of(update.get("content"))]]
     if kind in ("tool_call", "tool_call_update"):
         return _tool_call(update, ctx)
     if kind == "plan":
-        entries = "".join(
-            f"<li>[{_e(_dict(x).get('status', ''))}] {_e(_dict(x).get('content', ''))}</li>"
+        return [
+            ["plan", f"[{_dict(x).get('status', '')}] {_dict(x).get('content', '')}"]
             for x in _list(update.get("entries"))
-        )
-        return f'<ul class="plan">{entries}</ul>'
-    return ""
+        ]
+    return []
 
 
 def _permission_choice(request: Step, answer: Step | None) -> str:
@@ -172,143 +180,166 @@ def _permission_choice(request: Step, answer: Step | None) -> str:
     return str(chosen)
 
 
-def _request_body(step: Step, ctx: _Context) -> str:
+def _request_pieces(step: Step, ctx: _Context) -> list[Piece]:
     params = _dict(step.msg.get("params"))
     method = step.method
     if method == "session/prompt":
-        return f'<div class="say prompt">{_e(_text_of(params.get("prompt")))}</div>'
+        return [["say prompt", _text_of(params.get("prompt"))]]
     if method == "session/update":
         return _update(params, ctx)
     if method == "session/request_permission":
         answer = ctx.steps[step.answer] if step.answer is not None else None
         tool = _dict(params.get("toolCall"))
         options = ", ".join(
-            _e(_dict(o).get("name", _dict(o).get("optionId", "")))
+            str(_dict(o).get("name", _dict(o).get("optionId", "")))
             for o in _list(params.get("options"))
         )
-        chose = _e(_permission_choice(step, answer))
-        return (
-            f'<div class="perm">permission for {_e(tool.get("title") or tool.get("toolCallId", ""))}'
-            f"<br>options: {options}<br>chosen: <b>{chose}</b></div>"
-        )
+        return [
+            ["perm", f"permission for {tool.get('title') or tool.get('toolCallId', '')}"],
+            ["perm", f"options: {options}"],
+            ["perm", f"chosen: {_permission_choice(step, answer)}"],
+        ]
     if method in ("fs/read_text_file", "fs/write_text_file"):
-        text = f'<div class="loc">{_e(params.get("path", ""))}</div>'
+        pieces: list[Piece] = [["loc", str(params.get("path", ""))]]
         if isinstance(params.get("content"), str):
-            text += _pre(params["content"], "file")
-        return text
+            pieces.append(["pre file", _cut(params["content"])])
+        return pieces
     if method == "terminal/create":
         argv = [params.get("command", ""), *_list(params.get("args"))]
-        return f'<div class="loc">$ {_e(" ".join(str(a) for a in argv))}</div>'
+        return [["loc", "$ " + " ".join(str(a) for a in argv)]]
     if method in ("session/new", "session/load") and isinstance(params.get("cwd"), str):
-        return f'<div class="loc">{_e(params["cwd"])}</div>'
-    return ""
+        return [["loc", params["cwd"]]]
+    return []
 
 
-def _response_body(step: Step, ctx: _Context) -> str:
+def _response_pieces(step: Step, ctx: _Context) -> list[Piece]:
     error = step.msg.get("error")
     if isinstance(error, dict):
         error = cast("dict[str, Any]", error)
-        return (
-            f'<div class="err">error {_e(error.get("code"))}: {_e(error.get("message", ""))}</div>'
-        )
+        return [["err", f"error {error.get('code')}: {error.get('message', '')}"]]
     result = _dict(step.msg.get("result"))
     method = step.method
     if method == "session/prompt":
-        return f'<div class="loc">stop: <b>{_e(result.get("stopReason", "?"))}</b></div>'
+        return [["loc", f"stop: {result.get('stopReason', '?')}"]]
     if method == "session/request_permission" and step.answers is not None:
-        chose = _permission_choice(ctx.steps[step.answers], step)
-        return f'<div class="perm">chosen: <b>{_e(chose)}</b></div>'
+        return [["perm", f"chosen: {_permission_choice(ctx.steps[step.answers], step)}"]]
     if method == "session/new":
-        return f'<div class="loc">session <code>{_e(result.get("sessionId", ""))}</code></div>'
+        return [["loc", f"session {result.get('sessionId', '')}"]]
     if method == "fs/read_text_file" and isinstance(result.get("content"), str):
-        return _pre(result["content"], "file")
+        return [["pre file", _cut(result["content"])]]
     if method == "terminal/output" and isinstance(result.get("output"), str):
-        return _pre(result["output"], "term")
+        return [["pre term", _cut(result["output"])]]
     if method == "terminal/wait_for_exit":
-        return f'<div class="loc">exit: {_e(result.get("exitCode"))}</div>'
-    return ""
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms" if seconds < 10 else f"{seconds:.2f} s"
+        return [["loc", f"exit: {result.get('exitCode')}"]]
+    return []
 
 
 def _label(step: Step) -> str:
-    kind = update_kind(step.msg)
     name = step.method or "response"
     if step.kind == "response":
         return f"{name} ⟵ answer" if step.sender == "agent" else f"{name} answer ⟶"
+    kind = update_kind(step.msg)
     return f"{name} {kind}" if kind else name
 
 
-def _message_row(step: Step, ctx: _Context, t0: float) -> str:
-    body = _response_body(step, ctx) if step.kind == "response" else _request_body(step, ctx)
-    pairing = ""
+def _message_row(step: Step, ctx: _Context, t0: float) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "k": "msg",
+        "f": step.sender,
+        "s": step.session or "",
+        "m": step.method or "",
+        "t": f"{step.t - t0:+.3f}s",
+        "n": step.index,
+        "kind": step.kind,
+        "label": _label(step),
+        "body": _response_pieces(step, ctx)
+        if step.kind == "response"
+        else _request_pieces(step, ctx),
+        "msg": step.msg,
+    }
+    if "id" in step.msg:
+        row["id"] = msgspec.json.encode(step.msg["id"]).decode()
     if step.answer is not None:
         answer = ctx.steps[step.answer]
-        pairing = (
-            f'<a class="pair" href="#m{answer.index}">answered after {_ms(answer.t - step.t)}</a>'
-        )
+        row["pair"] = [answer.index, f"answered after {_ms(answer.t - step.t)}"]
     elif step.answers is not None:
         asked = ctx.steps[step.answers]
-        pairing = (
-            f'<a class="pair" href="#m{asked.index}">answers #{asked.index} after '
-            f"{_ms(step.t - asked.t)}</a>"
-        )
+        row["pair"] = [asked.index, f"answers #{asked.index} after {_ms(step.t - asked.t)}"]
     elif step.kind == "request":
-        pairing = '<span class="pair open">no answer recorded</span>'
-    msg_id = (
-        f' <span class="id">id {_e(json.dumps(step.msg["id"]))}</span>' if "id" in step.msg else ""
-    )
-    pretty = json.dumps(step.msg, indent=2, ensure_ascii=False)
-    return (
-        f'<div class="row msg {step.sender} {step.kind}" id="m{step.index}" '
-        f'data-from="{step.sender}" data-session="{_e(step.session or "")}" '
-        f'data-method="{_e(step.method or "")}">'
-        f'<span class="t">{step.t - t0:+.3f}s</span>'
-        f'<div class="bubble"><div class="head"><span class="n">#{step.index}</span> '
-        f'<span class="method">{_e(_label(step))}</span>{msg_id} {pairing}</div>'
-        f"{body}<details><summary>JSON</summary><pre>{_e(pretty)}</pre></details></div></div>"
-    )
+        row["open"] = "no answer recorded"
+    return row
 
 
-def _turn_row(step: Step, ctx: _Context, t0: float) -> str:
+def _turn_row(step: Step, ctx: _Context, t0: float) -> dict[str, Any]:
     answer = ctx.steps[step.answer] if step.answer is not None else None
     prompt = _text_of(_dict(step.msg.get("params")).get("prompt"))
     end = ""
     if answer is not None:
         stop = _dict(answer.msg.get("result")).get("stopReason", "error")
-        end = f" · {_e(stop)} after {_ms(answer.t - step.t)}"
-    return (
-        f'<div class="row turn" data-from="" data-session="{_e(step.session or "")}" '
-        f'data-method="session/prompt"><span class="t">{step.t - t0:+.3f}s</span>'
-        f'<div class="bubble">turn {ctx.turns[step.index]} of session '
-        f"<code>{_e(step.session or '?')}</code>: {_e(prompt[:200])}{end}</div></div>"
-    )
+        end = f" · {stop} after {_ms(answer.t - step.t)}"
+    text = f"turn {ctx.turns[step.index]} of session {step.session or '?'}: {prompt[:200]}{end}"
+    return {
+        "k": "turn",
+        "f": "",
+        "s": step.session or "",
+        "m": "session/prompt",
+        "t": f"{step.t - t0:+.3f}s",
+        "text": text,
+    }
 
 
-def _other_row(record: dict[str, Any], t0: float) -> str:
+def _other_row(record: dict[str, Any], t0: float) -> dict[str, Any]:
     kind = record.get("type")
     t = record.get("t")
-    when = f"{float(t) - t0:+.3f}s" if isinstance(t, (int, float)) else ""
     if kind == "raw":
         text = f"{record.get('from', '?')} wrote a line that is not JSON: {record.get('raw', '')}"
     elif kind == "oversize":
-        text = f"{record.get('from', '?')} sent a message too large to keep ({record.get('size')} bytes)"
+        size = record.get("size")
+        text = f"{record.get('from', '?')} sent a message too large to keep ({size} bytes)"
     else:
         fields = {k: v for k, v in record.items() if k not in ("type", "t", "wall", "event")}
-        text = f"{record.get('event', kind)} {json.dumps(fields, ensure_ascii=False)}"
-    return (
-        f'<div class="row event" data-from="event" data-session="" data-method="">'
-        f'<span class="t">{_e(when)}</span><div class="bubble">{_e(text)}</div></div>'
-    )
+        text = f"{record.get('event', kind)} {msgspec.json.encode(fields).decode()}"
+    return {
+        "k": "event",
+        "f": "event",
+        "s": "",
+        "m": "",
+        "t": f"{float(t) - t0:+.3f}s" if isinstance(t, (int, float)) else "",
+        "text": text,
+    }
 
 
-def _options(values: Iterable[str]) -> str:
-    return "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in sorted(set(values)) if v)
+def view_rows(cassette: Cassette) -> list[dict[str, Any]]:
+    """The rows of the page, in order: ``k`` (``msg``, ``turn`` or ``event``), ``f``
+    (direction), ``s`` (session), ``m`` (method), ``t`` (time since the first message),
+    and for a message ``n`` (its number), ``kind``, ``label``, ``id``, ``pair`` (the
+    number of the message it answers or that answers it, and the latency) or ``open``,
+    ``body`` (pieces, see :data:`Piece`) and ``msg``; for the others ``text``."""
+    conversation = Conversation.from_cassette(cassette)
+    ctx = _gather(conversation)
+    steps = iter(conversation.steps)
+    t0 = conversation.steps[0].t if conversation.steps else 0.0
+    rows: list[dict[str, Any]] = []
+    for record in cassette.records:
+        kind = record.get("type")
+        if kind == "info":
+            continue
+        if kind == "message":
+            if not isinstance(record.get("msg"), dict) or record.get("from") not in (
+                "client",
+                "agent",
+            ):
+                continue
+            step = next(steps)
+            if step.index in ctx.turns:
+                rows.append(_turn_row(step, ctx, t0))
+            rows.append(_message_row(step, ctx, t0))
+        else:
+            rows.append(_other_row(record, t0))
+    return rows
 
 
-def _summary(cassette: Cassette, conversation: Conversation) -> str:
+def _summary(cassette: Cassette, conversation_rows: list[dict[str, Any]]) -> str:
     header = cassette.header
     info = cassette.info
     rows: list[tuple[str, object]] = [("file", cassette.path.name)]
@@ -321,14 +352,30 @@ def _summary(cassette: Cassette, conversation: Conversation) -> str:
         about = _dict(info.get(f"{side}Info"))
         if about:
             rows.append((side, f"{about.get('name', '?')} {about.get('version', '')}".strip()))
-    sessions = {s.session for s in conversation.steps if s.session}
-    rows.append(("messages", len(conversation.steps)))
-    rows.append(("sessions", len(sessions)))
-    if conversation.steps:
-        rows.append(("duration", _ms(conversation.steps[-1].t - conversation.steps[0].t)))
+    messages = [r for r in conversation_rows if r["k"] == "msg"]
+    rows.append(("messages", len(messages)))
+    rows.append(("sessions", len({r["s"] for r in messages if r["s"]})))
+    if messages:
+        rows.append(("duration", messages[-1]["t"].lstrip("+")))
     if cassette.truncated:
         rows.append(("note", "the recording ends in the middle of a record (cut short)"))
     return "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _options(values: Iterable[str]) -> str:
+    return "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in sorted(set(values)) if v)
+
+
+def _data_block(rows: list[dict[str, Any]]) -> str:
+    """The rows as JSON that cannot end the ``<script>`` element it sits in."""
+    data = msgspec.json.encode(rows)
+    for char, escape in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026")):
+        data = data.replace(char, escape)
+    return data.decode()
 
 
 STYLE = """
@@ -355,79 +402,143 @@ pre.term{background:#212121;color:#e0e0e0}
 .diff .add{color:#1b5e20;background:#e8f5e9}.diff .del{color:#b71c1c;background:#ffebee}
 .diff .hunk{color:#777}.diff span{display:block}
 .say{white-space:pre-wrap}.agent_thought_chunk{color:#777;font-style:italic}
-.perm{background:#f3e5f5;padding:2px 6px}.err{color:#c62828}
-.tool{border-top:1px dashed #ccc;margin-top:2px}.loc{font-family:monospace;color:#555}
+.perm{background:#f3e5f5;padding:0 6px}.err{color:#c62828}
+.tool{border-top:1px dashed #ccc;margin-top:2px}.loc,.plan{font-family:monospace;color:#555}
 details summary{color:#888;cursor:pointer;font-size:11px}
 .row:target .bubble{outline:2px solid #6a1b9a}
-.row[hidden]{display:none}
+#more{height:1px}
 """
 
 SCRIPT = """
-const rows = Array.from(document.querySelectorAll('#seq .row'));
+'use strict';
+const rows = JSON.parse(document.getElementById('acp-data').textContent);
+const rowOf = new Map();
+rows.forEach((r, i) => { if (r.k === 'msg') rowOf.set(r.n, i); });
 const pick = (id) => document.getElementById(id);
-const texts = new Map();
+const seq = pick('seq'), more = pick('more'), CHUNK = 200;
+let list = [], drawn = 0;
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function piece(p) {
+  if (p[0] === 'diff') {
+    const pre = el('pre', 'diff');
+    for (const [cls, line] of p[1]) pre.append(el('span', cls, line));
+    return pre;
+  }
+  const pre = p[0].startsWith('pre ');
+  return el(pre ? 'pre' : 'div', pre ? p[0].slice(4) : p[0], p[1]);
+}
+function jump(n, event) {
+  event.preventDefault();
+  if (!list.includes(rowOf.get(n))) { reset(); }
+  while (!pick('m' + n) && drawn < list.length) draw();
+  location.hash = 'm' + n;
+}
+function render(r) {
+  const row = el('div', ['row', r.k, r.f, r.kind].filter(Boolean).join(' '));
+  row.append(el('span', 't', r.t));
+  const bubble = el('div', 'bubble');
+  row.append(bubble);
+  if (r.k !== 'msg') { bubble.textContent = r.text; return row; }
+  row.id = 'm' + r.n;
+  const head = el('div', 'head');
+  head.append(el('span', 'n', '#' + r.n), ' ', el('span', 'method', r.label));
+  if (r.id !== undefined) head.append(' ', el('span', 'id', 'id ' + r.id));
+  if (r.pair) {
+    const a = el('a', 'pair', r.pair[1]);
+    a.href = '#m' + r.pair[0];
+    a.addEventListener('click', (event) => jump(r.pair[0], event));
+    head.append(' ', a);
+  } else if (r.open) head.append(' ', el('span', 'pair open', r.open));
+  bubble.append(head);
+  for (const p of r.body) bubble.append(piece(p));
+  const details = el('details');
+  details.append(el('summary', '', 'JSON'));
+  details.addEventListener('toggle', () => {
+    if (details.open && !details.querySelector('pre')) {
+      details.append(el('pre', '', JSON.stringify(r.msg, null, 2)));
+    }
+  });
+  bubble.append(details);
+  return row;
+}
+function draw() {
+  const end = Math.min(list.length, drawn + CHUNK);
+  const part = document.createDocumentFragment();
+  for (; drawn < end; drawn++) part.append(render(rows[list[drawn]]));
+  seq.append(part);
+}
+function fill() {
+  while (drawn < list.length && more.getBoundingClientRect().top < innerHeight + 1500) draw();
+}
+const texts = [];
+function haystack(i) {
+  if (texts[i] === undefined) {
+    const r = rows[i];
+    const parts = [r.label || '', r.text || '', r.msg ? JSON.stringify(r.msg) : ''];
+    for (const p of r.body || []) parts.push(p[0] === 'diff' ? p[1].map((x) => x[1]).join(' ') : p[1]);
+    texts[i] = parts.join(' ').toLowerCase();
+  }
+  return texts[i];
+}
 function apply() {
   const s = pick('f-session').value, m = pick('f-method').value, f = pick('f-from').value;
   const q = pick('f-search').value.toLowerCase();
-  let shown = 0;
-  for (const r of rows) {
-    let ok = (!s || r.dataset.session === s) && (!m || r.dataset.method === m) &&
-      (!f || r.dataset.from === f);
-    if (ok && q) {
-      if (!texts.has(r)) texts.set(r, r.textContent.toLowerCase());
-      ok = texts.get(r).includes(q);
-    }
-    r.hidden = !ok;
-    if (ok) shown++;
+  list = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if ((s && r.s !== s) || (m && r.m !== m) || (f && r.f !== f)) continue;
+    if (q && !haystack(i).includes(q)) continue;
+    list.push(i);
   }
-  pick('shown').textContent = shown + ' of ' + rows.length + ' shown';
+  seq.replaceChildren();
+  drawn = 0;
+  pick('shown').textContent = list.length + ' of ' + rows.length + ' rows';
+  draw();
+  fill();
 }
+function reset() {
+  for (const id of ['f-session', 'f-method', 'f-from', 'f-search']) pick(id).value = '';
+  apply();
+}
+let pending;
 for (const id of ['f-session', 'f-method', 'f-from', 'f-search']) {
-  pick(id).addEventListener('input', apply);
+  pick(id).addEventListener('input', () => { clearTimeout(pending); pending = setTimeout(apply, 120); });
 }
+addEventListener('scroll', fill, { passive: true });
+addEventListener('resize', fill);
 apply();
+document.body.dataset.readyMs = Math.round(performance.now());
 """
 
 
 def render_html(cassette: Cassette) -> str:
     """The page for ``cassette`` (module docstring)."""
-    conversation = Conversation.from_cassette(cassette)
-    ctx = _gather(conversation)
-    steps = iter(conversation.steps)
-    t0 = conversation.steps[0].t if conversation.steps else 0.0
-    rows: list[str] = []
-    for record in cassette.records:
-        kind = record.get("type")
-        if kind == "info":
-            continue
-        if kind == "message":
-            msg = record.get("msg")
-            if not isinstance(msg, dict) or record.get("from") not in ("client", "agent"):
-                continue
-            step = next(steps)
-            if step.index in ctx.turns:
-                rows.append(_turn_row(step, ctx, t0))
-            rows.append(_message_row(step, ctx, t0))
-        else:
-            rows.append(_other_row(record, t0))
+    rows = view_rows(cassette)
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'"
     title = f"ACP recording {cassette.path.name}"
+    messages = [r for r in rows if r["k"] == "msg"]
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_e(policy)}">'
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>"
-        f"<header><b>{_e(title)}</b><dl>{_summary(cassette, conversation)}</dl></header>"
+        f"<header><b>{_e(title)}</b><dl>{_summary(cassette, rows)}</dl></header>"
         '<nav id="filters"><select id="f-session"><option value="">all sessions</option>'
-        f"{_options(s.session or '' for s in conversation.steps)}</select>"
+        f"{_options(r['s'] for r in messages)}</select>"
         '<select id="f-method"><option value="">all methods</option>'
-        f"{_options(s.method or '' for s in conversation.steps)}</select>"
+        f"{_options(r['m'] for r in messages)}</select>"
         '<select id="f-from"><option value="">both directions</option>'
         '<option value="client">client → agent</option>'
         '<option value="agent">agent → client</option>'
         '<option value="event">recorder events</option></select>'
         '<input id="f-search" type="search" placeholder="search"> <span id="shown"></span>'
         '</nav><div class="lanes"><span></span><span>client</span><span>agent</span></div>'
-        f'<main id="seq">{"".join(rows)}</main>'
+        '<main id="seq"></main><div id="more"></div>'
+        f'<script type="application/json" id="acp-data">{_data_block(rows)}</script>'
         f"<script>{SCRIPT}</script></body></html>\n"
     )
