@@ -227,10 +227,14 @@ class CassetteWriter:
             if not batches:
                 return
             parts: list[bytes] = []
+            # One check for the whole flush (the common case); batch by batch if it fails.
+            all_well_formed = _well_formed(
+                [x for prefix, lines in batches if prefix for x in lines]
+            )
             for prefix, lines in batches:
                 if not prefix:  # whole records
                     parts.extend(lines)
-                elif _well_formed(lines):
+                elif all_well_formed or _well_formed(lines):
                     parts.append(prefix + (_END + prefix).join(lines) + _END)
                 else:
                     parts.extend(_one_by_one(prefix, lines))
