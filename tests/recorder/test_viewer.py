@@ -9,9 +9,13 @@ import asyncio
 import base64
 import hashlib
 import json
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,6 +28,7 @@ from acpwire.client.permissions import AllowAll
 from acpwire.client.toolkit import ToolkitClient
 from acpwire.demo import build_app
 from acpwire.recorder import record_to
+from acpwire.recorder.cassette import CassetteWriter
 from acpwire.transports.memory import memory_pair
 
 ATTACK = "<script>alert('pwned')</script><img src=x onerror=alert(2)>"
@@ -237,3 +242,68 @@ def test_acp_view_of_a_file_that_is_not_a_cassette_says_so(tmp_path: Path) -> No
     )
     assert done.returncode == 1
     assert "not an ACP cassette" in done.stderr and "Traceback" not in done.stderr
+
+
+def get(url: str, host: str | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers={"Host": host} if host else {})
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_acp_view_follow_serves_the_rows_of_a_recording_as_it_grows(tmp_path: Path) -> None:
+    """A cassette still being written: the page asks for rows as the file grows (204
+    while it has not), the request recorded first has its answer linked once the answer
+    is written; only the printed address with its token answers, and only to a
+    loopback Host (DNS rebinding)."""
+    cassette = tmp_path / "live.jsonl"
+    writer = CassetteWriter(cassette, mode="in-process")
+    proc = None
+    try:
+        writer.messages("client", [b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}'])
+        writer.flush()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "acpwire.cli.main", "view", str(cassette), "--follow"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"at (http://127\.0\.0\.1:(\d+)/\S+/)$", line.strip())
+        assert found, line
+        url, port = found[1], found[2]
+        status, body = get(url)
+        assert status == 200
+        page = parse(body.decode())
+        [policy] = [m for m in page.all("meta") if m.attrs.get("http-equiv")]
+        assert policy.attrs["content"].endswith("; connect-src 'self'")
+        [tag] = page.all("body")
+        size = tag.attrs["data-size"]
+        assert tag.attrs["data-follow"] and size == str(cassette.stat().st_size)
+        [row] = data_of(page)
+        assert row["open"] == "no answer recorded"
+        assert get(f"{url}rows?size={size}")[0] == 204
+
+        writer.messages("agent", [b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'])
+        writer.flush()
+        status, body = get(f"{url}rows?size={size}")
+        assert status == 200
+        grown = json.loads(body)
+        assert grown["size"] == cassette.stat().st_size
+        asked, answered = grown["rows"]
+        assert asked["pair"][0] == answered["n"] and answered["pair"][0] == asked["n"]
+
+        assert get(url.replace(url.split("/")[3], "wrong-token"))[0] == 404
+        assert get(url, host=f"evil.example:{port}")[0] == 403
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(TIMEOUT) == 0
+    finally:
+        writer.close()
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            assert proc.stderr is not None
+            proc.stderr.close()

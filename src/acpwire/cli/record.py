@@ -139,6 +139,15 @@ def add_recorder_parsers(sub: Any) -> None:
     view.add_argument(
         "-o", "--output", default=None, metavar="HTML", help="the page (default: FILE.html)"
     )
+    view.add_argument(
+        "--follow",
+        action="store_true",
+        help="serve the page on 127.0.0.1 and keep it up to date while FILE is written "
+        "(until Ctrl-C)",
+    )
+    view.add_argument(
+        "--port", type=int, default=0, help="with --follow: the port (default: a free one)"
+    )
     view.set_defaults(handler=run_view)
 
 
@@ -388,6 +397,8 @@ def run_view(args: argparse.Namespace) -> int:
     from .sanitize import sanitize
 
     source = Path(args.cassette)
+    if args.follow:
+        return _follow_view(source, args.port)
     target = Path(args.output) if args.output else source.with_name(source.name + ".html")
     try:
         page = render_html(read_cassette(source))
@@ -399,4 +410,34 @@ def run_view(args: argparse.Namespace) -> int:
         print(sanitize(f"acp view: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
         return 1
     print(sanitize(f"acp view: wrote {target}"), file=sys.stderr)
+    return 0
+
+
+def _follow_view(source: Any, port: int) -> int:
+    import signal
+    import threading
+
+    from acpwire.recorder.cassette import CassetteError
+    from acpwire.recorder.view_server import ViewServer
+
+    from .sanitize import sanitize
+
+    try:
+        server = ViewServer(source, port=port)
+    except CassetteError as exc:
+        print(sanitize(f"acp view: {exc}"), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(
+            sanitize(f"acp view: {exc.filename or source}: {exc.strerror or exc}"), file=sys.stderr
+        )
+        return 1
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    print(sanitize(f"acp view: following {source} at {server.url}"), file=sys.stderr, flush=True)
+    try:
+        stop.wait()
+    finally:
+        server.close()
     return 0

@@ -411,9 +411,13 @@ details summary{color:#888;cursor:pointer;font-size:11px}
 
 SCRIPT = """
 'use strict';
-const rows = JSON.parse(document.getElementById('acp-data').textContent);
+let rows = JSON.parse(document.getElementById('acp-data').textContent);
 const rowOf = new Map();
-rows.forEach((r, i) => { if (r.k === 'msg') rowOf.set(r.n, i); });
+function index() {
+  rowOf.clear();
+  rows.forEach((r, i) => { if (r.k === 'msg') rowOf.set(r.n, i); });
+}
+index();
 const pick = (id) => document.getElementById(id);
 const seq = pick('seq'), more = pick('more'), CHUNK = 200;
 let list = [], drawn = 0;
@@ -513,20 +517,57 @@ addEventListener('scroll', fill, { passive: true });
 addEventListener('resize', fill);
 apply();
 document.body.dataset.readyMs = Math.round(performance.now());
+function options() {
+  for (const [id, key] of [['f-session', 's'], ['f-method', 'm']]) {
+    const select = pick(id), have = new Set(Array.from(select.options, (o) => o.value));
+    for (const r of rows) {
+      if (r.k !== 'msg' || !r[key] || have.has(r[key])) continue;
+      have.add(r[key]);
+      const option = el('option', '', r[key]);
+      option.value = r[key];
+      select.append(option);
+    }
+  }
+}
+async function follow() {
+  let answer;
+  try {
+    answer = await fetch('rows?size=' + document.body.dataset.size, { cache: 'no-store' });
+  } catch (e) { return; }
+  if (answer.status !== 200) return;
+  const data = await answer.json();
+  const atEnd = innerHeight + scrollY >= document.documentElement.scrollHeight - 50;
+  const before = drawn;
+  document.body.dataset.size = data.size;
+  rows = data.rows;
+  index();
+  texts.length = 0;
+  options();
+  apply();
+  while (drawn < Math.min(before, list.length) || (atEnd && drawn < list.length)) draw();
+  if (atEnd) scrollTo(0, document.documentElement.scrollHeight);
+}
+if (document.body.dataset.follow) setInterval(follow, 1000);
 """
 
 
-def render_html(cassette: Cassette) -> str:
-    """The page for ``cassette`` (module docstring)."""
+def render_html(cassette: Cassette, *, follow_size: int | None = None) -> str:
+    """The page for ``cassette`` (module docstring). With ``follow_size`` (the size of
+    the cassette when it was read), the page asks its server every second for the rows
+    of a cassette that has grown (``rows?size=N``: :mod:`.view_server`)."""
     rows = view_rows(cassette)
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'"
+    body = "<body>"
+    if follow_size is not None:
+        policy += "; connect-src 'self'"
+        body = f'<body data-follow="1" data-size="{follow_size}">'
     title = f"ACP recording {cassette.path.name}"
     messages = [r for r in rows if r["k"] == "msg"]
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_e(policy)}">'
-        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>"
+        f"<title>{_e(title)}</title><style>{STYLE}</style></head>{body}"
         f"<header><b>{_e(title)}</b><dl>{_summary(cassette, rows)}</dl></header>"
         '<nav id="filters"><select id="f-session"><option value="">all sessions</option>'
         f"{_options(r['s'] for r in messages)}</select>"
