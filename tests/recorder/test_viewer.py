@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from waiting import TIMEOUT
+from waiting import TIMEOUT, wait_until
 
 from acpwire.client.permissions import AllowAll
 from acpwire.client.toolkit import ToolkitClient
@@ -307,3 +307,75 @@ def test_acp_view_follow_serves_the_rows_of_a_recording_as_it_grows(tmp_path: Pa
                 proc.wait()
             assert proc.stderr is not None
             proc.stderr.close()
+
+
+class DevTools:
+    """Just enough of the Chrome DevTools protocol to drive one headless chromium page."""
+
+    def __init__(self, socket: Any) -> None:
+        self.socket = socket
+        self.last = 0
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.last += 1
+        number = self.last
+        await self.socket.send(json.dumps({"id": number, "method": method, "params": params}))
+        while True:
+            answer: dict[str, Any] = json.loads(await self.socket.recv())
+            if answer.get("id") == number:
+                return answer
+
+    async def evaluate(self, expression: str) -> Any:
+        answer = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return answer["result"]["result"].get("value")
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+async def test_in_headless_chromium_the_followed_page_draws_what_is_written_next(
+    tmp_path: Path,
+) -> None:
+    """The page of ``--follow`` in a real browser: an answer written after the page was
+    opened appears, linked to its request, without reloading."""
+    from websockets.asyncio.client import connect
+
+    from acpwire.recorder.view_server import ViewServer
+
+    cassette = tmp_path / "live.jsonl"
+    writer = CassetteWriter(cassette, mode="in-process")
+    writer.messages("client", [b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}'])
+    writer.flush()
+    server = ViewServer(cassette)
+    browser = await asyncio.create_subprocess_exec(
+        *["chromium", "--headless", "--no-sandbox", f"--user-data-dir={tmp_path / 'profile'}"],
+        *["--remote-debugging-port=0", "about:blank"],
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert browser.stderr is not None
+        port = None
+        while port is None:
+            line = await asyncio.wait_for(browser.stderr.readline(), TIMEOUT)
+            assert line, "chromium ended without a DevTools address"
+            found = re.search(rb"ws://127\.0\.0\.1:(\d+)/", line)
+            port = found[1].decode() if found else None
+        targets = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/json")
+        [page] = [t for t in json.loads(targets[1]) if t["type"] == "page"]
+        async with connect(page["webSocketDebuggerUrl"], max_size=None) as socket:
+            tools = DevTools(socket)
+            await tools.call("Page.navigate", url=server.url)
+            shown = "document.getElementById('shown')?.textContent"
+            assert await wait_until(lambda: tools.evaluate(shown), "the page") == "1 of 1 rows"
+            writer.messages("agent", [b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'])
+            writer.flush()
+
+            async def both() -> bool:
+                return await tools.evaluate(shown) == "2 of 2 rows"
+
+            await wait_until(both, "the answer written after the page opened")
+            pairs = "Array.from(document.querySelectorAll('a.pair'), a => a.getAttribute('href'))"
+            assert await tools.evaluate(pairs) == ["#m1", "#m0"]
+    finally:
+        browser.terminate()
+        await browser.wait()
+        server.close()
+        writer.close()
