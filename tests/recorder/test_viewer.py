@@ -374,6 +374,12 @@ async def test_in_headless_chromium_the_followed_page_draws_what_is_written_next
             await wait_until(both, "the answer written after the page opened")
             pairs = "Array.from(document.querySelectorAll('a.pair'), a => a.getAttribute('href'))"
             assert await tools.evaluate(pairs) == ["#m1", "#m0"]
+            summary = "document.getElementById('sum-messages').textContent"
+            assert await tools.evaluate(summary) == "2"
+            shot = await tools.call("Page.captureScreenshot", format="png")
+            picture = tmp_path / "followed.png"
+            picture.write_bytes(base64.b64decode(shot["result"]["data"]))
+            print(f"screenshot of the followed page: {picture}")
     finally:
         browser.terminate()
         await browser.wait()

@@ -355,11 +355,10 @@ def _summary(cassette: Cassette, conversation_rows: list[dict[str, Any]]) -> str
     messages = [r for r in conversation_rows if r["k"] == "msg"]
     rows.append(("messages", len(messages)))
     rows.append(("sessions", len({r["s"] for r in messages if r["s"]})))
-    if messages:
-        rows.append(("duration", messages[-1]["t"].lstrip("+")))
+    rows.append(("duration", messages[-1]["t"].lstrip("+") if messages else "0.000s"))
     if cassette.truncated:
         rows.append(("note", "the recording ends in the middle of a record (cut short)"))
-    return "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
+    return "".join(f'<dt>{_e(k)}</dt><dd id="sum-{_e(k)}">{_e(v)}</dd>' for k, v in rows)
 
 
 def _e(value: object) -> str:
@@ -543,6 +542,10 @@ async function follow() {
   index();
   texts.length = 0;
   options();
+  const messages = rows.filter((r) => r.k === 'msg');
+  pick('sum-messages').textContent = messages.length;
+  pick('sum-sessions').textContent = new Set(messages.map((r) => r.s).filter(Boolean)).size;
+  if (messages.length) pick('sum-duration').textContent = messages[messages.length - 1].t.slice(1);
   apply();
   while (drawn < Math.min(before, list.length) || (atEnd && drawn < list.length)) draw();
   if (atEnd) scrollTo(0, document.documentElement.scrollHeight);
