@@ -297,8 +297,11 @@ def test_acp_view_follow_serves_the_rows_of_a_recording_as_it_grows(tmp_path: Pa
 
         assert get(url.replace(url.split("/")[3], "wrong-token"))[0] == 404
         assert get(url, host=f"evil.example:{port}")[0] == 403
+        cassette.rename(tmp_path / "moved.jsonl")
+        assert get(url)[0] == 500
         proc.send_signal(signal.SIGINT)
         assert proc.wait(TIMEOUT) == 0
+        assert "Traceback" not in proc.stderr.read()
     finally:
         writer.close()
         if proc is not None:

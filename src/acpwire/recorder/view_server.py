@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 
-from .cassette import read_cassette
+from .cassette import CassetteError, read_cassette
 from .viewer import render_html, view_rows
 
 __all__ = ["ViewServer"]
@@ -45,7 +45,11 @@ class ViewServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                server._answer(self)
+                try:
+                    server._answer(self)
+                except (CassetteError, OSError) as exc:  # the file went away or was replaced
+                    text = f"acp view: {exc}\n".encode()
+                    server._send(self, HTTPStatus.INTERNAL_SERVER_ERROR, text, "text/plain")
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
