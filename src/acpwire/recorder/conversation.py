@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 
 from .cassette import Cassette, Sender
 
-__all__ = ["Conversation", "Step", "message_kind", "update_kind"]
+__all__ = ["Conversation", "Step", "message_kind", "session_of", "update_kind"]
 
 Kind = Literal["request", "notification", "response"]
 
@@ -30,7 +30,8 @@ def message_kind(msg: dict[str, Any]) -> Kind:
     return "response"
 
 
-def _session_of(msg: dict[str, Any]) -> str | None:
+def session_of(msg: dict[str, Any]) -> str | None:
+    """The ``sessionId`` a message names in its params or its result, if any."""
     for part in ("params", "result"):
         body = msg.get(part)
         if isinstance(body, dict):
@@ -108,7 +109,7 @@ class Conversation:
                     msg=msg,
                     kind=message_kind(msg),
                     method=method if isinstance(method, str) else None,
-                    session=_session_of(msg),
+                    session=session_of(msg),
                 )
             )
         return cls(steps, cassette.header)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from .cassette import read_cassette
-from .conversation import _session_of, message_kind, update_kind
+from .conversation import message_kind, session_of, update_kind
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -113,7 +113,7 @@ class SpanBuilder:
         from opentelemetry.trace import SpanKind
 
         method = str(msg["method"])
-        session = _session_of(msg)
+        session = session_of(msg)
         turn = self._turns.get(session) if session and sender == "agent" else None
         context = trace.set_span_in_context(turn.span) if turn is not None else None
         attributes = self._attributes(method, session, sender)
@@ -165,7 +165,7 @@ class SpanBuilder:
         from opentelemetry.trace import SpanKind
 
         method = str(msg["method"])
-        session = _session_of(msg)
+        session = session_of(msg)
         attributes = self._attributes(method, session, sender)
         update = update_kind(msg)
         if update:
