@@ -17,6 +17,7 @@ PUBLIC = [
     "acpwire.store",
     "acpwire.transports",
     "acpwire.testing",
+    "acpwire.recorder",
 ]
 
 

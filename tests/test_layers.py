@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "adapters": 7,
     "conformance": 8,
     "demo": 9,
+    "recorder": 9,
     "cli": 10,
 }
 # Same layer, still apart: the two roles mirror each other and never import each other.

@@ -112,10 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .check import add_check_parser  # argparse-only modules; the work is imported on use
     from .connect import add_connect_parser
     from .inspect import add_inspect_parser
+    from .record import add_recorder_parsers
 
     add_check_parser(sub)
     add_inspect_parser(sub)
     add_connect_parser(sub)
+    add_recorder_parsers(sub)
     return parser
 
 
@@ -215,14 +217,22 @@ def _run(argv: list[str]) -> int:
     if argv[:1] == ["demo-agent"]:
         return _demo_agent(argv[1:])
     parser = build_parser()
+    agent: list[str] | None = None
+    if argv[:1] in (["replay"], ["verify"]) and "--" in argv:
+        # FILE, options, then `--` and the agent: argparse cannot put a positional list
+        # after another positional with options between them, so the agent is cut here.
+        cut = argv.index("--")
+        argv, agent = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    if agent is not None:
+        args.agent = agent
     if args.command == "chat":
         code = _chat(args, parser)
     elif args.command == "serve":
         from .serve import run as run_serve
 
         code = run_serve(args, parser)
-    elif args.command in ("check", "inspect", "connect"):
+    elif getattr(args, "handler", None) is not None:
         code = args.handler(args)
     else:
         parser.print_help()
