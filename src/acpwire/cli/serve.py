@@ -96,6 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="accept this Host header (name or name:port; repeatable; default: loopback "
         "names when listening on loopback, any otherwise). Needed behind a reverse proxy",
     )
+    parser.add_argument(
+        "--ui",
+        action="store_true",
+        help="also serve the web client at / on the same port (docs/webui.md); its own "
+        "origin is then admitted on the endpoint",
+    )
     parser.add_argument("--certfile", help="serve HTTPS/WSS with this certificate (PEM)")
     parser.add_argument("--keyfile", help="the certificate's private key (PEM)")
     parser.add_argument(
@@ -331,6 +337,7 @@ async def _serve_target(
             limits=limits,
             owners=owners,
             cookie=args.worker_cookie,
+            ui=args.ui,
         )
     try:
         sock = bind(args.host, args.port)
@@ -341,6 +348,8 @@ async def _serve_target(
     url = url_of(sock, args.path, tls=tls is not None)
     ws_url = ("wss" if tls else "ws") + "://" + url.split("://", 1)[1]
     _say(f"listening on {url} (WebSocket: {ws_url})")
+    if args.ui:
+        _say(f"web client: {url.rsplit(args.path, 1)[0]}/")
     if auth.generated:
         _say(f"token: {auth.tokens[0]}")
         _say(

@@ -46,6 +46,7 @@ from .security import (
     Send,
     refuse,
 )
+from .ui import UiFiles
 from .websocket import serve_websocket
 
 log = logging.getLogger("acpwire.server")
@@ -132,6 +133,7 @@ class AcpAsgiApp:
         *,
         path: str = "/acp",
         cookie: str | None = None,
+        ui: bool = False,
     ) -> None:
         self.host = host
         self.security = security
@@ -140,6 +142,8 @@ class AcpAsgiApp:
         """``NAME=VALUE`` set on every answer of the endpoint (RFD: clients return
         cookies; a load balancer keeps a client on the worker its cookie names)."""
         self._guarded = SecurityMiddleware(self._endpoint, security)
+        self.ui = UiFiles() if ui else None
+        """The web client's files at ``/`` (:mod:`.ui`), or ``None``."""
 
     async def aclose(self) -> None:
         """End every connection: its agent, its streams and its WebSocket."""
@@ -150,8 +154,15 @@ class AcpAsgiApp:
         if kind == "lifespan":
             await self._lifespan(receive, send)
             return
-        if scope.get("path", "").rstrip("/") != self.path.rstrip("/"):
-            await refuse(scope, receive, send, 404, "not found")
+        path = scope.get("path", "")
+        if path.rstrip("/") != self.path.rstrip("/"):
+            ui = self.ui
+            if ui is None or kind != "http" or not ui.serves(path):
+                await refuse(scope, receive, send, 404, "not found")
+            elif not self.security.host_allowed(header(scope, "host"), scope.get("server")):
+                await refuse(scope, receive, send, 421, "Invalid Host header")
+            else:
+                await ui(scope, receive, send)
             return
         await self._guarded(scope, receive, send)
 
@@ -442,6 +453,7 @@ def asgi_app(
     owners: SessionOwners | None = None,
     keepalive: float | None = 15.0,
     cookie: str | None = None,
+    ui: bool = False,
 ) -> AcpAsgiApp:
     """An ASGI app serving ``agent`` on ``path`` over Streamable HTTP and WebSocket.
 
@@ -462,7 +474,8 @@ def asgi_app(
     that workers sharing the store enforce each other's claims; with one
     principal, sessions it has not seen yet are that principal's). ``cookie``
     (``NAME=VALUE``) is set on every answer, for load balancers that keep a
-    client on one worker by cookie.
+    client on one worker by cookie. ``ui=True`` serves the web client at ``/``
+    (:mod:`.ui`) and admits its origin, the endpoint's own, on ``path``.
     """
     authenticate = _authenticator(auth)
     if authenticate is None:
@@ -478,6 +491,7 @@ def asgi_app(
         if allowed_hosts is None
         else frozenset(h.lower() for h in allowed_hosts),
         allowed_origins=frozenset(allowed_origins),
+        same_origin=ui,
     )
     if owners is None:
         store: object = getattr(agent, "store", None)
@@ -486,7 +500,7 @@ def asgi_app(
             default_owner=_sole_principal(authenticate),
         )
     host = RemoteHost(agent, limits=limits, owners=owners, keepalive=keepalive)
-    return AcpAsgiApp(host, security, path=path, cookie=cookie)
+    return AcpAsgiApp(host, security, path=path, cookie=cookie, ui=ui)
 
 
 def _sole_principal(authenticate: Authenticator | None) -> str | None:
