@@ -5,6 +5,9 @@ own origin admitted only with ``ui=True``, and the token a browser sends in
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 
 import httpx
@@ -18,6 +21,7 @@ from acpwire.server.security import TOKEN_PROTOCOL, token_protocols
 from acpwire.server.ui import CSP
 
 from ._agents import Agents
+from ._serve import ROOT
 
 TOKEN = "alice-token-0123456789abcdef"
 INIT = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
@@ -107,3 +111,19 @@ async def test_a_foreign_page_with_the_token_is_refused(
         assert await status_of_upgrade(with_ui, origin, protocols) == 403
     # Without ui the endpoint's own origin is as foreign as any other (nothing changes).
     assert await status_of_upgrade(without_ui, own_origin(without_ui), protocols) == 403
+
+
+def test_an_endpoint_path_that_would_hide_the_page_is_refused() -> None:
+    for path in ("/", "/app.js"):
+        with pytest.raises(ValueError, match="serves its page at /"):
+            asgi_app(Agents(), auth=[TOKEN], path=path, ui=True)
+        command = [sys.executable, "-m", "acpwire.cli.main", "serve", "--demo", "--ui"]
+        done = subprocess.run(
+            [*command, "--path", path],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+            timeout=TIMEOUT,
+        )
+        assert done.returncode == 2
+        assert "--ui serves its page at /" in done.stderr and "Traceback" not in done.stderr

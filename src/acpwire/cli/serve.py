@@ -195,6 +195,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             check_cookie(args.worker_cookie)
         except ValueError as exc:
             parser.error(f"acp serve: --worker-cookie: {exc}")
+    if args.ui:
+        from ..server.ui import UI_PATHS
+
+        if args.path.rstrip("/") in UI_PATHS:
+            parser.error(
+                f"acp serve: --ui serves its page at /: give --path other than {args.path}"
+            )
     missing = [m for m in ("hypercorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)

@@ -46,7 +46,7 @@ from .security import (
     Send,
     refuse,
 )
-from .ui import UiFiles
+from .ui import UI_PATHS, UiFiles
 from .websocket import serve_websocket
 
 log = logging.getLogger("acpwire.server")
@@ -477,6 +477,8 @@ def asgi_app(
     client on one worker by cookie. ``ui=True`` serves the web client at ``/``
     (:mod:`.ui`) and admits its origin, the endpoint's own, on ``path``.
     """
+    if ui and path.rstrip("/") in UI_PATHS:
+        raise ValueError(f"asgi_app(ui=True) serves its page at /: path={path!r} would hide it")
     authenticate = _authenticator(auth)
     if authenticate is None:
         warnings.warn(

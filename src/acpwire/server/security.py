@@ -74,7 +74,8 @@ ADMIT = "acpwire.admit"
 request has passed every check, so the server knows its connection is no stranger's."""
 
 TOKEN_PROTOCOL = "acpwire.bearer"
-"""The WebSocket subprotocol that says the next offered one carries the token."""
+"""The WebSocket subprotocol offered beside the one carrying the token
+(:func:`token_protocols`), and the one the server accepts the socket with."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

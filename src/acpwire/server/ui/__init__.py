@@ -34,6 +34,9 @@ FILES = {
 }
 """URL path -> (file in this package, Content-Type)."""
 
+UI_PATHS = frozenset({"", *FILES})
+"""Paths the endpoint cannot have with the page on (``""``: ``/`` without its slash)."""
+
 
 def _headers(content_type: str, length: int) -> list[tuple[bytes, bytes]]:
     return [
