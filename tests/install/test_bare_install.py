@@ -250,6 +250,21 @@ def test_acp_check_lists_its_requirements_from_a_bare_install(bare: BareInstall)
     assert "Traceback" not in done.stderr
 
 
+def test_the_wheel_ships_the_web_client_files(bare: BareInstall) -> None:
+    """``acp serve --ui`` serves files that are package data (docs/webui.md): a wheel that
+    left them out would fail only when someone opened the page."""
+    code = "from acpwire.server.ui import UiFiles; UiFiles()"
+    done = subprocess.run(
+        [str(bare.python), "-c", code],
+        capture_output=True,
+        text=True,
+        env=bare.env,
+        cwd=bare.home,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "extra"),
     [

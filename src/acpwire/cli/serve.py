@@ -96,6 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="accept this Host header (name or name:port; repeatable; default: loopback "
         "names when listening on loopback, any otherwise). Needed behind a reverse proxy",
     )
+    parser.add_argument(
+        "--ui",
+        action="store_true",
+        help="also serve the web client at / on the same port (docs/webui.md); its own "
+        "origin is then admitted on the endpoint",
+    )
     parser.add_argument("--certfile", help="serve HTTPS/WSS with this certificate (PEM)")
     parser.add_argument("--keyfile", help="the certificate's private key (PEM)")
     parser.add_argument(
@@ -233,6 +239,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             check_cookie(args.worker_cookie)
         except ValueError as exc:
             parser.error(f"acp serve: --worker-cookie: {exc}")
+    if args.ui:
+        from ..server.ui import UI_PATHS
+
+        if args.path.rstrip("/") in UI_PATHS:
+            parser.error(
+                f"acp serve: --ui serves its page at /: give --path other than {args.path}"
+            )
     missing = [m for m in ("hypercorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"acp: {INSTALL_HINT} (missing: {', '.join(missing)})", file=sys.stderr)
@@ -381,6 +394,7 @@ async def _serve_target(
             cookie=args.worker_cookie,
             keepalive=args.keepalive,
             resumable=args.resumable,
+            ui=args.ui,
         )
     try:
         sock = bind(args.host, args.port)
@@ -391,6 +405,8 @@ async def _serve_target(
     url = url_of(sock, args.path, tls=tls is not None)
     ws_url = ("wss" if tls else "ws") + "://" + url.split("://", 1)[1]
     _say(f"listening on {url} (WebSocket: {ws_url})")
+    if args.ui:
+        _say(f"web client: {url.rsplit(args.path, 1)[0]}/")
     if auth.generated:
         _say(f"token: {auth.tokens[0]}")
         _say(

@@ -60,6 +60,7 @@ from .security import (
     Send,
     refuse,
 )
+from .ui import UI_PATHS, UiFiles
 from .websocket import serve_websocket
 
 log = logging.getLogger("acpwire.server")
@@ -163,6 +164,7 @@ class AcpAsgiApp:
         *,
         path: str = "/acp",
         cookie: str | None = None,
+        ui: bool = False,
     ) -> None:
         self.host = host
         self.security = security
@@ -171,6 +173,8 @@ class AcpAsgiApp:
         """``NAME=VALUE`` set on every answer of the endpoint (RFD: clients return
         cookies; a load balancer keeps a client on the worker its cookie names)."""
         self._guarded = SecurityMiddleware(self._endpoint, security)
+        self.ui = UiFiles() if ui else None
+        """The web client's files at ``/`` (:mod:`.ui`), or ``None``."""
 
     async def aclose(self) -> None:
         """End every connection: its agent, its streams and its WebSocket."""
@@ -181,8 +185,15 @@ class AcpAsgiApp:
         if kind == "lifespan":
             await self._lifespan(receive, send)
             return
-        if scope.get("path", "").rstrip("/") != self.path.rstrip("/"):
-            await refuse(scope, receive, send, 404, "not found")
+        path = scope.get("path", "")
+        if path.rstrip("/") != self.path.rstrip("/"):
+            ui = self.ui
+            if ui is None or kind != "http" or not ui.serves(path):
+                await refuse(scope, receive, send, 404, "not found")
+            elif not self.security.host_allowed(header(scope, "host"), scope.get("server")):
+                await refuse(scope, receive, send, 421, "Invalid Host header")
+            else:
+                await ui(scope, receive, send)
             return
         await self._guarded(scope, receive, send)
 
@@ -539,6 +550,7 @@ def asgi_app(
     keepalive: float | None = 15.0,
     cookie: str | None = None,
     resumable: bool = False,
+    ui: bool = False,
 ) -> AcpAsgiApp:
     """An ASGI app serving ``agent`` on ``path`` over Streamable HTTP and WebSocket.
 
@@ -561,8 +573,11 @@ def asgi_app(
     (``NAME=VALUE``) is set on every answer, for load balancers that keep a
     client on one worker by cookie. ``resumable=True`` serves the durable transport
     draft (RFD durable-resumable-http-transport, docs/remote.md): a cursor on every
-    message, resume by cursor on both bindings, the turn state after a resume.
+    message, resume by cursor on both bindings, the turn state after a resume. ``ui=True`` serves the web client at ``/``
+    (:mod:`.ui`) and admits its origin, the endpoint's own, on ``path``.
     """
+    if ui and path.rstrip("/") in UI_PATHS:
+        raise ValueError(f"asgi_app(ui=True) serves its page at /: path={path!r} would hide it")
     authenticate = _authenticator(auth)
     if authenticate is None:
         warnings.warn(
@@ -577,6 +592,7 @@ def asgi_app(
         if allowed_hosts is None
         else frozenset(h.lower() for h in allowed_hosts),
         allowed_origins=frozenset(allowed_origins),
+        same_origin=ui,
     )
     if owners is None:
         store: object = getattr(agent, "store", None)
@@ -598,7 +614,7 @@ def asgi_app(
         resumable=resumable,
         retention=retention,
     )
-    return AcpAsgiApp(host, security, path=path, cookie=cookie)
+    return AcpAsgiApp(host, security, path=path, cookie=cookie, ui=ui)
 
 
 def _sole_principal(authenticate: Authenticator | None) -> str | None:

@@ -16,7 +16,9 @@ checks, in this order, before the endpoint sees it:
    requests and on every WebSocket upgrade, and a WebSocket is not protected by
    CORS. A request that carries ``Origin`` is refused (``403``) unless the
    origin is in ``allowed_origins`` (``"*"`` allows any); requests without it
-   (every non-browser client) pass.
+   (every non-browser client) pass. With ``same_origin`` (``asgi_app(ui=True)``,
+   which serves the web client at ``/``), the origin of the request itself, its
+   scheme and ``Host``, is admitted too: the page's own.
 3. **Authentication**. ``authenticate`` maps the request head to a principal
    name, or ``None`` to refuse: ``401`` with ``WWW-Authenticate: Bearer``; a
    WebSocket upgrade is refused with the same status before it is accepted.
@@ -25,6 +27,16 @@ checks, in this order, before the endpoint sees it:
    deployment behind a proxy that authenticates users passes its own hook
    (read the proxy's identity header, verify a JWT). ``authenticate=None``
    turns authentication off: every request is :data:`ANONYMOUS`.
+
+   A browser cannot set ``Authorization`` on a WebSocket, so a WebSocket upgrade
+   may carry the token in ``Sec-WebSocket-Protocol`` instead: the two protocols
+   :data:`TOKEN_PROTOCOL` and ``TOKEN_PROTOCOL + "." + base64url(token)``
+   (:func:`token_protocols`). The middleware turns that into ``Authorization:
+   Bearer TOKEN`` for the hook, removes the token from the scope's
+   ``subprotocols``, and accepts the socket with :data:`TOKEN_PROTOCOL` only (a
+   browser fails a socket whose offered protocols get no answer; the token is
+   never echoed). It changes nothing else: Host and Origin are checked first,
+   so a foreign page that has the token is still refused.
 
 A request that passes all three admits its TCP connection: the server that put the
 :data:`ADMIT` extension in the scope (:mod:`.front`) stops counting the connection
@@ -39,6 +51,8 @@ the checks cannot be skipped by mistake.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import ipaddress
@@ -58,6 +72,10 @@ ANONYMOUS = "anonymous"
 ADMIT = "acpwire.admit"
 """The ASGI scope extension ``{"admit": callable}`` a server may offer: called once a
 request has passed every check, so the server knows its connection is no stranger's."""
+
+TOKEN_PROTOCOL = "acpwire.bearer"
+"""The WebSocket subprotocol offered beside the one carrying the token
+(:func:`token_protocols`), and the one the server accepts the socket with."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -132,6 +150,29 @@ class BearerTokens:
         return found
 
 
+def token_protocols(token: str) -> list[str]:
+    """The ``Sec-WebSocket-Protocol`` values that carry ``token`` (for a browser's
+    ``new WebSocket(url, protocols)``): base64url without padding, since a protocol
+    name is an HTTP token and cannot hold every character a token may have."""
+    encoded = base64.urlsafe_b64encode(token.encode("utf-8")).rstrip(b"=").decode("ascii")
+    return [TOKEN_PROTOCOL, f"{TOKEN_PROTOCOL}.{encoded}"]
+
+
+def _protocol_token(subprotocols: list[str]) -> tuple[str | None, list[str]]:
+    """The token a WebSocket offered as a subprotocol, and the other protocols."""
+    prefix = TOKEN_PROTOCOL + "."
+    carried = [p for p in subprotocols if p.startswith(prefix)]
+    rest = [p for p in subprotocols if not p.startswith(prefix) and p != TOKEN_PROTOCOL]
+    if TOKEN_PROTOCOL not in subprotocols or len(carried) != 1:
+        return None, rest
+    encoded = carried[0][len(prefix) :]
+    try:
+        token = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None, rest
+    return token, rest
+
+
 def _host_name(value: str) -> str:
     """``Host`` header value without its port, lower-case, IPv6 brackets removed."""
     value = value.strip().lower()
@@ -158,6 +199,9 @@ class SecuritySettings:
     ``None``: loopback names when the server listens on loopback, else any."""
     allowed_origins: frozenset[str] = field(default_factory=frozenset[str])
     """``Origin`` values accepted (``scheme://host[:port]``); ``"*"``: any."""
+    same_origin: bool = False
+    """Also accept the request's own origin (its scheme and ``Host``): the web
+    client's page, served by the same app, connecting back to it."""
 
     def host_allowed(self, host: str | None, server: tuple[str, int] | None) -> bool:
         """Whether a request with this ``Host`` header may reach a server bound to ``server``."""
@@ -170,12 +214,42 @@ class SecuritySettings:
         value = host.strip().lower()
         return value in self.allowed_hosts or _host_name(value) in self.allowed_hosts
 
-    def origin_allowed(self, origin: str | None) -> bool:
+    def origin_allowed(self, origin: str | None, own: str | None = None) -> bool:
+        """Whether a request carrying ``origin`` may pass; ``own`` is the request's
+        own origin (:func:`own_origin`), accepted when :attr:`same_origin` is on."""
         if origin is None:
             return True
-        return "*" in self.allowed_origins or origin.strip().lower().rstrip("/") in {
-            o.lower().rstrip("/") for o in self.allowed_origins
+        value = _normal_origin(origin)
+        if self.same_origin and own is not None and value == _normal_origin(own):
+            return True
+        return "*" in self.allowed_origins or value in {
+            _normal_origin(o) for o in self.allowed_origins
         }
+
+
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def _normal_origin(origin: str) -> str:
+    """``scheme://host[:port]`` lower-case, without a trailing ``/`` or a default port."""
+    value = origin.strip().lower().rstrip("/")
+    scheme, sep, rest = value.partition("://")
+    port = _DEFAULT_PORTS.get(scheme)
+    if sep and port is not None and rest.endswith(":" + port):
+        rest = rest[: -len(port) - 1]
+    return f"{scheme}{sep}{rest}"
+
+
+def own_origin(scope: Scope, host: str | None) -> str | None:
+    """The origin a page served by this request's server has: its scheme (``ws`` is
+    ``http``'s, ``wss`` ``https``'s) and ``Host``. Behind a proxy that ends TLS the
+    scheme differs from the browser's: name that origin with ``allowed_origins``."""
+    if host is None:
+        return None
+    scheme = {"ws": "http", "wss": "https"}.get(scope.get("scheme", ""), scope.get("scheme"))
+    if scheme not in ("http", "https"):
+        return None
+    return f"{scheme}://{host.strip()}"
 
 
 def _head(scope: Scope) -> RequestHead:
@@ -251,14 +325,17 @@ class SecurityMiddleware:
         head = _head(scope)
         settings = self.settings
         server = scope.get("server")
-        if not settings.host_allowed(head.headers.get("host"), server):
-            log.info("refused %s: Host %r", head.client, head.headers.get("host"))
+        host = head.headers.get("host")
+        if not settings.host_allowed(host, server):
+            log.info("refused %s: Host %r", head.client, host)
             await refuse(scope, receive, send, 421, "Invalid Host header")
             return
-        if not settings.origin_allowed(head.headers.get("origin")):
+        if not settings.origin_allowed(head.headers.get("origin"), own_origin(scope, host)):
             log.info("refused %s: Origin %r", head.client, head.headers.get("origin"))
             await refuse(scope, receive, send, 403, "Origin not allowed")
             return
+        if scope["type"] == "websocket":
+            scope, head, send = _token_from_protocols(scope, head, send)
         if settings.authenticate is None:
             principal: str | None = ANONYMOUS
         else:
@@ -281,3 +358,25 @@ class SecurityMiddleware:
         if admit is not None:
             admit()
         await self.app({**scope, PRINCIPAL_KEY: principal}, receive, send)
+
+
+def _token_from_protocols(
+    scope: Scope, head: RequestHead, send: Send
+) -> tuple[Scope, RequestHead, Send]:
+    """A WebSocket upgrade's subprotocol token as ``Authorization`` (module docstring):
+    the scope without it, the head with it, and a ``send`` that accepts the socket with
+    :data:`TOKEN_PROTOCOL`."""
+    token, rest = _protocol_token(list(scope.get("subprotocols") or ()))
+    if token is None:
+        return scope, head, send
+    scope = {**scope, "subprotocols": rest}
+    if "authorization" not in head.headers:  # a header the client set wins
+        headers = {**head.headers, "authorization": f"Bearer {token}"}
+        head = RequestHead(head.kind, head.method, head.path, headers, head.client)
+
+    async def accept_with_protocol(message: Message) -> None:
+        if message["type"] == "websocket.accept":
+            message = {**message, "subprotocol": TOKEN_PROTOCOL}
+        await send(message)
+
+    return scope, head, accept_with_protocol
