@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from .._tasks import TaskSet
 from .._waits import within
 from ..protocol.cursors import CONNECTION_GONE, OUTSIDE_RETENTION, UNKNOWN_CURSOR
 from ..store.streams import StreamLog
@@ -72,7 +73,8 @@ class SharedRetention:
         """This process's name in the store (random: a restarted worker is another)."""
         self._started = False
         self._next_sweep = 0.0
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet(log)
+        """Writes to the store that nobody waits for (their failures are logged)."""
 
     async def keep(
         self,
@@ -148,6 +150,4 @@ class SharedRetention:
             except Exception as exc:
                 log.warning("could not %s in the store: %s", what, exc)
 
-        task = asyncio.ensure_future(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(run(), name=f"store: {what}")
