@@ -6,13 +6,18 @@ import asyncio
 import base64
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
+import msgspec
 import pytest
 from waiting import TIMEOUT
 
 from acpwire.protocol.errors import ConnectionClosedError
+from acpwire.server import asgi_app, serve_in_background
 from acpwire.transports.http import connect_http
 from acpwire.transports.websocket import connect_websocket
+
+from ._agents import Agents
 
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -120,3 +125,39 @@ async def test_sending_after_close_fails_and_close_is_idempotent() -> None:
     await transport.close()
     with pytest.raises(ConnectionClosedError):
         await transport.send(INIT)
+
+
+async def test_a_session_message_to_a_server_that_forgot_the_connection_ends_it(
+    tmp_path: Path,
+) -> None:
+    # A server that restarted answers a POST retried after the cut (Acp-Retry) with 404
+    # "unknown connection". For a session-scoped request that once came back as the
+    # request's answer (-32002, as if only the session were unknown), so `acp connect`
+    # failed the in-flight prompt instead of re-attaching its session
+    # (tests/server/test_connect.py, the http case, about 1 run in 5).
+    token = "broken-token-0123456789abcdef"
+    app = asgi_app(Agents(), auth=[token])
+    async with serve_in_background(app) as served:
+        transport = await connect_http(served.url, token=token)
+        await asyncio.wait_for(transport.send(INIT), TIMEOUT)
+        assert b'"result"' in await asyncio.wait_for(transport.receive(), TIMEOUT)  # type: ignore[operator]
+        new = {"cwd": str(tmp_path), "mcpServers": []}
+        await transport.send(
+            msgspec.json.encode({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": new})
+        )
+        answer = await asyncio.wait_for(transport.receive(), TIMEOUT)
+        assert isinstance(answer, bytes)
+        session_id = msgspec.json.decode(answer)["result"]["sessionId"]
+        app.host.connections.clear()  # what a restart forgets
+        prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]}
+        with pytest.raises(ConnectionClosedError) as info:
+            await asyncio.wait_for(
+                transport.send(
+                    msgspec.json.encode(
+                        {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}
+                    )
+                ),
+                TIMEOUT,
+            )
+        assert info.value.broken
+        await transport.close()

@@ -175,7 +175,10 @@ class HttpTransport:
             if p.method in SESSION_ATTACHING and session is not None:
                 await self._session_stream(session)
             return
-        if status == 404 and session is None:
+        if status == 404 and (session is None or _connection_unknown(response.content)):
+            # For a session-scoped message too: a POST retried on a server that restarted
+            # (Acp-Retry) must end the connection, so that the session is re-attached,
+            # not fail as if only the session were unknown.
             self._eof = True
             raise ConnectionClosedError("the server no longer knows this connection", broken=True)
         text = response.text[:200]
@@ -583,3 +586,12 @@ async def connect_http(
     return HttpTransport(
         url, client, max_message_size=max_message_size, request_timeout=request_timeout
     )
+
+
+def _connection_unknown(body: bytes) -> bool:
+    """A 404 whose JSON-RPC error says the connection, not the session, is unknown."""
+    try:
+        error = msgspec.json.decode(body).get("error")
+    except (msgspec.DecodeError, AttributeError):
+        return False
+    return isinstance(error, dict) and error.get("message") == "unknown connection"
