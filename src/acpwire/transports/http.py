@@ -178,9 +178,11 @@ class HttpTransport:
         if status == 404 and (session is None or _connection_unknown(response.content)):
             # For a session-scoped message too: a POST retried on a server that restarted
             # (Acp-Retry) must end the connection, so that the session is re-attached,
-            # not fail as if only the session were unknown.
-            self._eof = True
-            raise ConnectionClosedError("the server no longer knows this connection", broken=True)
+            # not fail as if only the session were unknown. Whoever waits in receive()
+            # learns it too (a reconnecting peer reconnects from there).
+            gone = ConnectionClosedError("the server no longer knows this connection", broken=True)
+            await self._inbox.put(_Broken(gone))
+            raise gone
         text = response.text[:200]
         log.warning("POST answered %d: %s", status, text)
         if p.kind == "request" and p.id is not None:
