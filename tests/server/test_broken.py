@@ -160,4 +160,9 @@ async def test_a_session_message_to_a_server_that_forgot_the_connection_ends_it(
                 TIMEOUT,
             )
         assert info.value.broken
+        # ... and whoever waits in receive() (a reconnecting peer's pump) learns it too,
+        # instead of waiting for ever.
+        with pytest.raises(ConnectionClosedError) as received:
+            await asyncio.wait_for(transport.receive(), TIMEOUT)
+        assert received.value.broken
         await transport.close()
